@@ -1,0 +1,26 @@
+# `make test` and `make serve` work from a fresh clone: each creates .venv first.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+# Re-install only when the project's metadata or pins change.
+STAMP := $(VENV)/.errcat-installed
+
+.PHONY: setup test lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,runtime]'
+	touch $(STAMP)
+
+test: setup
+	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf build .errcat-cache .pytest_cache .mypy_cache .ruff_cache

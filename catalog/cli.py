@@ -1,0 +1,55 @@
+"""The `errcat` command line: `main(argv) -> int`.
+
+Exit codes: 0 ok, 1 findings, 2 usage or environment error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from catalog import __version__
+from catalog.commands import COMMANDS
+from catalog.config import ConfigError
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="errcat",
+        description=(
+            "Catalog the errors a Python package raises, generate typed exceptions from the "
+            "catalog, and publish it as a docs site and a JSON API."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"errcat {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="<command>")
+    for command in COMMANDS:
+        sub = subparsers.add_parser(command.NAME, help=command.HELP, description=command.HELP)
+        command.configure(sub)
+        sub.set_defaults(handler=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run errcat with `argv` (default: the process arguments) and return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 0 for --help/--version and 2 for usage errors
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if getattr(args, "handler", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.handler(args))
+    except ConfigError as exc:
+        print(f"errcat: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("errcat: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,100 @@
+"""Project configuration: `[tool.errcat]` in pyproject.toml.
+
+Paths in the table are relative to the folder that holds pyproject.toml (the project root).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_PACKAGE = "runtime"
+DEFAULT_CATALOG = "catalog/errors"
+DEFAULT_GENERATED = "runtime/errors.py"
+DEFAULT_INCLUDE = ("**/*.py",)
+
+
+class ConfigError(Exception):
+    """The configuration cannot be read or holds a value of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Where errcat looks for things, resolved against the project root."""
+
+    root: Path
+    """Absolute folder holding pyproject.toml (or the start folder when there is none)."""
+    package: Path
+    """Absolute folder scanned for raise sites."""
+    catalog: Path
+    """Absolute folder of the YAML catalog files."""
+    generated: Path
+    """Absolute path of the generated exceptions module."""
+    include: tuple[str, ...] = DEFAULT_INCLUDE
+    """Glob patterns, relative to `package`, of files to scan."""
+    exclude: tuple[str, ...] = field(default_factory=tuple)
+    """Glob patterns, relative to `package`, of files to skip."""
+    has_pyproject: bool = False
+    """Whether a pyproject.toml was found; without one errcat runs on defaults."""
+
+
+def find_root(start: Path) -> Path | None:
+    """Return the nearest folder at or above `start` that holds a pyproject.toml."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return None
+
+
+def _string_list(
+    table: dict[str, object], key: str, default: tuple[str, ...], where: Path
+) -> tuple[str, ...]:
+    value = table.get(key, list(default))
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(
+            f"{where}: [tool.errcat] {key} has value {value!r}; expected a list of glob strings"
+        )
+    return tuple(value)
+
+
+def _string(table: dict[str, object], key: str, default: str, where: Path) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(
+            f"{where}: [tool.errcat] {key} has value {value!r}; expected a path string"
+        )
+    return value
+
+
+def load_config(start: Path | None = None) -> Config:
+    """Read `[tool.errcat]` from the nearest pyproject.toml at or above `start`.
+
+    Missing keys take the documented defaults; a missing file gives defaults relative to `start`.
+    """
+    start = (start or Path.cwd()).resolve()
+    root = find_root(start)
+    table: dict[str, object] = {}
+    if root is not None:
+        pyproject = root / "pyproject.toml"
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{pyproject}: cannot read the configuration: {exc}") from None
+        tool = data.get("tool", {})
+        raw = tool.get("errcat", {}) if isinstance(tool, dict) else {}
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{pyproject}: [tool.errcat] must be a table")
+        table = raw
+    where = (root or start) / "pyproject.toml"
+    base = root or start
+    return Config(
+        root=base,
+        package=base / _string(table, "package", DEFAULT_PACKAGE, where),
+        catalog=base / _string(table, "catalog", DEFAULT_CATALOG, where),
+        generated=base / _string(table, "generated", DEFAULT_GENERATED, where),
+        include=_string_list(table, "include", DEFAULT_INCLUDE, where),
+        exclude=_string_list(table, "exclude", (), where),
+        has_pyproject=root is not None,
+    )

@@ -1,0 +1,44 @@
+"""The command line's frame: version, help and exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from catalog import __version__
+from catalog.cli import main
+
+
+def test_version_prints_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    """`errcat --version` prints the installed version and exits 0."""
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"errcat {__version__}"
+
+
+def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    """`errcat --help` describes the tool and exits 0."""
+    assert main(["--help"]) == 0
+    assert "usage: errcat" in capsys.readouterr().out
+
+
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Running errcat without a command prints help to stderr and exits 2."""
+    assert main([]) == 2
+    assert "usage: errcat" in capsys.readouterr().err
+
+
+def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown command is reported, not a traceback, with exit 2."""
+    assert main(["no-such-command"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_console_script_entry_point() -> None:
+    """`python -m catalog --version` runs the same main()."""
+    done = subprocess.run(
+        [sys.executable, "-m", "catalog", "--version"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("errcat ")
