@@ -98,3 +98,57 @@ def load_config(start: Path | None = None) -> Config:
         exclude=_string_list(table, "exclude", (), where),
         has_pyproject=root is not None,
     )
+
+
+DEFAULT_SITE_URL = "http://127.0.0.1:8000/"
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    """The two settings errcat reads from mkdocs.yml."""
+
+    site_url: str
+    """Base URL of the published site, ending in `/`."""
+    repo_url: str | None
+    """The repository's web address, for links to source lines; None when not set."""
+
+
+def _tolerant_loader() -> type:
+    """A safe loader that reads MkDocs' `!!python/name:` tags as plain strings instead of failing.
+
+    Built on first use so that commands which never read mkdocs.yml do not import yaml.
+    """
+    import yaml
+
+    class TolerantLoader(yaml.SafeLoader):
+        pass
+
+    def unknown_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> str:
+        return suffix
+
+    TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", unknown_tag)
+    TolerantLoader.add_multi_constructor("!", unknown_tag)
+    return TolerantLoader
+
+
+def read_site_settings(root: Path) -> SiteSettings:
+    """`site_url` and `repo_url` from `root/mkdocs.yml`, with the documented defaults."""
+    path = root / "mkdocs.yml"
+    data: object = {}
+    if path.is_file():
+        import yaml
+
+        try:
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_tolerant_loader())
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{path}: cannot read the site settings: {exc}") from None
+    table = data if isinstance(data, dict) else {}
+    site_url = table.get("site_url") or DEFAULT_SITE_URL
+    if not isinstance(site_url, str):
+        raise ConfigError(f"{path}: site_url has value {site_url!r}; expected a URL string")
+    repo_url = table.get("repo_url")
+    if repo_url is not None and not isinstance(repo_url, str):
+        raise ConfigError(f"{path}: repo_url has value {repo_url!r}; expected a URL string")
+    return SiteSettings(
+        site_url=site_url.rstrip("/") + "/", repo_url=repo_url.rstrip("/") if repo_url else None
+    )

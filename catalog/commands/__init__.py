@@ -21,8 +21,9 @@ class Command(Protocol):
 
 
 def _load() -> tuple[Command, ...]:
-    modules: list[ModuleType] = []
-    # Later issues append their command modules here.
+    from catalog.commands import codegen
+
+    modules: list[ModuleType] = [codegen]
     return tuple(cast(Command, module) for module in modules)
 
 

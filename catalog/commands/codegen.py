@@ -1,0 +1,58 @@
+"""`errcat codegen [--check]`: write the typed-exception module from the catalog."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from catalog.codegen import diff, generate, write_atomically
+from catalog.commands.common import print_findings
+from catalog.config import load_config, read_site_settings
+from catalog.findings import CatalogInvalid
+from catalog.validate import load_valid_catalog
+
+NAME = "codegen"
+HELP = "write the typed-exception module (default runtime/errors.py) from the catalog"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 with a diff when the module is stale",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config()
+    settings = read_site_settings(config.root)
+    try:
+        catalog = load_valid_catalog(config.catalog)
+    except CatalogInvalid as invalid:
+        # Nothing is written from an invalid catalog: the old module stays importable.
+        print_findings(invalid.findings, as_json=False)
+        print(
+            f"errcat codegen: {len(invalid.findings)} problem(s); nothing written", file=sys.stderr
+        )
+        return 1
+    expected = generate(catalog, settings.site_url)
+    target = config.generated
+    shown = (
+        target.relative_to(config.root).as_posix()
+        if target.is_relative_to(config.root)
+        else str(target)
+    )
+    current = target.read_text(encoding="utf-8") if target.is_file() else None
+    if args.check:
+        if current == expected:
+            print(f"{shown} is up to date ({len(catalog)} classes)")
+            return 0
+        sys.stdout.write(diff(current, expected, shown))
+        print(f"{shown} is stale; run: errcat codegen", file=sys.stderr)
+        return 1
+    if current == expected:
+        print(f"{shown} is up to date ({len(catalog)} classes)")
+        return 0
+    write_atomically(target, expected)
+    print(f"wrote {shown} ({len(catalog)} classes)")
+    return 0

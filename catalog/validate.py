@@ -1,0 +1,162 @@
+"""Checks across entries that a schema cannot express: unique ids and names, well-formed
+placeholders, and references that point at existing entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalog.findings import CatalogInvalid, Finding, Severity
+from catalog.loader import load_catalog
+from catalog.model import Catalog, Status
+from catalog.placeholders import PlaceholderError, parse_placeholders
+
+RESERVED_NAMES = frozenset({"CatalogError"})
+"""Names the generated module defines itself."""
+
+RESERVED_PARAMETERS = frozenset(
+    {"id", "template", "docs_url", "args", "params", "with_traceback", "add_note"}
+)
+"""Attributes every generated exception already has; a parameter of that name would shadow one."""
+
+
+def validate(catalog: Catalog) -> list[Finding]:
+    """Cross-entry findings for a loaded catalog, in file order."""
+    findings: list[Finding] = []
+    ids: dict[str, Path] = {}
+    first_id: dict[str, str] = {}
+    names: dict[str, str] = {}
+    by_id = catalog.by_id()
+    for entry in catalog:
+        where = entry.where("id")
+        if entry.id in first_id:
+            findings.append(
+                Finding(
+                    where.path,
+                    where.line,
+                    where.column,
+                    f"duplicate id {entry.id} (also {first_id[entry.id]})",
+                    "ids are never reused: give this entry a new id with errcat new",
+                )
+            )
+        else:
+            first_id[entry.id] = f"{ids.setdefault(entry.id, where.path).name}:{where.line}"
+        name_at = entry.where("name")
+        if entry.name in RESERVED_NAMES:
+            findings.append(
+                Finding(
+                    name_at.path,
+                    name_at.line,
+                    name_at.column,
+                    f"name {entry.name} is reserved for the generated base class",
+                    "choose another class name",
+                )
+            )
+        elif entry.name in names:
+            findings.append(
+                Finding(
+                    name_at.path,
+                    name_at.line,
+                    name_at.column,
+                    f"duplicate name {entry.name} (also {names[entry.name]})",
+                    "class names must be unique; rename one",
+                )
+            )
+        else:
+            names[entry.name] = f"{name_at.path.name}:{name_at.line}"
+        message_at = entry.where("message")
+        try:
+            fields = parse_placeholders(entry.message)
+        except PlaceholderError as exc:
+            findings.append(
+                Finding(
+                    message_at.path,
+                    message_at.line,
+                    message_at.column,
+                    str(exc),
+                    "write placeholders as {name} or {name.attr}",
+                )
+            )
+        else:
+            for placeholder in fields:
+                if placeholder.root in RESERVED_PARAMETERS:
+                    findings.append(
+                        Finding(
+                            message_at.path,
+                            message_at.line,
+                            message_at.column,
+                            f"placeholder {{{placeholder.field}}} would shadow the exception's "
+                            f"'{placeholder.root}' attribute",
+                            "rename the placeholder",
+                        )
+                    )
+        for index, related in enumerate(entry.related):
+            if related not in by_id:
+                at = entry.where("related")
+                findings.append(
+                    Finding(
+                        at.path,
+                        at.line + index,
+                        at.column,
+                        f"related id {related} is not in the catalog",
+                        "point it at an existing entry or remove it",
+                    )
+                )
+            elif related == entry.id:
+                at = entry.where("related")
+                findings.append(
+                    Finding(
+                        at.path,
+                        at.line,
+                        at.column,
+                        f"entry {entry.id} lists itself as related",
+                        "remove it",
+                    )
+                )
+        if entry.replaced_by is not None:
+            at = entry.where("replaced_by")
+            if entry.replaced_by not in by_id:
+                findings.append(
+                    Finding(
+                        at.path,
+                        at.line,
+                        at.column,
+                        f"replaced_by id {entry.replaced_by} is not in the catalog",
+                        "point it at the entry that supersedes this one",
+                    )
+                )
+            elif entry.status is not Status.RETIRED:
+                findings.append(
+                    Finding(
+                        at.path,
+                        at.line,
+                        at.column,
+                        f"replaced_by is set but the status is {entry.status.value}",
+                        "set status: retired, or remove replaced_by",
+                    )
+                )
+    return findings
+
+
+def draft_warnings(catalog: Catalog) -> list[Finding]:
+    """One warning per draft entry: its prose is still to be written."""
+    return [
+        Finding(
+            entry.position.path,
+            entry.position.line,
+            entry.position.column,
+            f"entry {entry.id} ({entry.name}) is a draft",
+            "write its prose and set status: active",
+            severity=Severity.WARNING,
+        )
+        for entry in catalog
+        if entry.status is Status.DRAFT
+    ]
+
+
+def load_valid_catalog(folder: Path) -> Catalog:
+    """Load and validate; raise CatalogInvalid with every error when anything is wrong."""
+    catalog, findings = load_catalog(folder)
+    findings += validate(catalog)
+    if findings:
+        raise CatalogInvalid(findings)
+    return catalog

@@ -1,0 +1,136 @@
+"""YAML to plain values, keeping where every value and key came from.
+
+PyYAML's `compose` (safe loader) gives nodes with marks; we build the values ourselves so that a
+duplicate key, an alias or an over-deep document is reported at its place instead of being
+silently merged, expanded or crashing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+
+JsonPath = tuple[str | int, ...]
+"""Keys and list indexes from the document root to a value."""
+
+MAX_DEPTH = 32
+"""Deeper nesting is never needed by a catalog and is refused rather than recursed into."""
+
+
+@dataclass(frozen=True)
+class Mark:
+    line: int
+    """1-based line."""
+    column: int
+    """1-based column."""
+
+
+@dataclass
+class Document:
+    """A parsed YAML document: its value and the mark of each value and key by path."""
+
+    value: object
+    values: dict[JsonPath, Mark] = field(default_factory=dict)
+    keys: dict[JsonPath, Mark] = field(default_factory=dict)
+
+    def mark(self, path: JsonPath, *, key: bool = False) -> Mark:
+        """The mark of the value at `path` (or its key), else of the nearest enclosing value."""
+        table = self.keys if key else self.values
+        if path in table:
+            return table[path]
+        for cut in range(len(path) - 1, -1, -1):
+            if path[:cut] in self.values:
+                return self.values[path[:cut]]
+        return Mark(1, 1)
+
+
+class YamlProblem(Exception):
+    """The text is not a catalog-shaped YAML document; `mark` says where."""
+
+    def __init__(self, mark: Mark, message: str) -> None:
+        super().__init__(message)
+        self.mark = mark
+        self.message = message
+
+
+def _mark(node: yaml.Node) -> Mark:
+    return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+class _Builder:
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.seen: set[int] = set()
+        # A constructor only for scalars: it knows YAML 1.1's int/float/bool/null resolution.
+        self.scalars = yaml.SafeLoader("")
+
+    def build(self, node: yaml.Node, path: JsonPath, depth: int) -> object:
+        if id(node) in self.seen:
+            # compose() hands back the anchored node again for each alias: expanding it would
+            # let a few lines become gigabytes, so catalogs do not use aliases at all.
+            raise YamlProblem(
+                _mark(node), "aliases (*name) are not allowed in catalog files; write the value out"
+            )
+        if depth > MAX_DEPTH:
+            raise YamlProblem(_mark(node), f"nesting deeper than {MAX_DEPTH} levels")
+        self.document.values[path] = _mark(node)
+        if isinstance(node, yaml.ScalarNode):
+            self.seen.add(id(node))
+            return self.scalars.construct_object(node)
+        self.seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
+        if isinstance(node, yaml.MappingNode):
+            result: dict[str, object] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise YamlProblem(
+                        _mark(key_node), "merge keys (<<) are not allowed in catalog files"
+                    )
+                key = (
+                    self.build(key_node, (*path, "<key>"), depth + 1)
+                    if not isinstance(key_node, yaml.ScalarNode)
+                    else self.scalars.construct_object(key_node)
+                )
+                if not isinstance(key, str):
+                    raise YamlProblem(_mark(key_node), f"key {key!r} must be a string")
+                if key in result:
+                    first = self.document.keys[(*path, key)]
+                    raise YamlProblem(
+                        _mark(key_node),
+                        f"duplicate key '{key}' (first defined at line {first.line}); keep one",
+                    )
+                self.document.keys[(*path, key)] = _mark(key_node)
+                result[key] = self.build(value_node, (*path, key), depth + 1)
+            return result
+        raise YamlProblem(_mark(node), f"unsupported YAML node {node.tag}")
+
+
+def parse_document(text: str) -> Document:
+    """Parse one YAML document with the safe loader; raise YamlProblem with a 1-based mark."""
+    try:
+        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = Mark(mark.line + 1, mark.column + 1) if mark is not None else Mark(1, 1)
+        problem = exc.problem or exc.context or "invalid YAML"
+        if "'\\t'" in problem or "\t" in problem:
+            problem = "a tab character; indent YAML with spaces"
+        raise YamlProblem(where, f"YAML syntax: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise YamlProblem(Mark(1, 1), f"YAML syntax: {exc}") from None
+    if not nodes or nodes[0] is None:
+        raise YamlProblem(Mark(1, 1), "empty file; expected a mapping with 'module' and 'errors'")
+    if len(nodes) > 1:
+        raise YamlProblem(_mark(nodes[1]), "more than one YAML document; keep one per file")
+    document = Document(value=None)
+    try:
+        document.value = _Builder(document).build(nodes[0], (), 0)
+    except yaml.MarkedYAMLError as exc:  # a scalar that cannot be constructed, e.g. a bad timestamp
+        mark = exc.problem_mark or exc.context_mark
+        where = Mark(mark.line + 1, mark.column + 1) if mark is not None else Mark(1, 1)
+        raise YamlProblem(where, f"YAML value: {exc.problem or exc}") from None
+    except RecursionError:
+        raise YamlProblem(Mark(1, 1), f"nesting deeper than {MAX_DEPTH} levels") from None
+    return document
