@@ -97,7 +97,9 @@ def _assignment(name: str, value: str) -> list[str]:
     line = f"    {name} = {value}"
     if len(line) <= LINE_LIMIT:
         return [line]
-    # ruff format wraps a long right-hand side in parentheses.
+    if len(value) + 8 > LINE_LIMIT:
+        return [line]  # ruff format leaves a value that cannot fit even when wrapped
+    # ruff format wraps a long right-hand side in parentheses when that makes it fit.
     return [f"    {name} = (", f"        {value}", "    )"]
 
 

@@ -182,6 +182,11 @@ def load_file(path: Path) -> tuple[CatalogFile | None, list[Finding]]:
         data = path.read_bytes()
     except OSError as exc:
         return None, [Finding(path, 1, 1, f"cannot read the file: {exc.strerror or exc}")]
+    return load_bytes(path, data)
+
+
+def load_bytes(path: Path, data: bytes) -> tuple[CatalogFile | None, list[Finding]]:
+    """Parse and schema-check the contents of a catalog file named `path` (used before writing one)."""
     if len(data) > MAX_FILE_BYTES:
         return None, [
             Finding(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from catalog.config import Config
 from catalog.findings import Finding, Severity
+from extractor.model import ScanReport
 
 
 def module_name(config: Config, path: Path) -> str:
@@ -38,3 +39,23 @@ def print_findings(
         return
     for finding in findings:
         print(finding.format(), file=sys.stderr)
+
+
+def generated_module(config: Config) -> str:
+    """The dotted name of the generated module, as raise sites import it."""
+    return module_name(config, config.generated)
+
+
+def scan_package(config: Config) -> ScanReport:
+    """Scan the configured package, without the generated module (it only defines classes)."""
+    from extractor import scan_paths
+
+    generated = config.generated.resolve()
+    exclude = (
+        (*config.exclude, generated.relative_to(config.package.resolve()).as_posix())
+        if (generated.is_relative_to(config.package.resolve()))
+        else config.exclude
+    )
+    return scan_paths(
+        [config.package], include=config.include, exclude=exclude, base=config.package
+    )

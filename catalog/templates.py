@@ -1,0 +1,179 @@
+"""From a scan template (the message as written) to a catalog message (a `str.format` template).
+
+A scan template keeps each replacement field as the source expression that produced it
+(`{tuple(t.shape)}`, `{self.transport_name!r}`). A catalog message may only use identifiers with
+attribute access, so each field is renamed: `self.` is dropped, dotted names stay, anything else
+becomes an identifier made from the names it reads (`tuple(t.shape)` → `t_shape`). The mapping
+from parameter to source expression is kept, because `errcat migrate` passes those expressions
+as the keyword arguments of the typed exception.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from dataclasses import dataclass
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SKIP_WORDS = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "join", "format"}
+
+
+@dataclass(frozen=True)
+class TemplateField:
+    """One replacement field of a scan template."""
+
+    expression: str
+    """Source of the expression as written, e.g. `tuple(t.shape)`."""
+    conversion: str | None
+    """`r`, `s`, `a` or None."""
+    spec: str
+    """Format spec as written, possibly empty."""
+
+
+Part = str | TemplateField
+"""A template is literal text (braces still doubled) and fields, in order."""
+
+
+def _field_end(text: str, start: int) -> int:
+    """Index of the `}` closing the field opened at `start - 1`, skipping nested brackets and quotes."""
+    depth = 0
+    quote: str | None = None
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if text.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+        elif text.startswith(('"""', "'''"), i):
+            quote = text[i : i + 3]
+            i += 3
+            continue
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return i if ch == "}" else -1
+            depth -= 1
+        i += 1
+    return -1
+
+
+def _split_field(body: str) -> TemplateField:
+    """Split `expr!r:spec` at the top-level `!` (not `!=`) and `:`."""
+    depth = 0
+    quote: str | None = None
+    for i, ch in enumerate(body):
+        if quote:
+            if ch == quote and body[i - 1] != "\\":
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and ch == "!" and body[i + 1 : i + 2] in ("r", "s", "a"):
+            rest = body[i + 2 :]
+            if rest == "" or rest.startswith(":"):
+                return TemplateField(body[:i].strip(), body[i + 1], rest[1:])
+        elif depth == 0 and ch == ":" and body[i + 1 : i + 2] != "=":
+            return TemplateField(body[:i].strip(), None, body[i + 1 :])
+    return TemplateField(body.strip(), None, "")
+
+
+def parse_template(template: str) -> list[Part]:
+    """Split a scan template into literal text and fields. Raises ValueError when unbalanced."""
+    parts: list[Part] = []
+    literal: list[str] = []
+    i = 0
+    while i < len(template):
+        ch = template[i]
+        if ch in "{}" and template[i + 1 : i + 2] == ch:
+            literal.append(ch * 2)
+            i += 2
+            continue
+        if ch == "}":
+            raise ValueError(f"single '}}' at offset {i} in template {template!r}")
+        if ch == "{":
+            end = _field_end(template, i + 1)
+            if end < 0:
+                raise ValueError(f"unclosed field at offset {i} in template {template!r}")
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(_split_field(template[i + 1 : end]))
+            i = end + 1
+            continue
+        literal.append(ch)
+        i += 1
+    if literal:
+        parts.append("".join(literal))
+    return parts
+
+
+def placeholder_for(expression: str) -> str:
+    """The catalog placeholder for a field expression (see the module docstring)."""
+    if _DOTTED.match(expression):
+        name = expression.removeprefix("self.") if expression != "self" else "value"
+        return name if not keyword.iskeyword(name.split(".")[0]) else f"{name}_"
+    words = [w for w in _NAME.findall(expression) if w not in _SKIP_WORDS]
+    return "_".join(dict.fromkeys(words)) or "value"
+
+
+@dataclass(frozen=True)
+class CatalogMessage:
+    """A scan template rewritten as a catalog message, with the source of each parameter."""
+
+    message: str
+    arguments: dict[str, str]
+    """Keyword parameter → source expression that supplies it at the raise site."""
+
+
+def to_catalog_message(template: str) -> CatalogMessage:
+    """Rewrite a scan template as a catalog message (raises ValueError for unparsable templates)."""
+    pieces: list[str] = []
+    arguments: dict[str, str] = {}
+    placeholders: dict[
+        str, str
+    ] = {}  # expression → placeholder, so a repeated field keeps its name
+    for part in parse_template(template):
+        if isinstance(part, str):
+            pieces.append(part)
+            continue
+        placeholder = placeholders.get(part.expression)
+        if placeholder is None:
+            placeholder = placeholder_for(part.expression)
+            root = placeholder.split(".")[0]
+            source = _root_source(part.expression, placeholder)
+            n = 2
+            while root in arguments and arguments[root] != source:
+                placeholder = f"{placeholder.split('.')[0]}_{n}"
+                root, source, n = placeholder, part.expression, n + 1
+            arguments.setdefault(root, source)
+            placeholders[part.expression] = placeholder
+        conversion = f"!{part.conversion}" if part.conversion else ""
+        spec = f":{part.spec}" if part.spec and "{" not in part.spec else ""
+        pieces.append("{" + placeholder + conversion + spec + "}")
+    return CatalogMessage(message="".join(pieces), arguments=arguments)
+
+
+def _root_source(expression: str, placeholder: str) -> str:
+    """The source that supplies the placeholder's root parameter."""
+    if _DOTTED.match(expression):
+        root = placeholder.split(".")[0]
+        return (
+            f"self.{root.rstrip('_')}"
+            if expression.startswith("self.")
+            else expression.split(".")[0]
+        )
+    return expression
