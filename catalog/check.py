@@ -53,6 +53,27 @@ def _site_finding(site: RaiseSite, message: str, fix: str | None) -> Finding:
     return Finding(Path(site.path), site.line, site.column, message, fix, stage="sites")
 
 
+def _rooted(config: Config, report: ScanReport) -> ScanReport:
+    """The report with paths made absolute (scans of the package report them root-relative)."""
+    from dataclasses import replace
+
+    def fix(path: str) -> str:
+        return (config.root / path).as_posix()
+
+    results = tuple(
+        replace(
+            result,
+            path=fix(result.path),
+            sites=tuple(replace(site, path=fix(site.path)) for site in result.sites),
+            failure=replace(result.failure, path=fix(result.failure.path))
+            if result.failure
+            else None,
+        )
+        for result in report.results
+    )
+    return replace(report, results=results)
+
+
 def _ignore_comments(path: Path) -> list[tuple[int, int, str]]:
     """`(line, column, reason)` of every errcat ignore comment in a Python file."""
     try:
@@ -204,7 +225,7 @@ def run_check(config: Config, scanner: Scanner, generated_module: str) -> CheckR
         result.skipped.append("codegen, sites, entries and exemptions: the catalog has errors")
         return result
     result.findings += check_codegen_stage(config, catalog)
-    report = scanner(config)
+    report = _rooted(config, scanner(config))
     result.sites, result.files = len(report.sites), len(report.results)
     result.findings += check_sites_stage(config, catalog, report, generated_module)
     result.findings += draft_warnings(catalog)

@@ -21,9 +21,9 @@ class Command(Protocol):
 
 
 def _load() -> tuple[Command, ...]:
-    from catalog.commands import codegen
+    from catalog.commands import check, codegen, migrate, new, scan
 
-    modules: list[ModuleType] = [codegen]
+    modules: list[ModuleType] = [scan, check, new, migrate, codegen]
     return tuple(cast(Command, module) for module in modules)
 
 

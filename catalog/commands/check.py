@@ -5,10 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from catalog.check import run_check, sort_findings
-from catalog.commands.common import generated_module, print_findings, scan_package
-from catalog.config import load_config
-
 NAME = "check"
 HELP = "check the catalog, the generated module and every raise site of the package for drift"
 
@@ -20,6 +16,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here so that `errcat --help` and other commands do not pay for them.
+    from catalog.check import run_check, sort_findings
+    from catalog.commands.common import generated_module, print_findings, scan_package
+    from catalog.config import load_config
+
     config = load_config()
     result = run_check(config, scan_package, generated_module(config))
     findings = sort_findings(result.findings)

@@ -5,12 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from catalog.codegen import diff, generate, write_atomically
-from catalog.commands.common import print_findings
-from catalog.config import load_config, read_site_settings
-from catalog.findings import CatalogInvalid
-from catalog.validate import load_valid_catalog
-
 NAME = "codegen"
 HELP = "write the typed-exception module (default runtime/errors.py) from the catalog"
 
@@ -24,6 +18,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here so that `errcat --help` and other commands do not pay for them.
+    from catalog.codegen import diff, generate, write_atomically
+    from catalog.commands.common import print_findings
+    from catalog.config import load_config, read_site_settings
+    from catalog.findings import CatalogInvalid
+    from catalog.validate import load_valid_catalog
+
     config = load_config()
     settings = read_site_settings(config.root)
     try:

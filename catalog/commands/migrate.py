@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
-from collections import defaultdict
 from pathlib import Path
-
-from catalog.codegen import write_atomically
-from catalog.commands.common import generated_module, print_findings, scan_package
-from catalog.config import load_config
-from catalog.findings import CatalogInvalid
-from catalog.match import Matcher
-from catalog.migrate import MigrateError, Rewrite, migrate_source
-from catalog.templates import to_catalog_message
-from catalog.validate import load_valid_catalog
 
 NAME = "migrate"
 HELP = "rewrite raw raises of catalogued messages into typed raises (writes unless --dry-run)"
@@ -26,6 +15,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here so that `errcat --help` and other commands do not pay for them.
+    import difflib
+    from collections import defaultdict
+
+    from catalog.codegen import write_atomically
+    from catalog.commands.common import generated_module, print_findings, scan_package
+    from catalog.config import load_config
+    from catalog.findings import CatalogInvalid
+    from catalog.match import Matcher
+    from catalog.migrate import MigrateError, Rewrite, migrate_source
+    from catalog.templates import to_catalog_message
+    from catalog.validate import load_valid_catalog
+
     config = load_config()
     try:
         catalog = load_valid_catalog(config.catalog)
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         if match is None or match.typed or site.ignored is not None or site.template is None:
             continue
         arguments = to_catalog_message(site.template).arguments
-        rewrites[Path(site.path)].append(
+        rewrites[config.root / site.path].append(
             Rewrite(site.line, site.column, match.entry.name, arguments)
         )
     changed = 0
@@ -66,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
                 difflib.unified_diff(
                     before.splitlines(keepends=True),
                     after.splitlines(keepends=True),
-                    fromfile=f"a/{path.as_posix()}",
-                    tofile=f"b/{path.as_posix()}",
+                    fromfile=f"a/{path.relative_to(config.root).as_posix()}",
+                    tofile=f"b/{path.relative_to(config.root).as_posix()}",
                 )
             )
         else:

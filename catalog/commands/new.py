@@ -4,18 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import defaultdict
 from pathlib import Path
-
-from catalog.codegen import write_atomically
-from catalog.commands.common import generated_module, module_name, print_findings, scan_package
-from catalog.config import load_config
-from catalog.findings import CatalogInvalid
-from catalog.loader import load_bytes
-from catalog.match import Matcher, builtin_name
-from catalog.scaffold import Draft, catalog_path, file_text, plan_drafts
-from catalog.templates import to_catalog_message
-from catalog.validate import load_valid_catalog
 
 NAME = "new"
 HELP = "scaffold draft catalog entries for uncatalogued raise sites (writes unless --dry-run)"
@@ -28,6 +17,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here so that `errcat --help` and other commands do not pay for them.
+    from collections import defaultdict
+
+    from catalog.codegen import write_atomically
+    from catalog.commands.common import generated_module, module_name, print_findings, scan_package
+    from catalog.config import load_config
+    from catalog.findings import CatalogInvalid
+    from catalog.loader import load_bytes
+    from catalog.match import Matcher, builtin_name
+    from catalog.scaffold import Draft, catalog_path, file_text, plan_drafts
+    from catalog.templates import to_catalog_message
+    from catalog.validate import load_valid_catalog
+
     config = load_config()
     try:
         catalog = load_valid_catalog(config.catalog)
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             skipped.append(f"{where}: skipped: {exc}")
             continue
-        module = module_name(config, Path(site.path))
+        module = module_name(config, config.root / site.path)
         groups.setdefault((module, exception, message), None)
     drafts = plan_drafts(
         groups,

@@ -1,0 +1,119 @@
+"""Benchmark `errcat scan` against a plain `ast` scan of the same files, each a whole process.
+
+    .venv/bin/python bench/scan.py [--repeat N] [FOLDER ...]
+
+Default folders: `torch/nn`, `torch/fx` and `torch/utils` of the installed torch. Measures
+(a) a baseline script that reads every file, runs `ast.parse` and walks for `Raise` nodes in one
+process; (b) `errcat scan --json --no-cache` (cold); (c) `errcat scan --json` with the cache
+filled and nothing changed (warm). Prints wall times (best and median of N) and (b)/(a), (c)/(a).
+The scans run in a temporary folder, so the project's own cache is neither used nor touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BASELINE = """
+import ast, sys
+count = 0
+for name in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    with open(name, "rb") as handle:
+        tree = ast.parse(handle.read(), filename=name)
+    count += sum(isinstance(node, ast.Raise) for node in ast.walk(tree))
+print(count)
+"""
+
+TARGETS = {"cold": 1.5, "warm": 0.25}
+
+
+def default_folders() -> list[Path]:
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("bench/scan.py: torch is not installed; pass folders to scan")
+    torch = Path(next(iter(spec.submodule_search_locations)))
+    return [torch / "nn", torch / "fx", torch / "utils"]
+
+
+def python_files(folders: list[Path]) -> list[Path]:
+    """The files errcat scans in these folders: `*.py` at any depth, hidden folders skipped."""
+    found = []
+    for folder in folders:
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+            found += [Path(root, name) for name in sorted(files) if name.endswith(".py")]
+    return found
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"bench/scan.py: {command[:3]} failed ({done.returncode}):\n{done.stderr}")
+    return elapsed, done.stdout
+
+
+def errcat_command() -> list[str]:
+    script = Path(sys.executable).parent / "errcat"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "catalog"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="*", type=Path)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (default 3)")
+    args = parser.parse_args(argv)
+    folders = [folder.resolve() for folder in args.folders] or default_folders()
+    files = python_files(folders)
+    size = sum(file.stat().st_size for file in files)
+    work = Path(tempfile.mkdtemp(prefix="errcat-bench-"))
+    try:
+        listing = work / "files.txt"
+        listing.write_text("\n".join(map(str, files)) + "\n", encoding="utf-8")
+        script = work / "baseline.py"
+        script.write_text(BASELINE, encoding="utf-8")
+        baseline = [sys.executable, str(script), str(listing)]
+        scan = [*errcat_command(), "scan", *map(str, folders), "--json"]
+        times: dict[str, list[float]] = {"baseline": [], "cold": [], "warm": []}
+        raises = sites = 0
+        for _ in range(args.repeat):
+            elapsed, out = timed(baseline, work)
+            times["baseline"].append(elapsed)
+            raises = int(out)
+            elapsed, out = timed([*scan, "--no-cache"], work)
+            times["cold"].append(elapsed)
+            shutil.rmtree(work / ".errcat-cache", ignore_errors=True)
+            timed(scan, work)  # fills the cache
+            elapsed, out = timed(scan, work)
+            times["warm"].append(elapsed)
+            report = json.loads(out)
+            sites = len(report["sites"])
+        print(f"{len(files)} files, {size / 1e6:.1f} MB, {raises} Raise nodes, {sites} sites")
+        print(
+            f"cpus available: {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}"
+        )
+        base = statistics.median(times["baseline"])
+        for name, values in times.items():
+            median = statistics.median(values)
+            line = f"{name:>8}: best {min(values):6.3f} s, median {median:6.3f} s"
+            if name in TARGETS:
+                line += f"  ({name}/baseline {median / base:.2f}x, target <= {TARGETS[name]}x)"
+            print(line)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

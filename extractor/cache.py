@@ -1,0 +1,160 @@
+"""The scan cache: one small file per scanned content, under a folder named for the extractor.
+
+An entry's key hashes the file's bytes and its module name (relative imports and names defined
+in the module depend on it); the folder's name hashes the extractor's version, its own source
+files, the Python version (which decides what `ast` accepts) and libcst's version. Any change to
+the rules therefore looks in a fresh folder, and stale folders are removed when one is created.
+Entries are written to a temporary name and renamed, so readers never see half a file; an entry
+that cannot be read is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import marshal
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from extractor.imports import ModuleName
+from extractor.model import FileResult, RaiseSite, ScanFailure, SourceContext
+
+EXTRACTOR_VERSION = "1"
+"""Bump when the meaning of a record changes in a way the source hash would not catch."""
+
+_PREFIX = "scan-"
+
+
+def _libcst_version() -> str:
+    # Reading the version file avoids importing libcst on a warm scan.
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or not spec.submodule_search_locations:
+        return "absent"
+    for folder in spec.submodule_search_locations:
+        try:
+            return (Path(folder) / "_version.py").read_text(encoding="utf-8")
+        except OSError:
+            continue
+    return "unknown"
+
+
+def fingerprint() -> str:
+    """A hash of everything besides a file's content that decides its scan result."""
+    digest = hashlib.sha256()
+    digest.update(f"{EXTRACTOR_VERSION}\0{sys.version_info[:2]}\0".encode())
+    digest.update(_libcst_version().encode())
+    package = Path(__file__).parent
+    for source in sorted(package.glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class Cache:
+    """Scan results by content, in `folder/scan-<fingerprint>/`."""
+
+    def __init__(self, folder: Path, rules: str | None = None) -> None:
+        self.root = folder
+        self.rules = rules or fingerprint()
+        self.folder = folder / f"{_PREFIX}{self.rules[:20]}"
+        self._ready = self.folder.is_dir()
+
+    def key(self, data: bytes, module: ModuleName) -> str:
+        """The entry name for a file's bytes as a given module."""
+        digest = hashlib.blake2b(data, digest_size=20)
+        digest.update(f"\0{module.name}\0{int(module.is_package)}".encode())
+        return digest.hexdigest()
+
+    def get(self, key: str, display: str) -> FileResult | None:
+        """The cached result for `key`, with `display` as its path, or None."""
+        if not self._ready:
+            return None
+        try:
+            with open(self.folder / key, "rb") as handle:
+                record = marshal.loads(handle.read())
+            return result_from_record(record, display)
+        except (OSError, EOFError, ValueError, TypeError, IndexError):
+            return None
+
+    def put(self, key: str, result: FileResult) -> None:
+        """Store a result; a cache that cannot be written only costs speed."""
+        try:
+            if not self._ready:
+                self._create()
+            temporary = self.folder / f".{key}.{os.getpid()}.tmp"
+            temporary.write_bytes(marshal.dumps(result_to_record(result)))
+            os.replace(temporary, self.folder / key)
+        except OSError:
+            pass
+
+    def _create(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        for stale in self.root.glob(f"{_PREFIX}*"):
+            if stale.name != self.folder.name:
+                shutil.rmtree(stale, ignore_errors=True)
+        self.folder.mkdir(exist_ok=True)
+        self._ready = True
+
+
+def result_to_record(result: FileResult) -> tuple[Any, ...]:
+    """A marshal-friendly tuple of a result without its path (the path is not in the key)."""
+    failure = result.failure
+    return (
+        None if failure is None else (failure.line, failure.column, failure.message),
+        tuple(
+            (
+                site.line,
+                site.column,
+                site.end_line,
+                site.end_column,
+                site.exception,
+                site.qualified_name,
+                site.template,
+                site.function,
+                site.reraise,
+                site.cause,
+                site.ignored,
+                site.keywords,
+                None
+                if site.context is None
+                else (site.context.start_line, site.context.code, site.context.highlight_line),
+            )
+            for site in result.sites
+        ),
+    )
+
+
+def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
+    """The inverse of `result_to_record`, placing the result at `display`."""
+    failure, records = record
+    sites = []
+    for fields in records:
+        (line, column, end_line, end_column, exception, qualified_name, template, function) = (
+            fields[:8]
+        )
+        reraise, cause, ignored, keywords, context = fields[8:]
+        sites.append(
+            RaiseSite(
+                path=display,
+                line=line,
+                column=column,
+                end_line=end_line,
+                end_column=end_column,
+                exception=exception,
+                qualified_name=qualified_name,
+                template=template,
+                function=function,
+                reraise=reraise,
+                cause=cause,
+                ignored=ignored,
+                keywords=tuple((name, value) for name, value in keywords),
+                context=None if context is None else SourceContext(*context),
+            )
+        )
+    return FileResult(
+        display,
+        tuple(sites),
+        None if failure is None else ScanFailure(display, *failure),
+    )

@@ -1,0 +1,330 @@
+"""Per-file extraction: source bytes in, a `FileResult` out, never an exception.
+
+`ast` locates the raise statements and the scopes around them (see `locate.py`) and gives the
+exact source span of every part of a raise: names, keyword values and the cause are that span of
+the source as written. The message argument (and the value a rule-4 variable was assigned) is
+parsed on its own by libcst, whose tree decides the template (`templates.py`); `ast` only rules
+out in advance the expressions no template rule covers. Building libcst trees for these
+expressions alone keeps a cold scan close to the cost of `ast.parse`.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import io
+import re
+import tokenize
+import warnings
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import libcst as cst
+
+from extractor.imports import ModuleName, Scope, resolve
+from extractor.locate import DecodeProblem, Spot, decode, outline, split_lines
+from extractor.model import FileResult, RaiseSite, ScanFailure, SourceContext
+from extractor.templates import template_of
+
+CONTEXT_FUNCTION_LINES = 40
+"""A docs snippet shows the whole enclosing function when it is at most this many lines..."""
+CONTEXT_RADIUS = 20
+"""...and otherwise this many lines either side of the raise."""
+
+_IGNORE = re.compile(r"#\s*errcat:\s*ignore\[([^\]]*)\]")
+
+
+def module_for_display(path: str) -> ModuleName:
+    """A module name from the file name alone, for sources that are not on disk."""
+    stem = path.replace("\\", "/").rpartition("/")[2].removesuffix(".py")
+    return ModuleName(stem or "__main__", False)
+
+
+def extract_file(path: Path, display: str, module: ModuleName) -> FileResult:
+    """Read and extract one file; unreadable files become a failure."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return _failed(display, 1, 1, f"cannot read: {exc.strerror or exc}")
+    return extract_bytes(data, display, module)
+
+
+def extract_bytes(data: bytes, display: str, module: ModuleName) -> FileResult:
+    """Decode and extract one file's bytes; bad bytes become a failure."""
+    try:
+        source = decode(data)
+    except DecodeProblem as exc:
+        return _failed(display, exc.line, exc.column, exc.message)
+    return extract_source(source, display, module)
+
+
+def extract_source(source: str, display: str, module: ModuleName | None = None) -> FileResult:
+    """Extract the raise sites of one module's source text. Never raises.
+
+    `display` is the path written into the records; `module` (default: from the file name)
+    anchors relative imports and names defined in the module.
+    """
+    module = module or module_for_display(display)
+    collecting = gc.isenabled()
+    # Parsing allocates many short-lived, acyclic objects: cyclic collection only costs time.
+    gc.disable()
+    try:
+        with warnings.catch_warnings():
+            # Invalid escapes and similar are the scanned code's business, not a scan failure.
+            warnings.simplefilter("ignore")
+            return _extract(source, display, module)
+    except RecursionError:
+        return _failed(display, 1, 1, "too deeply nested to analyse")
+    except MemoryError:
+        return _failed(display, 1, 1, "out of memory while analysing")
+    except Exception as exc:  # a bug on one file must not stop a scan of the others
+        return _failed(display, 1, 1, f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _failed(display: str, line: int, column: int, message: str) -> FileResult:
+    return FileResult(display, (), ScanFailure(display, line, column, message))
+
+
+def _extract(source: str, display: str, module: ModuleName) -> FileResult:
+    if not source.strip():
+        return FileResult(display)
+    try:
+        tree = ast.parse(source, filename=display)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        column = exc.offset or 1
+        return _failed(display, line, max(column, 1), f"cannot parse: {exc.msg}")
+    except ValueError as exc:  # null bytes
+        return _failed(display, 1, 1, f"cannot parse: {exc}")
+    found = outline(tree, source)
+    if not found.raises:
+        return FileResult(display)
+    file = _File(source, display, module)
+    sites: list[RaiseSite] = []
+    for spot in found.raises:
+        try:
+            sites.append(file.site(spot))
+        except cst.ParserSyntaxError as exc:
+            return _failed(
+                display,
+                spot.node.lineno,
+                file.column(spot.node.lineno, spot.node.col_offset) + 1,
+                f"libcst cannot parse the message of this raise: {exc.message}",
+            )
+    return FileResult(display, tuple(sites))
+
+
+class _File:
+    """One module's source, sliced by `ast` positions (UTF-8 byte columns)."""
+
+    def __init__(self, source: str, display: str, module: ModuleName) -> None:
+        self.lines = split_lines(source)
+        self.display = display
+        self.module = module
+        self._bindings: dict[int, Counter[str]] = {}
+
+    def column(self, line: int, byte_offset: int) -> int:
+        """0-based character column of a UTF-8 byte offset on a 1-based line."""
+        text = self.lines[line - 1]
+        if text.isascii():
+            return byte_offset
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+    def text(self, node: ast.stmt | ast.expr) -> str:
+        """The exact source of a node (parentheses around an expression excluded).
+
+        `ast` positions delimit a node exactly, so slicing gives its source as written.
+        """
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        first = node.lineno
+        last = node.end_lineno
+        start = self.column(first, node.col_offset)
+        end = self.column(last, node.end_col_offset)
+        if first == last:
+            return self.lines[first - 1][start:end]
+        middle = self.lines[first : last - 1]
+        return "\n".join([self.lines[first - 1][start:], *middle, self.lines[last - 1][:end]])
+
+    def site(self, spot: Spot) -> RaiseSite:
+        node = spot.node
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        column = self.column(node.lineno, node.col_offset)
+        exception = template = None
+        keywords: tuple[tuple[str, str], ...] = ()
+        exc = node.exc
+        if isinstance(exc, ast.Call):
+            exception = _dotted(exc.func)
+            if exception is not None:
+                message = _message(exc)
+                if message is not None:
+                    template = self.template(message, spot)
+                keywords = tuple(
+                    (keyword.arg, self.text(keyword.value))
+                    for keyword in exc.keywords
+                    if keyword.arg is not None
+                )
+        elif exc is not None:
+            exception = _dotted(exc)
+        return RaiseSite(
+            path=self.display,
+            line=node.lineno,
+            column=column + 1,
+            end_line=node.end_lineno,
+            end_column=self.column(node.end_lineno, node.end_col_offset) + 1,
+            exception=exception,
+            qualified_name=None
+            if exception is None
+            else resolve(exception, spot.scope, self.module),
+            template=template,
+            function=spot.scope.qualname,
+            reraise=exc is None,
+            cause=None if node.cause is None else self.text(node.cause),
+            ignored=self.ignored(node.lineno, column, node.end_lineno),
+            keywords=keywords,
+            context=self.context(spot),
+        )
+
+    def template(self, message: ast.expr, spot: Spot) -> str | None:
+        """The template of a message argument: libcst reads it, `ast` only rules out the rest."""
+        expression = self.expression(message)
+        if expression is None:
+            return None
+        return template_of(expression, lambda name: self.follow(spot, name))
+
+    def expression(self, node: ast.expr) -> cst.BaseExpression | None:
+        """The libcst tree of an expression that a template rule may cover, else None."""
+        if not isinstance(node, _TEMPLATE_CANDIDATES):
+            return None
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add | ast.Mod):
+            return None
+        if isinstance(node, ast.Call) and not (
+            isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+        ):
+            return None
+        if isinstance(node, ast.Constant) and not isinstance(node.value, str):
+            return None
+        # Parentheses let a multi-line expression parse on its own; they are not part of it.
+        wrapped = cst.parse_expression("(" + self.text(node) + ")")
+        return wrapped.with_changes(lpar=(), rpar=())
+
+    def follow(self, spot: Spot, name: str) -> cst.BaseExpression | None:
+        """Rule 4: the value of `name`'s single assignment in the raise's scope, before it."""
+        scope = spot.scope
+        counts = self._bindings.get(id(scope))
+        if counts is None:
+            counts = self._bindings[id(scope)] = _binding_counts(scope)
+        if counts[name] != 1:
+            return None
+        raise_at = (spot.node.lineno, spot.node.col_offset)
+        for statement in _own_statements(scope.node.body):
+            target: ast.expr | None = None
+            value: ast.expr | None = None
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target, value = statement.targets[0], statement.value
+            elif isinstance(statement, ast.AnnAssign):
+                target, value = statement.target, statement.value
+            if not (isinstance(target, ast.Name) and target.id == name):
+                continue
+            assert statement.end_lineno is not None and statement.end_col_offset is not None
+            if value is None or (statement.end_lineno, statement.end_col_offset) > raise_at:
+                return None
+            return self.expression(value)
+        return None
+
+    def ignored(self, line: int, column: int, end_line: int) -> str | None:
+        """The reason of an `# errcat: ignore[reason]` comment on the raise keyword's line."""
+        if "errcat" not in self.lines[line - 1]:
+            return None
+        # The whole statement is tokenized so that a `#` inside a string is not a comment.
+        text = "\n".join([self.lines[line - 1][column:], *self.lines[line:end_line]]) + "\n"
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(text).readline):
+                if token.start[0] > 1:
+                    break
+                if token.type == tokenize.COMMENT:
+                    match = _IGNORE.search(token.string)
+                    if match:
+                        return match.group(1).strip()
+        except (tokenize.TokenError, SyntaxError):
+            # Text after the statement (`raise X; foo(`) may not tokenize on its own.
+            pass
+        return None
+
+    def context(self, spot: Spot) -> SourceContext:
+        line = spot.node.lineno
+        function = spot.function
+        if function is not None and function.end_lineno is not None:
+            start = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+            if function.end_lineno - start + 1 <= CONTEXT_FUNCTION_LINES:
+                code = "\n".join(self.lines[start - 1 : function.end_lineno])
+                return SourceContext(start, code, line)
+        total = len(self.lines) - (1 if self.lines and self.lines[-1] == "" else 0)
+        start = max(1, line - CONTEXT_RADIUS)
+        end = min(total, line + CONTEXT_RADIUS)
+        return SourceContext(start, "\n".join(self.lines[start - 1 : end]), line)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`a.b.C` for a chain of names and attributes; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _message(call: ast.Call) -> ast.expr | None:
+    """The first positional argument, unless an unpacking comes first."""
+    if not call.args or isinstance(call.args[0], ast.Starred):
+        return None
+    return call.args[0]
+
+
+_TEMPLATE_CANDIDATES = (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call, ast.Name)
+
+
+def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of a scope, through compound statements but not into nested scopes."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            yield from _own_statements(getattr(statement, name, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _own_statements(handler.body)
+        for case in getattr(statement, "cases", None) or []:
+            yield from _own_statements(case.body)
+
+
+def _binding_counts(scope: Scope) -> Counter[str]:
+    """How many times each name is bound anywhere under the scope's node (conservative)."""
+    counts: Counter[str] = Counter()
+    for node in ast.walk(scope.node):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                counts[node.id] += 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] += 1
+        elif isinstance(node, ast.ExceptHandler):
+            if node.name:
+                counts[node.name] += 1
+        elif isinstance(node, ast.alias):
+            counts[node.asname or node.name.partition(".")[0]] += 1
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node is not scope.node:
+                counts[node.name] += 1
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                counts[name] += 2
+        elif isinstance(node, ast.MatchAs | ast.MatchStar):
+            if node.name:
+                counts[node.name] += 1
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            counts[node.rest] += 1
+    return counts

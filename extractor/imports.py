@@ -1,0 +1,230 @@
+"""Qualified-name resolution: what a name in a module refers to, through its imports.
+
+Scopes are created by the locator (`locate.py`) and fill their bindings on first use; only
+statement-level bindings are recorded (imports, definitions, assignments, loop and `with`
+targets, handlers, parameters).
+A name bound by anything other than an import, a definition at module level or the builtins
+resolves to None rather than to a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_BUILTIN_NAMES = frozenset(vars(builtins))
+
+
+@dataclass(eq=False)
+class Scope:
+    """A module, class or function body, and the names bound in it (filled on first use)."""
+
+    kind: str
+    """`module`, `class` or `function`."""
+    node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+    parent: Scope | None
+    qualname: str | None
+    """Dotted classes and functions down to this scope; None for the module."""
+    imports: dict[str, set[str]] = field(default_factory=dict)
+    """Local name -> qualified names it was imported as."""
+    bound: set[str] = field(default_factory=set)
+    """Names bound here other than by imports."""
+    declared_global: set[str] = field(default_factory=set)
+    """Names a `global` statement sends to the module scope."""
+    filled: bool = False
+    """Whether the bindings above have been collected."""
+
+    def module_scope(self) -> Scope:
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def fill(self, module: ModuleName) -> Scope:
+        """Collect the statement-level bindings of this scope's own body (once)."""
+        if not self.filled:
+            node = self.node
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                arguments = node.args
+                for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                    self.bound.add(argument.arg)
+                for star in (arguments.vararg, arguments.kwarg):
+                    if star is not None:
+                        self.bound.add(star.arg)
+            _Bindings(self, module).body(node.body)
+            self.filled = True
+        return self
+
+
+def _target_names(target: ast.expr, into: set[str]) -> None:
+    if isinstance(target, ast.Name):
+        into.add(target.id)
+    elif isinstance(target, ast.Tuple | ast.List):
+        for element in target.elts:
+            _target_names(element, into)
+    elif isinstance(target, ast.Starred):
+        _target_names(target.value, into)
+
+
+class _Bindings:
+    """Records what a scope's own statements bind, not entering nested scopes."""
+
+    def __init__(self, scope: Scope, module: ModuleName) -> None:
+        self.scope = scope
+        self.module = module
+
+    def body(self, statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            self.statement(statement)
+
+    def statement(self, node: ast.stmt) -> None:
+        scope = self.scope
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _target_names(target, scope.bound)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            scope.bound.add(node.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    scope.imports.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    root = alias.name.partition(".")[0]
+                    scope.imports.setdefault(root, set()).add(root)
+        elif isinstance(node, ast.ImportFrom):
+            base = import_from_base(node, self.module)
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                local = alias.asname or alias.name
+                if base is None:
+                    scope.bound.add(local)
+                else:
+                    scope.imports.setdefault(local, set()).add(f"{base}.{alias.name}")
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+            _target_names(node.target, scope.bound)
+        elif isinstance(node, ast.If | ast.While):
+            self.body(node.body)
+            self.body(node.orelse)
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            _target_names(node.target, scope.bound)
+            self.body(node.body)
+            self.body(node.orelse)
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    _target_names(item.optional_vars, scope.bound)
+            self.body(node.body)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            self.body(node.body)
+            for handler in node.handlers:
+                if handler.name:
+                    scope.bound.add(handler.name)
+                self.body(handler.body)
+            self.body(node.orelse)
+            self.body(node.finalbody)
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                for sub in ast.walk(case.pattern):
+                    name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                    if isinstance(name, str):
+                        scope.bound.add(name)
+                self.body(case.body)
+        elif isinstance(node, ast.Global):
+            scope.declared_global.update(node.names)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                _target_names(target, scope.bound)
+
+
+@dataclass(frozen=True)
+class ModuleName:
+    """The dotted name of the module a file defines, used for relative imports."""
+
+    name: str
+    """Dotted module name (`runtime.errors`; `runtime` for `runtime/__init__.py`)."""
+    is_package: bool
+    """Whether the file is a package's `__init__.py`."""
+
+    @property
+    def package(self) -> str:
+        """The package that relative imports start from."""
+        if self.is_package:
+            return self.name
+        return self.name.rpartition(".")[0]
+
+
+def module_name_for(path: Path, _known: dict[Path, tuple[str, ...]] | None = None) -> ModuleName:
+    """The module a file defines: its stem under every parent folder holding `__init__.py`.
+
+    `_known` memoises the package parts of folders across calls.
+    """
+    folder = path.parent
+    parts = _package_parts(folder, {} if _known is None else _known)
+    stem = path.name.removesuffix(".py")
+    if stem == "__init__" and parts:
+        return ModuleName(".".join(parts), True)
+    return ModuleName(".".join((*parts, stem)), False)
+
+
+def _package_parts(folder: Path, known: dict[Path, tuple[str, ...]]) -> tuple[str, ...]:
+    if folder in known:
+        return known[folder]
+    if (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts: tuple[str, ...] = (*_package_parts(folder.parent, known), folder.name)
+    else:
+        parts = ()
+    known[folder] = parts
+    return parts
+
+
+def import_from_base(node: ast.ImportFrom, module: ModuleName) -> str | None:
+    """The absolute module an `from ... import` statement imports from, or None if unknown."""
+    if not node.level:
+        return node.module
+    base = module.package
+    parts = base.split(".") if base else []
+    if node.level - 1 > len(parts) or (node.level - 1 == len(parts) and not node.module):
+        return None
+    parts = parts[: len(parts) - (node.level - 1)]
+    if node.module:
+        parts.append(node.module)
+    return ".".join(parts) or None
+
+
+def resolve(dotted: str, scope: Scope, module: ModuleName) -> str | None:
+    """Resolve a dotted name as written in `scope` to a qualified name, or None.
+
+    Imported names resolve to what they import, names defined at module level to
+    `<module>.<name>`, builtins to `builtins.<name>`; local variables resolve to None.
+    """
+    root, dot, rest = dotted.partition(".")
+    current: Scope | None = scope
+    first = True
+    while current is not None:
+        current.fill(module)
+        if current.kind == "class" and not first:
+            # Class bodies do not enclose the functions defined in them.
+            current = current.parent
+            continue
+        if root in current.declared_global:
+            current = current.module_scope()
+            first = False
+            continue
+        targets = current.imports.get(root)
+        if targets:
+            if len(targets) != 1:
+                return None
+            (target,) = targets
+            return target + dot + rest
+        if root in current.bound:
+            if current.kind == "module":
+                return f"{module.name}.{dotted}" if module.name else dotted
+            return None
+        current = current.parent
+        first = False
+    if root in _BUILTIN_NAMES:
+        return f"builtins.{dotted}"
+    return None

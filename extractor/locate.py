@@ -1,0 +1,195 @@
+"""The cheap locator: decode a file, and find its raise statements in the `ast` tree.
+
+`raise` is a keyword, so a raise statement starts on a line holding the word; the tree is
+entered only along the statements spanning such lines. The scopes met on the way are recorded
+for qualified-name resolution; libcst only ever sees the expressions found here.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from extractor.imports import Scope
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class DecodeProblem(Exception):
+    """The bytes of a file are not text in its declared encoding."""
+
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.message = message
+
+
+def decode(data: bytes) -> str:
+    """Decode source bytes as Python does: BOM, then a coding cookie on line 1 or 2, else UTF-8.
+
+    Raises `DecodeProblem` with the position of the first bad byte.
+    """
+    encoding = "utf-8"
+    if data.startswith(codecs.BOM_UTF8):
+        encoding = "utf-8-sig"
+    elif b"coding" in data[:400]:
+        for raw in data.split(b"\n", 2)[:2]:
+            match = _COOKIE.match(raw)
+            if match:
+                encoding = match.group(1).decode("ascii")
+                break
+            if raw.strip() and not raw.lstrip().startswith(b"#"):
+                break
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise DecodeProblem(1, 1, f"unknown encoding {encoding!r} in the coding cookie") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise DecodeProblem(
+            line, column, f"cannot decode as {encoding}: byte {data[exc.start]:#04x} ({exc.reason})"
+        ) from None
+
+
+def split_lines(source: str) -> list[str]:
+    """Physical lines without their endings, split where the Python tokenizer splits them."""
+    if "\r" not in source:
+        return source.split("\n")
+    return _NEWLINE.split(source)
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A raise statement found by the walk, with where it sits."""
+
+    node: ast.Raise
+    scope: Scope
+    """The innermost scope holding the statement."""
+    function: FunctionNode | None
+    """The innermost enclosing function, for the docs snippet."""
+
+
+@dataclass(frozen=True)
+class Outline:
+    """What the statement walk found in one module."""
+
+    tree: ast.Module
+    module_scope: Scope
+    raises: list[Spot]
+    """Raise statements in source order."""
+
+
+def outline(tree: ast.Module, source: str) -> Outline:
+    """Find the raise statements of `tree`, with their scopes.
+
+    Only lines holding the word `raise` are visited: from the module body down, a bisection on
+    statement lines picks the statements that span such a line, so most of the tree is never
+    touched. (The word in a string or comment just leads to no raise statement.)
+    """
+    module_scope = Scope("module", tree, None, None)
+    finder = _Finder(module_scope)
+    for line in raise_lines(source):
+        finder.descend(tree.body, line, module_scope, None)
+    finder.raises.sort(key=lambda spot: (spot.node.lineno, spot.node.col_offset))
+    return Outline(tree, module_scope, finder.raises)
+
+
+def raise_lines(source: str) -> list[int]:
+    """1-based numbers of the lines holding the word `raise`, ascending."""
+    if "\r" in source:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
+    lines: list[int] = []
+    position = 0
+    line = 1
+    # str.find is far faster than a regex with word boundaries; the boundaries are checked here.
+    start = source.find("raise")
+    while start != -1:
+        end = start + 5
+        before = source[start - 1] if start else " "
+        after = source[end] if end < len(source) else " "
+        if not _is_name_char(before) and not _is_name_char(after):
+            line += source.count("\n", position, start)
+            position = start
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        start = source.find("raise", end)
+    return lines
+
+
+def _is_name_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+_COMPOUND_BODIES = {
+    ast.If: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "orelse", "finalbody"),
+    ast.TryStar: ("body", "orelse", "finalbody"),
+}
+
+
+class _Finder:
+    def __init__(self, module_scope: Scope) -> None:
+        self.raises: list[Spot] = []
+        self.scopes: dict[int, Scope] = {id(module_scope.node): module_scope}
+        self.starts: dict[int, list[int]] = {}
+
+    def descend(
+        self, body: list[ast.stmt], line: int, scope: Scope, function: FunctionNode | None
+    ) -> None:
+        starts = self.starts.get(id(body))
+        if starts is None:
+            starts = self.starts[id(body)] = [statement.lineno for statement in body]
+        index = bisect_right(starts, line)
+        # Statements before `index` start at or above the line; those still open on it hold it
+        # (several when `;` puts them on one line).
+        while index > 0:
+            index -= 1
+            statement = body[index]
+            end = statement.end_lineno or statement.lineno
+            if end < line:
+                break
+            self.statement(statement, line, scope, function)
+
+    def statement(
+        self, node: ast.stmt, line: int, scope: Scope, function: FunctionNode | None
+    ) -> None:
+        if isinstance(node, ast.Raise):
+            if node.lineno == line:
+                self.raises.append(Spot(node, scope, function))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            self.descend(node.body, line, self.scope(node, "function", scope), node)
+        elif isinstance(node, ast.ClassDef):
+            self.descend(node.body, line, self.scope(node, "class", scope), function)
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                self.descend(case.body, line, scope, function)
+        else:
+            for name in _COMPOUND_BODIES.get(type(node), ()):
+                self.descend(getattr(node, name), line, scope, function)
+            for handler in getattr(node, "handlers", ()):
+                self.descend(handler.body, line, scope, function)
+
+    def scope(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str, parent: Scope
+    ) -> Scope:
+        found = self.scopes.get(id(node))
+        if found is None:
+            qualname = f"{parent.qualname}.{node.name}" if parent.qualname else node.name
+            found = self.scopes[id(node)] = Scope(kind, node, parent, qualname)
+        return found

@@ -1,0 +1,149 @@
+"""Records the extractor produces: raise sites, their source context, and per-file results.
+
+Every position is 1-based (line and column), columns count characters, not bytes, so they can be
+shown to people as `path:line:col:` unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SourceContext:
+    """The source shown next to a raise site on its docs page."""
+
+    start_line: int
+    """1-based line of the file where `code` starts."""
+    code: str
+    """The lines shown, joined with `\\n`, without a trailing newline."""
+    highlight_line: int
+    """1-based line of the file (not of `code`) that holds the `raise` keyword."""
+
+
+@dataclass(frozen=True)
+class RaiseSite:
+    """One `raise` statement and what it says."""
+
+    path: str
+    """The file, relative to the current directory when scanned, `/`-separated."""
+    line: int
+    """1-based line of the `raise` keyword."""
+    column: int
+    """1-based column (in characters) of the `raise` keyword."""
+    end_line: int
+    """1-based line where the raise statement ends."""
+    end_column: int
+    """1-based column (in characters) just past the end of the raise statement."""
+    exception: str | None
+    """The raised name as written (`ValueError`, `errors.Foo`); None for other expressions."""
+    qualified_name: str | None
+    """`exception` resolved through the module's imports (`builtins.ValueError`), or None."""
+    template: str | None
+    """The message as written, literal braces doubled, fields as `{<source>}`; None if unknown."""
+    function: str | None
+    """Dotted enclosing classes and functions (`Pool.take`); None at module level."""
+    reraise: bool
+    """True for a bare `raise`."""
+    cause: str | None
+    """Source of the expression after `from`, or None."""
+    ignored: str | None
+    """The reason of an `# errcat: ignore[reason]` comment on the raise, or None."""
+    keywords: tuple[tuple[str, str], ...] = ()
+    """Keyword arguments of the raised call: (name, value source) in call order."""
+    context: SourceContext | None = None
+    """The surrounding source for docs pages."""
+    entry: str | None = None
+    """The catalog id; the extractor never sets it (the scan command does, via the catalog)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The site as `errcat scan --json` writes it (contract keys, in contract order)."""
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "exception": self.exception,
+            "qualified_name": self.qualified_name,
+            "template": self.template,
+            "function": self.function,
+            "reraise": self.reraise,
+            "cause": self.cause,
+            "ignored": self.ignored,
+            "entry": self.entry,
+        }
+
+
+@dataclass(frozen=True)
+class ScanFailure:
+    """A file (or folder) that could not be scanned, with the reason."""
+
+    path: str
+    """The file, relative to the current directory when scanned, `/`-separated."""
+    line: int
+    """1-based line of the problem; 1 when it concerns the whole file."""
+    column: int
+    """1-based column of the problem; 1 when it concerns the whole file."""
+    message: str
+    """One line saying what is wrong."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The failure as `errcat scan --json` writes it."""
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+        }
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """The outcome of scanning one file: its sites, or the failure that stopped it."""
+
+    path: str
+    """The file, relative to the current directory when scanned, `/`-separated."""
+    sites: tuple[RaiseSite, ...] = ()
+    """Raise sites in source order; empty when the file failed."""
+    failure: ScanFailure | None = None
+    """Why the file could not be scanned, or None when it was."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the file was scanned."""
+        return self.failure is None
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """The outcome of a whole scan, in path order."""
+
+    results: tuple[FileResult, ...]
+    """One result per file (or unreadable folder), sorted by path."""
+    cache_hits: int = 0
+    """Files whose result came from the cache."""
+    cache_misses: int = 0
+    """Files that were parsed."""
+    jobs: int = 1
+    """Processes that did the parsing (1: in this process)."""
+
+    @property
+    def sites(self) -> list[RaiseSite]:
+        """All raise sites, by path then position."""
+        return [site for result in self.results for site in result.sites]
+
+    @property
+    def failures(self) -> list[ScanFailure]:
+        """All failures, by path."""
+        return [result.failure for result in self.results if result.failure is not None]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as `errcat scan --json` writes it."""
+        return {
+            "files": len(self.results),
+            "sites": [site.as_dict() for site in self.sites],
+            "failures": [failure.as_dict() for failure in self.failures],
+        }

@@ -1,0 +1,192 @@
+"""Scan orchestration: discover files, serve what the cache knows, parse the rest in parallel.
+
+Parsing is the only expensive step, so the cache is consulted in this process (hashing is
+cheap) and only the misses reach workers. Small workloads stay in this process: a process pool
+costs more to start than a few files cost to parse.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from extractor.cache import Cache
+from extractor.files import Globs, discover
+from extractor.imports import ModuleName, module_name_for
+from extractor.model import FileResult, ScanFailure, ScanReport
+
+PARALLEL_MIN_BYTES = 1_000_000
+"""Below this much source to parse (about half a second of work), one process is faster."""
+BYTES_PER_JOB = 500_000
+"""Auto `jobs` adds a process per this much source, up to the CPUs available."""
+PROGRESS_MIN_FILES = 50
+"""A progress bar is worth showing from this many files to parse."""
+
+
+@dataclass(frozen=True)
+class _Work:
+    data: bytes
+    display: str
+    module: ModuleName
+    key: str | None
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def auto_jobs(files: int, total_bytes: int) -> int:
+    """A process count for parsing `files` files of `total_bytes` bytes in all."""
+    if files < 2 or total_bytes < PARALLEL_MIN_BYTES:
+        return 1
+    return max(1, min(available_cpus(), files, total_bytes // BYTES_PER_JOB))
+
+
+def scan_paths(
+    paths: Sequence[str | Path],
+    *,
+    base: Path | None = None,
+    include: Sequence[str] = ("**/*.py",),
+    exclude: Sequence[str] = (),
+    cache_dir: Path | None = None,
+    jobs: int | None = None,
+    progress: bool = False,
+    cwd: Path | None = None,
+) -> ScanReport:
+    """Scan files and folders for raise sites.
+
+    `base` is the folder that `include`/`exclude` are relative to: folders inside it are
+    filtered by them, other folders take every `*.py` file. `cache_dir` enables the cache,
+    `jobs` fixes the process count (default: by workload), `progress` allows a progress bar on
+    stderr for long scans. Paths in the report are relative to `cwd` (default: the current
+    directory). Raises `PathError` for a path that does not exist; every problem with a file
+    is a failure record instead.
+    """
+    cwd = Path(os.path.abspath(cwd or Path.cwd()))
+    globs = Globs(Path(os.path.abspath(base)), include, exclude) if base else None
+    targets, walk_failures = discover([Path(p) for p in paths], cwd, globs)
+    results: list[FileResult] = [FileResult(f.path, (), f) for f in walk_failures]
+    cache = Cache(cache_dir) if cache_dir is not None else None
+    known: dict[Path, tuple[str, ...]] = {}
+    work: list[_Work] = []
+    hits = 0
+    for target in targets:
+        try:
+            data = target.path.read_bytes()
+        except OSError as exc:
+            message = f"cannot read: {exc.strerror or exc}"
+            results.append(
+                FileResult(target.display, (), ScanFailure(target.display, 1, 1, message))
+            )
+            continue
+        module = module_name_for(target.path, known)
+        key = cache.key(data, module) if cache is not None else None
+        cached = cache.get(key, target.display) if cache is not None and key is not None else None
+        if cached is not None:
+            results.append(cached)
+            hits += 1
+        else:
+            work.append(_Work(data, target.display, module, key))
+    total_bytes = sum(len(item.data) for item in work)
+    count = auto_jobs(len(work), total_bytes) if jobs is None else max(1, min(jobs, len(work)))
+    show = progress and len(work) >= PROGRESS_MIN_FILES
+    if not work:
+        pass  # everything came from the cache: libcst is never imported
+    elif count == 1:
+        results.extend(_extract_here(work, cache, show))
+    else:
+        results.extend(_extract_parallel(work, cache, count, show))
+    results.sort(key=lambda result: result.path)
+    return ScanReport(tuple(results), cache_hits=hits, cache_misses=len(work), jobs=count)
+
+
+def _progress_bar(total: int) -> Any:
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    return tqdm(total=total, unit="file", desc="scanning", file=sys.stderr, leave=False)
+
+
+def _extract_all(work: Sequence[_Work], cache: Cache | None) -> list[FileResult]:
+    from extractor.extract import extract_bytes
+
+    results = []
+    for item in work:
+        result = extract_bytes(item.data, item.display, item.module)
+        if cache is not None and item.key is not None:
+            cache.put(item.key, result)
+        results.append(result)
+    return results
+
+
+def _extract_here(work: Sequence[_Work], cache: Cache | None, show: bool) -> list[FileResult]:
+    if not show:
+        return _extract_all(work, cache)
+    bar = _progress_bar(len(work))
+    try:
+        results = []
+        for item in work:
+            results.extend(_extract_all([item], cache))
+            bar.update(1)
+        return results
+    finally:
+        bar.close()
+
+
+def _batches(work: Sequence[_Work], count: int) -> list[list[_Work]]:
+    """Split work into `count` batches of similar size, largest files first (LPT)."""
+    batches: list[list[_Work]] = [[] for _ in range(count)]
+    sizes = [0] * count
+    for item in sorted(work, key=lambda item: len(item.data), reverse=True):
+        smallest = sizes.index(min(sizes))
+        batches[smallest].append(item)
+        sizes[smallest] += len(item.data)
+    return [batch for batch in batches if batch]
+
+
+def _extract_parallel(
+    work: Sequence[_Work], cache: Cache | None, jobs: int, show: bool
+) -> list[FileResult]:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = None
+    if sys.platform == "linux":
+        import multiprocessing
+
+        # Forked workers share modules imported here, libcst included, instead of each
+        # importing them again.
+        import extractor.extract  # noqa: F401
+
+        context = multiprocessing.get_context("fork")
+    # A few batches per worker balance uneven files without much messaging.
+    batches = _batches(work, jobs * 4)
+    done: dict[int, list[FileResult]] = {}
+    bar = None
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = {
+                pool.submit(_extract_all, batch, cache): i for i, batch in enumerate(batches)
+            }
+            # Created after the workers are forked, so its monitor thread is not forked with them.
+            bar = _progress_bar(len(work)) if show else None
+            for future in as_completed(futures):
+                index = futures[future]
+                done[index] = future.result()
+                if bar is not None:
+                    bar.update(len(batches[index]))
+    except BrokenProcessPool:
+        # A worker died (killed, or crashed in native code): finish what is left here.
+        for index, batch in enumerate(batches):
+            if index not in done:
+                done[index] = _extract_all(batch, cache)
+    finally:
+        if bar is not None:
+            bar.close()
+    return [result for index in sorted(done) for result in done[index]]

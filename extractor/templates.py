@@ -1,0 +1,361 @@
+"""Templates: the message of a raise as written, from its libcst expression.
+
+A template is display text: literal text with `{` and `}` doubled, each replacement field as
+`{<expression source as written>}` with its conversion and format spec. Expression source comes
+from libcst's code generation of the node, so it is exactly what the file says. Whatever the
+rules below do not cover gives None, never a guess:
+
+1. string literals, implicit concatenation and `+` of strings are joined;
+2. f-strings keep their literal text and their fields as written;
+3. `"...".format(...)` and `"..." % (...)` put each argument's source in its field, inlining
+   arguments that are literal constants;
+4. a name is followed to its single assignment (the caller supplies `follow`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+from collections.abc import Callable, Sequence
+
+import libcst as cst
+
+Follow = Callable[[str], cst.BaseExpression | None]
+"""Maps a variable name to the value of its single earlier assignment, or None."""
+
+_MODULE = cst.Module(body=[])
+_FIELD_KEY = re.compile(r"[^.\[]*")
+_PRINTF = re.compile(
+    r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-#0 +]*)(?P<width>\*|\d+)?"
+    r"(?:\.(?P<precision>\*|\d*))?[hlL]?(?P<type>[diouxXeEfFgGcrsa%])"
+)
+_MAX_FOLLOW = 3
+
+
+def source_of(node: cst.CSTNode) -> str:
+    """The node's source exactly as written (libcst code generation)."""
+    return _MODULE.code_for_node(node)
+
+
+def escape(text: str) -> str:
+    """Literal text as template text: braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def template_of(node: cst.BaseExpression, follow: Follow | None = None) -> str | None:
+    """The template of a message expression, or None when no rule covers it."""
+    return _template(node, follow, 0)
+
+
+def _template(node: cst.BaseExpression, follow: Follow | None, depth: int) -> str | None:
+    if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+        return _string_template(node)
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, cst.Add):
+            left = _joinable(node.left)
+            right = _joinable(node.right)
+            return None if left is None or right is None else left + right
+        if isinstance(node.operator, cst.Modulo):
+            return _percent_template(node)
+        return None
+    if isinstance(node, cst.Call):
+        return _format_call_template(node)
+    if isinstance(node, cst.Name) and follow is not None and depth < _MAX_FOLLOW:
+        value = follow(node.value)
+        if value is not None:
+            return _template(value, follow, depth + 1)
+    return None
+
+
+def _joinable(node: cst.BaseExpression) -> str | None:
+    """The template of an operand of `+`: strings and string formatting, not variables."""
+    if isinstance(node, cst.Name):
+        return None
+    return _template(node, None, _MAX_FOLLOW)
+
+
+def _simple_value(node: cst.SimpleString) -> str | None:
+    """The value of a str literal (None for bytes); evaluated only when it has escapes."""
+    prefix = node.prefix.lower()
+    if "b" in prefix:
+        return None
+    if "\\" not in node.value or "r" in prefix:
+        return node.raw_value
+    value = node.evaluated_value
+    return value if isinstance(value, str) else None
+
+
+def _string_template(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = _simple_value(node)
+        return None if value is None else escape(value)
+    if isinstance(node, cst.ConcatenatedString):
+        left = _string_template(node.left)
+        right = _string_template(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, cst.FormattedString):
+        prefix = node.start.rstrip("'\"").lower()
+        if "b" in prefix:
+            return None
+        pieces: list[str] = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                pieces.append(_fstring_text(part.value, "r" in prefix, node.end))
+            elif isinstance(part, cst.FormattedStringExpression):
+                pieces.append(_fstring_field(part))
+            else:
+                return None
+        return "".join(pieces)
+    return None
+
+
+def _fstring_text(raw: str, is_raw: bool, quote: str) -> str:
+    """Template text of f-string literal text: escapes decoded, braces doubled."""
+    if is_raw or "\\" not in raw:
+        return raw  # the source already doubles literal braces
+    # Undouble first so that a brace an escape produces (`\x7b`) is doubled like the others.
+    plain = raw.replace("{{", "{").replace("}}", "}")
+    try:
+        value = ast.literal_eval(quote + plain + quote)
+    except (SyntaxError, ValueError):
+        return raw
+    return escape(value) if isinstance(value, str) else raw
+
+
+def _fstring_field(part: cst.FormattedStringExpression) -> str:
+    text = "{" + source_of(part.expression)
+    if part.equal is not None:
+        text += "="
+    if part.conversion:
+        text += "!" + part.conversion
+    if part.format_spec is not None:
+        spec: list[str] = []
+        for piece in part.format_spec:
+            if isinstance(piece, cst.FormattedStringText):
+                spec.append(piece.value)
+            elif isinstance(piece, cst.FormattedStringExpression):
+                spec.append(_fstring_field(piece))
+        text += ":" + "".join(spec)
+    return text + "}"
+
+
+def plain_value(node: cst.BaseExpression) -> str | None:
+    """The value of a plain (non-f, non-bytes) string literal or concatenation of them."""
+    if isinstance(node, cst.SimpleString):
+        return _simple_value(node)
+    if isinstance(node, cst.ConcatenatedString):
+        left = plain_value(node.left)
+        right = plain_value(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left = plain_value(node.left)
+        right = plain_value(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+_NO_CONSTANT = object()
+
+
+def _constant(node: cst.BaseExpression) -> object:
+    """The value of a literal constant argument, or `_NO_CONSTANT`."""
+    if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
+        value = plain_value(node)
+        return _NO_CONSTANT if value is None else value
+    if isinstance(node, cst.Integer | cst.Float):
+        return ast.literal_eval(node.value)
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer | cst.Float)
+    ):
+        return -ast.literal_eval(node.expression.value)
+    return _NO_CONSTANT
+
+
+def _converted(value: object, conversion: str | None) -> object:
+    if conversion == "r":
+        return repr(value)
+    if conversion == "s":
+        return str(value)
+    if conversion == "a":
+        return ascii(value)
+    return value
+
+
+class _FormatArgs:
+    """The arguments of a `.format(...)` call, looked up by field key."""
+
+    def __init__(self, args: Sequence[cst.Arg]) -> None:
+        self.positional: list[cst.BaseExpression] = []
+        self.keywords: dict[str, cst.BaseExpression] = {}
+        starred = False
+        for arg in args:
+            if arg.star:
+                starred = True
+            elif arg.keyword is not None:
+                self.keywords[arg.keyword.value] = arg.value
+            elif not starred:
+                self.positional.append(arg.value)
+        self.auto = 0
+        self.manual = False
+
+    def lookup(self, key: str) -> cst.BaseExpression | None:
+        if key == "":
+            if self.manual:
+                return None
+            index = self.auto
+            self.auto += 1
+            return self.positional[index] if index < len(self.positional) else None
+        if key.isdigit():
+            if self.auto:
+                return None
+            self.manual = True
+            index = int(key)
+            return self.positional[index] if index < len(self.positional) else None
+        return self.keywords.get(key)
+
+
+def _format_call_template(node: cst.Call) -> str | None:
+    func = node.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "format":
+        return None
+    text = plain_value(func.value)
+    if text is None:
+        return None
+    return _render_format(text, _FormatArgs(node.args))
+
+
+def _render_format(text: str, args: _FormatArgs) -> str | None:
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError:
+        return None
+    pieces: list[str] = []
+    for literal, field_name, spec, conversion in parsed:
+        pieces.append(escape(literal))
+        if field_name is None:
+            continue
+        key = _FIELD_KEY.match(field_name)
+        assert key is not None  # the pattern matches the empty string
+        suffix = field_name[key.end() :]
+        value = args.lookup(key.group())
+        if value is None:
+            return None
+        if spec and "{" in spec:
+            rendered_spec = _render_format(spec, args)
+            if rendered_spec is None:
+                return None
+            # A nested field's braces are template syntax, not literal text.
+            spec = rendered_spec
+        elif not suffix:
+            constant = _constant(value)
+            if constant is not _NO_CONSTANT:
+                try:
+                    pieces.append(escape(format(_converted(constant, conversion), spec or "")))
+                except (ValueError, TypeError):
+                    return None
+                continue
+        field = "{" + source_of(value) + suffix
+        if conversion:
+            field += "!" + conversion
+        if spec:
+            field += ":" + spec
+        pieces.append(field + "}")
+    return "".join(pieces)
+
+
+def _percent_template(node: cst.BinaryOperation) -> str | None:
+    text = plain_value(node.left)
+    if text is None:
+        return None
+    right = node.right
+    values: list[cst.BaseExpression] | None = None
+    mapping: dict[str, cst.BaseExpression] | None = None
+    if isinstance(right, cst.Tuple):
+        values = []
+        for element in right.elements:
+            if not isinstance(element, cst.Element):
+                return None
+            values.append(element.value)
+    elif isinstance(right, cst.Dict):
+        mapping = {}
+        for item in right.elements:
+            if not isinstance(item, cst.DictElement):
+                return None
+            key = plain_value(item.key)
+            if key is None:
+                return None
+            mapping[key] = item.value
+    else:
+        values = [right]
+    pieces: list[str] = []
+    position = 0
+    used = 0
+    for match in _PRINTF.finditer(text):
+        literal = text[position : match.start()]
+        if "%" in literal:
+            return None
+        pieces.append(escape(literal))
+        position = match.end()
+        if match.group("type") == "%" and match.group(0) == "%%":
+            pieces.append("%")
+            continue
+        if match.group("width") == "*" or match.group("precision") == "*":
+            return None
+        key = match.group("key")
+        value: cst.BaseExpression | None
+        if key is not None:
+            value = mapping.get(key) if mapping is not None else None
+        elif values is not None and used < len(values):
+            value = values[used]
+            used += 1
+        else:
+            value = None
+        if value is None:
+            return None
+        field = _percent_field(match, value)
+        if field is None:
+            return None
+        pieces.append(field)
+    tail = text[position:]
+    if "%" in tail or (values is not None and used != len(values) and mapping is None):
+        return None
+    pieces.append(escape(tail))
+    return "".join(pieces)
+
+
+def _percent_field(match: re.Match[str], value: cst.BaseExpression) -> str | None:
+    constant = _constant(value)
+    spec_text = match.group(0)
+    if constant is not _NO_CONSTANT:
+        key = match.group("key")
+        try:
+            if key is not None:
+                return escape(spec_text % {key: constant})
+            return escape(spec_text % (constant,))
+        except (ValueError, TypeError, KeyError):
+            return None
+    flags = match.group("flags")
+    width = match.group("width") or ""
+    precision = match.group("precision")
+    kind = match.group("type")
+    conversion = ""
+    if kind in "rsa":
+        conversion = "" if kind == "s" else "!" + kind
+        kind = ""
+    elif kind in "iu":
+        kind = "d"
+    if kind == "d" and not flags and not width and precision is None:
+        kind = ""
+    align = "<" if "-" in flags else (">" if width and not kind else "")
+    sign = "+" if "+" in flags else (" " if " " in flags else "")
+    spec = align + sign + ("#" if "#" in flags else "")
+    spec += ("0" if "0" in flags and "-" not in flags else "") + width
+    if precision is not None:
+        spec += "." + (precision or "0")
+    spec += kind
+    return "{" + source_of(value) + conversion + (":" + spec if spec else "") + "}"
