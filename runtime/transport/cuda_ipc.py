@@ -1,0 +1,419 @@
+"""CUDA IPC transport: the stream-ordered pool on a GPU, shared with consumers by CUDA IPC.
+
+The producer allocates the pool on `cuda:{base_gpu_id}` and exports it once
+(`UntypedStorage._share_cuda_`); each proxy carries that handle, so a consumer process maps the
+pool once (cached per device) and copies its tensor out on its own stream.
+
+Stream memory operations. Upstream stores and awaits the control words with the driver's
+`cuStreamWriteValue32` / `cuStreamWaitValue32` through `cuda.bindings`. We do without that
+dependency (it is not installed here and torch alone suffices) and use only torch's stream-ordered
+operations:
+- a word is written with `fill_` on a one-element int32 view of the buffer: one tiny kernel on
+  the current stream, ordered after the data copy queued before it, with the value passed as a
+  kernel argument, so no host staging buffer has to outlive the call;
+- after each READY word the producer records one interprocess `torch.cuda.Event` per pool on the
+  same stream. A consumer (or `cancel_lease`) waits with `Stream.wait_event` on that event opened
+  from its IPC handle: a device-side wait, with no host round-trip and no device-wide sync, just
+  as `cuStreamWaitValue32` gives. Waiting on the latest record covers the lease's READY word
+  because a proxy is only handed out after `copy_tensor` has recorded the event for it; it may
+  also wait for copies published later, which costs a little latency and never correctness.
+- the recycler reads the control rows with an ordinary gather on the pool's device.
+Host polling of a pinned mirror was the alternative; it would block a CPU thread per consumer
+and add a host round-trip to every lease, which is what the stream-ordered design avoids.
+
+Importing this module needs only a CPU torch: every CUDA call happens inside a function, and the
+checks that reject bad input (`byte_tensor`, non-CUDA tensors, the proxy's types) run before any.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import torch
+
+from runtime.transport.memory_pool import (
+    CONTROL_WORD_BYTES,
+    DEFAULT_MAX_INFLIGHT_SLICES,
+    StreamOrderedMmFeaturePool,
+    StreamOrderedPoolConsumerMixin,
+    validate_pool_arguments,
+)
+
+logger = logging.getLogger(__name__)
+
+CUDA_IPC_TRANSPORT_NAME = "CUDA IPC"
+"""Transport name used in messages (e.g. ``CUDA IPC requires a CUDA tensor``)."""
+MM_FEATURE_CACHE_SIZE = int(os.environ.get("SGLANG_MM_FEATURE_CACHE_MB", "1024")) * 1024 * 1024
+"""Total pool size in bytes, from `SGLANG_MM_FEATURE_CACHE_MB` (MiB, default 1024)."""
+MM_ITEM_MEMORY_POOL_RECYCLE_INTERVAL = float(
+    os.environ.get("SGLANG_MM_ITEM_MEM_POOL_RECYCLE_INTERVAL_SEC", "0.05")
+)
+"""Seconds between recycler passes, from `SGLANG_MM_ITEM_MEM_POOL_RECYCLE_INTERVAL_SEC`."""
+DEFER_CUDA_IPC_FEATURE_RECONSTRUCTION_KEY = "_sglang_defer_cuda_ipc_feature_reconstruction"
+"""Marker key: the consumer reconstructs the feature later, on its own device."""
+PRECOMPUTED_FEATURE_HASHES_KEY = "_sglang_precomputed_feature_hashes"
+"""Marker key: feature hashes computed by the producer before transport."""
+
+
+def get_mm_feature_pool_size_per_worker(total_pool_size: int, tokenizer_worker_num: int) -> int:
+    """Split the total pool size (bytes) evenly between tokenizer workers."""
+    if total_pool_size <= 0:
+        raise ValueError("total_pool_size must be positive")
+    if tokenizer_worker_num <= 0:
+        raise ValueError("tokenizer_worker_num must be positive")
+    return total_pool_size // tokenizer_worker_num
+
+
+def _is_pool_buffer(byte_tensor: torch.Tensor, memory_size: int, device_id: int) -> bool:
+    # Metadata only: this must not touch the CUDA runtime, so it can fail on a CPU-only host.
+    return (
+        byte_tensor.is_cuda
+        and byte_tensor.device.index == device_id
+        and byte_tensor.dtype == torch.uint8
+        and byte_tensor.is_contiguous()
+        and byte_tensor.numel() >= memory_size
+    )
+
+
+class CudaStreamTransport:
+    """`PoolTransport` over a uint8 tensor on one GPU, in the current stream's order.
+
+    The producer passes no `publish_event` and gets a new interprocess event; a consumer passes
+    the event it opened from the producer's handle.
+    """
+
+    transport_name = CUDA_IPC_TRANSPORT_NAME
+    """Name in messages and in the recycler thread's name."""
+    requires_cuda_source = True
+    """`copy_tensor` rejects host tensors: the copy must be device-to-device and asynchronous."""
+
+    def __init__(
+        self,
+        byte_tensor: torch.Tensor,
+        *,
+        memory_size: int,
+        device_id: int,
+        publish_event: torch.cuda.Event | None = None,
+    ) -> None:
+        if not _is_pool_buffer(byte_tensor, memory_size, device_id):
+            raise ValueError(
+                "byte_tensor must be a sufficiently large contiguous uint8 tensor on "
+                f"cuda:{device_id}"
+            )
+        self.byte_tensor = byte_tensor
+        self.device_id = device_id
+        whole_words = byte_tensor.numel() // CONTROL_WORD_BYTES * CONTROL_WORD_BYTES
+        self._words = byte_tensor[:whole_words].view(torch.int32)
+        if publish_event is None:
+            publish_event = torch.cuda.Event(interprocess=True)
+            with torch.cuda.device(device_id):
+                # Recording creates the event on the pool's device, which its IPC handle needs.
+                publish_event.record(torch.cuda.current_stream(device_id))
+        self.publish_event = publish_event
+
+    def device_context(self) -> AbstractContextManager[object]:
+        """Select the pool's GPU."""
+        return torch.cuda.device(self.device_id)
+
+    def write_word(self, byte_offset: int, value: int) -> None:
+        """Queue a one-element `fill_` of the word on the current stream."""
+        with torch.cuda.device(self.device_id):
+            self._words[byte_offset // CONTROL_WORD_BYTES].fill_(value)
+
+    def publish_ready(self, byte_offset: int, generation: int) -> None:
+        """Queue the READY store after the copy, then record the publication event after it."""
+        self.write_word(byte_offset, generation)
+        with torch.cuda.device(self.device_id):
+            self.publish_event.record(torch.cuda.current_stream(self.device_id))
+
+    def wait_ready(self, byte_offset: int, generation: int) -> None:
+        """Make the current stream wait for the latest publication, which covers this READY."""
+        with torch.cuda.device(self.device_id):
+            torch.cuda.current_stream(self.device_id).wait_event(self.publish_event)
+
+    def confirm_ready(self, byte_offset: int, generation: int) -> None:
+        """Nothing to check: CUDA IPC leases are never reclaimed before acknowledgement."""
+
+    def copy_in(self, destination: torch.Tensor, source: torch.Tensor) -> None:
+        """Queue the copy on the current stream; READY is queued after it."""
+        destination.copy_(source, non_blocking=True)
+
+    def copy_out(self, destination: torch.Tensor, source: torch.Tensor) -> None:
+        """Queue the copy on the current stream, after the READY wait and before the ACK."""
+        destination.copy_(source, non_blocking=True)
+
+    def synchronize(self) -> None:
+        """Wait for all work on the pool's GPU."""
+        torch.cuda.synchronize(self.device_id)
+
+    def prepare_recycler_thread(self) -> None:
+        """Make the pool's GPU current for the recycler thread."""
+        torch.cuda.set_device(self.device_id)
+
+
+class CudaIpcTensorTransportProxy(StreamOrderedPoolConsumerMixin):
+    """A tensor published in a CUDA IPC pool, as sent to its consumers.
+
+    `data` is the uint8 view of the lease's bytes and `info_data` the original tensor, whose
+    shape and dtype the consumer rebuilds. Neither is pickled: only `proxy_state`, the lease's
+    control offsets and its generation travel.
+    """
+
+    def __init__(
+        self,
+        data: torch.Tensor,
+        info_data: torch.Tensor,
+        pool_ipc_handle: tuple[Any, ...],
+        pool_byte_offset: int,
+        ready_byte_offset: int,
+        ack_byte_offset: int,
+        generation: int,
+        total_consumer_count: int,
+        use_pool_handle_cache: bool = True,
+        publish_event_handle: bytes | None = None,
+    ) -> None:
+        if not isinstance(data, torch.Tensor) or not isinstance(info_data, torch.Tensor):
+            data_type = type(data)
+            raise TypeError(f"Input 'data' must be a torch.Tensor, but got {data_type}")
+        self._init_stream_ordered_consumer(
+            ready_byte_offset=ready_byte_offset,
+            ack_byte_offset=ack_byte_offset,
+            generation=generation,
+            total_consumer_count=total_consumer_count,
+            transport_name=CUDA_IPC_TRANSPORT_NAME,
+        )
+        self.proxy_state: dict[str, Any] = {
+            "ipc_extra": {
+                "pool_handle": pool_ipc_handle,
+                "pool_byte_offset": pool_byte_offset,
+                "shape": tuple(data.shape),
+                "dtype": data.dtype,
+                "stride": tuple(data.stride()),
+                "storage_offset": 0,
+                "nbytes": data.numel() * data.element_size(),
+                "recons_shape": tuple(info_data.shape),
+                "recons_dtype": info_data.dtype,
+                "use_pool_handle_cache": use_pool_handle_cache,
+                # Our addition: the handle of the pool's publication event (module docstring).
+                "publish_event_handle": publish_event_handle,
+            }
+        }
+        # Device index -> tensor already rebuilt there by this proxy.
+        self._reconstructed: dict[int, torch.Tensor] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        state = super().__getstate__()
+        state["_reconstructed"] = {}  # tensors on this process's devices stay here
+        return state
+
+    def reconstruct_on_target_device(
+        self,
+        dev: int | str | torch.device,
+        consumer_count: int = 1,
+        consumer_rank: int | None = None,
+    ) -> torch.Tensor:
+        """Copy the tensor out of the pool onto CUDA device `dev`, then acknowledge.
+
+        `consumer_count` is 1 (this consumer acknowledges for `consumer_rank`) or the whole
+        group (this call acknowledges for every rank). The result is cached per device.
+        """
+        device_index = _cuda_device_index(dev)
+        cached = self._reconstructed.get(device_index)
+        if cached is not None:
+            return cached
+        extra = self.proxy_state["ipc_extra"]
+        transport, cached_mapping = _open_pool(device_index, extra)
+        result = self._copy_out_and_acknowledge(
+            transport,
+            pool_byte_offset=extra["pool_byte_offset"],
+            nbytes=extra["nbytes"],
+            shape=extra["recons_shape"],
+            dtype=extra["recons_dtype"],
+            consumer_count=consumer_count,
+            consumer_rank=consumer_rank,
+        )
+        if not cached_mapping:
+            # The mapping is dropped on return; the copy and ACK queued on it must finish first.
+            torch.cuda.current_stream(device_index).synchronize()
+        self._reconstructed[device_index] = result
+        return result
+
+    def acknowledge_consumption(
+        self,
+        dev: int | str | torch.device,
+        consumer_count: int = 1,
+        consumer_rank: int | None = None,
+    ) -> None:
+        """Acknowledge without copying the tensor out."""
+        device_index = _cuda_device_index(dev)
+        transport, cached_mapping = _open_pool(device_index, self.proxy_state["ipc_extra"])
+        with transport.device_context():
+            self._wait_until_ready(transport)
+            self._acknowledge_on_stream(transport, consumer_count, consumer_rank)
+            if not cached_mapping:
+                torch.cuda.current_stream(device_index).synchronize()
+
+    def release_without_reconstruction(
+        self,
+        dev: int | str | torch.device,
+        consumer_count: int = 1,
+        consumer_rank: int | None = None,
+    ) -> None:
+        """Give the lease back unread (e.g. the request was aborted)."""
+        self.acknowledge_consumption(dev, consumer_count, consumer_rank)
+
+
+def _cuda_device_index(dev: int | str | torch.device) -> int:
+    device = torch.device("cuda", dev) if isinstance(dev, int) else torch.device(dev)
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
+# (device index, pool IPC handle) -> transport over the mapped pool, for this process.
+_OPENED_POOLS: dict[tuple[int, tuple[Any, ...]], CudaStreamTransport] = {}
+_OPENED_POOLS_LOCK = threading.Lock()
+
+
+def _open_pool_uncached(
+    device_index: int, pool_handle: Sequence[Any], publish_event_handle: bytes
+) -> CudaStreamTransport:
+    torch.cuda._lazy_init()
+    (_, ipc_handle, size, offset, ref_handle, ref_offset, event_handle, event_sync) = pool_handle
+    # The handle's own device field is the producer's numbering; the pool is mapped on `dev`.
+    storage = torch.UntypedStorage._new_shared_cuda(
+        device_index, ipc_handle, size, offset, ref_handle, ref_offset, event_handle, event_sync
+    )
+    device = torch.device("cuda", device_index)
+    byte_tensor = torch.empty(0, dtype=torch.uint8, device=device).set_(storage)
+    event = torch.cuda.Event.from_ipc_handle(device, publish_event_handle)
+    return CudaStreamTransport(
+        byte_tensor,
+        memory_size=byte_tensor.numel(),
+        device_id=device_index,
+        publish_event=event,
+    )
+
+
+def _open_pool(device_index: int, extra: dict[str, Any]) -> tuple[CudaStreamTransport, bool]:
+    """Map the pool on `device_index`; the flag says whether the mapping is cached."""
+    pool_handle = tuple(extra["pool_handle"])
+    publish_event_handle = extra["publish_event_handle"]
+    if extra["use_pool_handle_cache"]:
+        key = (device_index, pool_handle)
+        try:
+            with _OPENED_POOLS_LOCK:
+                transport = _OPENED_POOLS.get(key)
+                if transport is None:
+                    transport = _open_pool_uncached(device_index, pool_handle, publish_event_handle)
+                    _OPENED_POOLS[key] = transport
+            return transport, True
+        except Exception:
+            with _OPENED_POOLS_LOCK:
+                _OPENED_POOLS.pop(key, None)
+            logger.warning(
+                "cached %s pool mapping failed; retrying without the cache",
+                CUDA_IPC_TRANSPORT_NAME,
+                exc_info=True,
+            )
+    # Without the cache a failure propagates: there is nothing left to fall back to.
+    return _open_pool_uncached(device_index, pool_handle, publish_event_handle), False
+
+
+class MmItemMemoryPool:
+    """Producer side of the CUDA IPC transport: the pool on `cuda:{base_gpu_id}` and its proxies.
+
+    `memory_size` is in bytes and `recycle_interval` in seconds; `consumer_count` consumers must
+    acknowledge each tensor before its bytes are reused.
+    """
+
+    def __init__(
+        self,
+        memory_size: int,
+        recycle_interval: float,
+        base_gpu_id: int,
+        consumer_count: int,
+        max_inflight_slices: int = DEFAULT_MAX_INFLIGHT_SLICES,
+    ) -> None:
+        # Before the allocation, so that a bad size fails with the pool's own message.
+        validate_pool_arguments(
+            memory_size=memory_size,
+            consumer_count=consumer_count,
+            max_inflight_slices=max_inflight_slices,
+            recycle_interval=recycle_interval,
+        )
+        self.memory_size = memory_size
+        self.device_id = base_gpu_id
+        self.consumer_count = consumer_count
+        device = torch.device("cuda", base_gpu_id)
+        byte_tensor = torch.empty(memory_size, dtype=torch.uint8, device=device)
+        self.transport = CudaStreamTransport(
+            byte_tensor, memory_size=memory_size, device_id=base_gpu_id
+        )
+        self.pool = StreamOrderedMmFeaturePool(
+            transport=self.transport,
+            memory_size=memory_size,
+            consumer_count=consumer_count,
+            recycle_interval=recycle_interval,
+            max_inflight_slices=max_inflight_slices,
+        )
+        self.pool_ipc_handle: tuple[Any, ...] = byte_tensor.untyped_storage()._share_cuda_()
+        self.publish_event_handle: bytes = self.transport.publish_event.ipc_handle()
+        self._warned_full = False
+
+    def wrap_tensor(
+        self, tensor: torch.Tensor, *, use_pool_handle_cache: bool = True
+    ) -> CudaIpcTensorTransportProxy | None:
+        """Copy `tensor` into the pool and return its proxy; None when the pool is full."""
+        lease, destination = self.pool.copy_tensor(tensor)
+        if lease is None or destination is None:
+            if not self._warned_full:
+                self._warned_full = True
+                logger.warning(
+                    "%s pool has no free range for a %.2f MiB tensor (pool size %.2f MiB); "
+                    "sending features without IPC until it drains",
+                    CUDA_IPC_TRANSPORT_NAME,
+                    tensor.numel() * tensor.element_size() / 2**20,
+                    self.memory_size / 2**20,
+                )
+            return None
+        return CudaIpcTensorTransportProxy(
+            data=destination,
+            info_data=tensor,
+            pool_ipc_handle=self.pool_ipc_handle,
+            pool_byte_offset=lease.start,
+            ready_byte_offset=lease.ready_byte_offset,
+            ack_byte_offset=lease.ack_byte_offset,
+            generation=lease.generation,
+            total_consumer_count=self.consumer_count,
+            use_pool_handle_cache=use_pool_handle_cache,
+            publish_event_handle=self.publish_event_handle,
+        )
+
+    def cancel_proxy(self, proxy: CudaIpcTensorTransportProxy) -> None:
+        """Give back the lease of a proxy that will never reach its consumers."""
+        if proxy.proxy_state["ipc_extra"]["pool_handle"] != self.pool_ipc_handle:
+            raise RuntimeError("CUDA IPC proxy does not belong to this pool")
+        self.pool.cancel_lease(
+            ready_byte_offset=proxy.ready_byte_offset,
+            ack_byte_offset=proxy.ack_byte_offset,
+            generation=proxy.generation,
+        )
+
+    @property
+    def active_lease_count(self) -> int:
+        """Number of live leases."""
+        return self.pool.active_lease_count
+
+    def shutdown(self) -> None:
+        """Stop the recycler thread."""
+        self.pool.shutdown()
+
+    def __enter__(self) -> MmItemMemoryPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()

@@ -1,0 +1,570 @@
+"""Stream-ordered pool of one byte buffer for multimodal feature transport.
+
+A producer copies feature tensors into one bounded byte buffer; consumers (the TP ranks) receive a
+lease naming the bytes, read them, and acknowledge. Readiness and acknowledgement are 32-bit
+control words at the start of the same buffer, so the whole protocol travels with the buffer:
+
+    [control region | padding | data region]
+     int32[max_inflight_slices, 1 + consumer_count]   data_start = align_up(control bytes, 256)
+
+Word 0 of a slot's row is READY; words 1..C are the ACK words of consumer ranks 0..C-1. A lease
+is live while its slot is occupied. Each reuse of a slot bumps its generation, and every protocol
+word carries the generation it is about, so flags left over from an earlier use of the slot can
+never satisfy a later one. A background thread frees a lease once all its words equal its
+generation.
+
+Everything here is device-agnostic. How a control word is stored or awaited, how bytes are copied
+and how a device is synchronised is a `PoolTransport`'s business: `runtime.transport.host` runs the
+protocol in shared CPU memory across processes, `runtime.transport.cuda_ipc` on a GPU in stream
+order.
+
+Deliberate differences from the upstream design:
+- generation exhaustion is detected before the range and slot are taken, so the failed allocation
+  leaves the pool's accounting exactly as it was (upstream leaks both);
+- a pool may be given a `lease_timeout`: a published lease that is still unacknowledged that many
+  seconds later is reclaimed by the recycler (see `runtime.transport.host`, whose consumers may
+  die); the default, None, keeps the upstream behaviour of waiting forever;
+- the consumer rank is always explicit: there is no distributed state to ask for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+CONTROL_WORD_BYTES = 4
+"""Size of one READY or ACK word (int32), in bytes."""
+DATA_ALIGNMENT = 256
+"""Alignment of the data region and of every lease's start, in bytes."""
+DEFAULT_MAX_INFLIGHT_SLICES = 4096
+"""Default number of slots, i.e. of leases that may be live at once."""
+MAX_SLOT_GENERATION = 0x7FFFFFFF
+"""Largest generation a slot may carry: generations must stay positive int32 values."""
+
+
+def align_up(value: int, alignment: int) -> int:
+    """Round `value` up to the next multiple of `alignment`."""
+    return ((value + alignment - 1) // alignment) * alignment
+
+
+def control_region_bytes(max_inflight_slices: int, consumer_count: int) -> int:
+    """Bytes before the data region: the control words rounded up to `DATA_ALIGNMENT`."""
+    words = max_inflight_slices * (1 + consumer_count)
+    return align_up(words * CONTROL_WORD_BYTES, DATA_ALIGNMENT)
+
+
+def resolve_consumer_rank(
+    total_consumer_count: int,
+    consumer_rank: int | None = None,
+    transport_name: str = "GPU",
+) -> int:
+    """Return the consumer rank whose ACK word a single consumer writes.
+
+    With one consumer the rank is always 0. Otherwise the rank must be given: this runtime has no
+    distributed state to look it up in, so a missing rank is reported as the upstream error for
+    an uninitialised parallel state.
+    """
+    if total_consumer_count == 1:
+        return 0
+    if consumer_rank is None:
+        raise RuntimeError(
+            f"Cannot resolve the {transport_name} consumer rank before parallel state "
+            "initialization"
+        )
+    rank = int(consumer_rank)
+    if not 0 <= rank < total_consumer_count:
+        raise RuntimeError(
+            f"{transport_name} consumer rank {rank} is outside [0, {total_consumer_count})"
+        )
+    return rank
+
+
+def validate_pool_arguments(
+    *,
+    memory_size: int,
+    consumer_count: int,
+    max_inflight_slices: int,
+    recycle_interval: float,
+) -> None:
+    """Reject non-positive pool sizes and intervals.
+
+    The pool checks these itself; transports call this first as well, before they allocate a
+    buffer of `memory_size` bytes, so a bad size fails with the pool's message and not the
+    allocator's.
+    """
+    if memory_size <= 0:
+        raise ValueError("memory_size must be positive")
+    if consumer_count <= 0:
+        raise ValueError("consumer_count must be positive")
+    if max_inflight_slices <= 0:
+        raise ValueError("max_inflight_slices must be positive")
+    if recycle_interval <= 0:
+        raise ValueError("recycle_interval must be positive")
+
+
+class ControlWords(Protocol):
+    """What a consumer needs from a transport: the buffer and its control words.
+
+    Offsets are byte offsets from the start of `byte_tensor` and are multiples of
+    `CONTROL_WORD_BYTES`.
+    """
+
+    transport_name: str
+    """Name used in messages and in the recycler thread's name (e.g. ``"CUDA IPC"``)."""
+    byte_tensor: torch.Tensor
+    """The whole pool buffer: a contiguous 1-D uint8 tensor."""
+
+    def device_context(self) -> AbstractContextManager[object]:
+        """Context in which the transport's tensor operations run (e.g. the pool's GPU)."""
+        ...
+
+    def write_word(self, byte_offset: int, value: int) -> None:
+        """Store `value`, ordered after all earlier work of the caller (stream or thread)."""
+        ...
+
+    def wait_ready(self, byte_offset: int, generation: int) -> None:
+        """Order the caller's later work after the READY word at `byte_offset` reached
+        `generation`."""
+        ...
+
+    def confirm_ready(self, byte_offset: int, generation: int) -> None:
+        """After a copy-out: fail if the lease was taken away while it was being read."""
+        ...
+
+    def copy_out(self, destination: torch.Tensor, source: torch.Tensor) -> None:
+        """Copy bytes out of the pool, ordered after `wait_ready` and before the next word."""
+        ...
+
+
+class PoolTransport(ControlWords, Protocol):
+    """What the producer-side pool needs on top of `ControlWords`."""
+
+    requires_cuda_source: bool
+    """Whether `copy_tensor` accepts only CUDA tensors."""
+
+    def copy_in(self, destination: torch.Tensor, source: torch.Tensor) -> None:
+        """Copy bytes into the pool, ordered before the following `publish_ready`."""
+        ...
+
+    def publish_ready(self, byte_offset: int, generation: int) -> None:
+        """Set a READY word once the bytes copied before it are visible to consumers."""
+        ...
+
+    def synchronize(self) -> None:
+        """Wait until all work issued so far on the pool's device has finished."""
+        ...
+
+    def prepare_recycler_thread(self) -> None:
+        """Per-thread setup for the recycler (e.g. selecting the pool's GPU)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PoolLease:
+    """One live allocation: a slot with its generation and a byte range of the data region.
+
+    Two leases are the same lease only if every field matches (dataclass equality), which is how
+    release and cancel recognise a stale lease for a reused slot.
+    """
+
+    start: int
+    """First byte of the range, from the start of the buffer (a multiple of 256)."""
+    end: int
+    """One past the last byte of the range: `start + align_up(nbytes, 256)`."""
+    nbytes: int
+    """Bytes of tensor data, unaligned (`<= end - start`)."""
+    slot: int
+    """Row of the control region, 0-based."""
+    generation: int
+    """Use count of the slot, 1-based; the value every protocol word of this lease carries."""
+    ready_byte_offset: int
+    """Byte offset of the READY word from the start of the buffer."""
+    ack_byte_offset: int
+    """Byte offset of consumer rank 0's ACK word; rank r's is at `ack_byte_offset + 4 * r`."""
+
+
+class StreamOrderedMmFeaturePool:
+    """Best-fit pool of byte ranges and slots over a transport's buffer, with a recycler thread.
+
+    Keyword arguments: `transport` (owns the buffer and the device-specific operations),
+    `memory_size` (bytes of the buffer the pool may use), `consumer_count` (ACK words per slot),
+    `recycle_interval` (seconds between recycler passes), `max_inflight_slices` (slots), and
+    `lease_timeout` (seconds a published lease may stay unacknowledged before the recycler
+    reclaims it; None waits forever).
+
+    Use it as a context manager, or call `shutdown()`, to stop the recycler thread.
+    """
+
+    def __init__(
+        self,
+        *,
+        transport: PoolTransport,
+        memory_size: int,
+        consumer_count: int,
+        recycle_interval: float,
+        max_inflight_slices: int = DEFAULT_MAX_INFLIGHT_SLICES,
+        lease_timeout: float | None = None,
+    ) -> None:
+        validate_pool_arguments(
+            memory_size=memory_size,
+            consumer_count=consumer_count,
+            max_inflight_slices=max_inflight_slices,
+            recycle_interval=recycle_interval,
+        )
+        transport_name = transport.transport_name
+        self.transport_name = transport_name
+        self.memory_size = memory_size
+        self.consumer_count = consumer_count
+        self.max_inflight_slices = max_inflight_slices
+        self.data_start = control_region_bytes(max_inflight_slices, consumer_count)
+        if memory_size <= self.data_start:
+            raise ValueError(
+                f"{transport_name} pool is too small after control metadata: "
+                f"pool={memory_size}, control={self.data_start}"
+            )
+        self.usable_size = memory_size - self.data_start
+        self._transport = transport
+        self._recycle_interval = recycle_interval
+        self._lease_timeout = lease_timeout
+        row_words = 1 + consumer_count
+        control_words = max_inflight_slices * row_words
+        control_bytes = control_words * CONTROL_WORD_BYTES
+        # A view, not a copy: the recycler must read what consumers wrote into the buffer.
+        self._control = transport.byte_tensor[:control_bytes].view(torch.int32).view(-1, row_words)
+        self._available_ranges: list[tuple[int, int]] = [(self.data_start, memory_size)]
+        # Popped from the end, so the first leases get slots 0, 1, 2, ...; released slots are
+        # appended, so reuse is LIFO and recently used rows stay warm.
+        self._available_slots: list[int] = list(reversed(range(max_inflight_slices)))
+        self._slot_generations: list[int] = [0] * max_inflight_slices
+        self._occupied: dict[int, PoolLease] = {}
+        # Monotonic seconds after which a published, unacknowledged lease is reclaimed.
+        self._deadlines: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._recycler_stop_event = threading.Event()
+        with transport.device_context():
+            self._control.zero_()
+        # The zeroed words must be in place before any consumer or the recycler reads them.
+        transport.synchronize()
+        self._recycler = threading.Thread(
+            target=self._recycle_loop,
+            name=f"{transport_name}MmFeaturePoolRecycler",
+            daemon=True,
+        )
+        self._recycler.start()
+
+    # -- allocation ---------------------------------------------------------------------------
+
+    def _allocate_locked(self, nbytes: int) -> PoolLease | None:
+        alloc = align_up(nbytes, DATA_ALIGNMENT)
+        best_index: int | None = None
+        best_length = 0
+        for index, (start, end) in enumerate(self._available_ranges):
+            length = end - start
+            # Strictly smaller wins, so among equal lengths the lowest list index is kept.
+            if length >= alloc and (best_index is None or length < best_length):
+                best_index, best_length = index, length
+        if best_index is None or not self._available_slots:
+            return None
+        slot = self._available_slots[-1]
+        generation = self._slot_generations[slot] + 1
+        if generation > MAX_SLOT_GENERATION:
+            raise RuntimeError(f"{self.transport_name} pool slot generation exhausted")
+        self._available_slots.pop()
+        start, end = self._available_ranges.pop(best_index)
+        if start + alloc < end:
+            self._available_ranges.append((start + alloc, end))
+        self._slot_generations[slot] = generation
+        ready_byte_offset = slot * (1 + self.consumer_count) * CONTROL_WORD_BYTES
+        lease = PoolLease(
+            start=start,
+            end=start + alloc,
+            nbytes=nbytes,
+            slot=slot,
+            generation=generation,
+            ready_byte_offset=ready_byte_offset,
+            ack_byte_offset=ready_byte_offset + CONTROL_WORD_BYTES,
+        )
+        self._occupied[slot] = lease
+        return lease
+
+    def _release_locked(self, lease: PoolLease) -> None:
+        if self._occupied.get(lease.slot) != lease:
+            raise RuntimeError(
+                f"Cannot release inactive {self.transport_name} pool lease "
+                f"(slot={lease.slot}, generation={lease.generation})"
+            )
+        del self._occupied[lease.slot]
+        self._deadlines.pop(lease.slot, None)
+        self._available_slots.append(lease.slot)
+        self._available_ranges.append((lease.start, lease.end))
+
+    def _merge_ranges_locked(self) -> None:
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(self._available_ranges):
+            if merged and merged[-1][1] == start:
+                merged[-1] = (merged[-1][0], end)
+            else:
+                merged.append((start, end))
+        self._available_ranges = merged
+
+    def release(self, lease: PoolLease) -> None:
+        """Free a live lease now, whatever its control words say, and merge free ranges."""
+        with self._lock:
+            self._release_locked(lease)
+            self._merge_ranges_locked()
+
+    # -- recycling ----------------------------------------------------------------------------
+
+    def _recycle_ready_leases_locked(self) -> None:
+        if not self._occupied:
+            return
+        leases = list(self._occupied.values())
+        device = self._control.device
+        slots = torch.tensor([lease.slot for lease in leases], dtype=torch.long, device=device)
+        generations = torch.tensor(
+            [lease.generation for lease in leases], dtype=torch.int32, device=device
+        )
+        rows = self._control.index_select(0, slots)
+        # Exact equality, not >=: a word from a later generation cannot belong to this lease.
+        complete: list[bool] = (rows == generations.unsqueeze(1)).all(dim=1).tolist()
+        now = time.monotonic()
+        for lease, done in zip(leases, complete, strict=True):
+            if done:
+                self._release_locked(lease)
+            elif now >= self._deadlines.get(lease.slot, float("inf")):
+                self._reclaim_locked(lease)
+        self._merge_ranges_locked()
+
+    def _reclaim_locked(self, lease: PoolLease) -> None:
+        logger.warning(
+            "%s pool reclaims lease (slot=%d, generation=%d): not acknowledged within %.3f s",
+            self.transport_name,
+            lease.slot,
+            lease.generation,
+            self._lease_timeout,
+        )
+        # Mark the slot revoked before its range can be reused, so that a slow consumer that is
+        # still reading notices (`confirm_ready`) instead of returning overwritten bytes.
+        self._transport.write_word(lease.ready_byte_offset, -lease.generation)
+        self._release_locked(lease)
+
+    def recycle(self) -> None:
+        """Run one recycler pass now: free acknowledged leases and reclaim expired ones."""
+        with self._lock, self._transport.device_context():
+            self._recycle_ready_leases_locked()
+
+    def _recycle_loop(self) -> None:
+        self._transport.prepare_recycler_thread()
+        while not self._recycler_stop_event.is_set():
+            try:
+                self.recycle()
+            except Exception:
+                # The thread must outlive one bad pass, or every later lease would leak.
+                logger.warning(
+                    "%s multimodal pool recycle failed", self.transport_name, exc_info=True
+                )
+            self._recycler_stop_event.wait(self._recycle_interval)
+
+    # -- producer API -------------------------------------------------------------------------
+
+    def copy_tensor(self, tensor: torch.Tensor) -> tuple[PoolLease | None, torch.Tensor | None]:
+        """Copy `tensor`'s bytes into the pool and publish READY after them.
+
+        Returns the lease and the uint8 view of its bytes, or `(None, None)` when no free range
+        or slot is large enough: that is back-pressure, and the caller falls back to another
+        transport. The view must not be used once the lease has been recycled.
+        """
+        if self._transport.requires_cuda_source and not tensor.is_cuda:
+            raise ValueError(f"{self.transport_name} requires a CUDA tensor")
+        source = tensor.contiguous()
+        nbytes = source.numel() * source.element_size()
+        if nbytes == 0:
+            raise ValueError(f"{self.transport_name} cannot transport an empty tensor")
+        with self._lock:
+            lease = self._allocate_locked(nbytes)
+        if lease is None:
+            return None, None
+        try:
+            with self._transport.device_context():
+                destination = self._transport.byte_tensor[lease.start : lease.start + nbytes]
+                # flatten before view: a 0-d tensor cannot be viewed as bytes directly (and
+                # flatten of a 1-d tensor is free, which matters for small copies).
+                self._transport.copy_in(destination, source.flatten().view(torch.uint8))
+                self._transport.publish_ready(lease.ready_byte_offset, lease.generation)
+        except BaseException:
+            with self._lock:
+                self._release_locked(lease)
+                self._merge_ranges_locked()
+            raise
+        if self._lease_timeout is not None:
+            with self._lock:
+                if self._occupied.get(lease.slot) == lease:
+                    self._deadlines[lease.slot] = time.monotonic() + self._lease_timeout
+        return lease, destination
+
+    def cancel_lease(
+        self, *, ready_byte_offset: int, ack_byte_offset: int, generation: int
+    ) -> None:
+        """Acknowledge, for every consumer, a lease that was never dispatched.
+
+        The acknowledgements are ordered after the lease's READY word; the recycler frees it.
+        """
+        stride = (1 + self.consumer_count) * CONTROL_WORD_BYTES
+        if (
+            ready_byte_offset % stride != 0
+            or ack_byte_offset != ready_byte_offset + CONTROL_WORD_BYTES
+        ):
+            raise RuntimeError(f"Invalid {self.transport_name} pool lease offsets")
+        slot = ready_byte_offset // stride
+        with self._lock:
+            lease = self._occupied.get(slot)
+            if (
+                lease is None
+                or lease.generation != generation
+                or lease.ready_byte_offset != ready_byte_offset
+                or lease.ack_byte_offset != ack_byte_offset
+            ):
+                raise RuntimeError(
+                    f"Cannot cancel inactive {self.transport_name} pool lease "
+                    f"(slot={slot}, generation={generation})"
+                )
+        with self._transport.device_context():
+            self._transport.wait_ready(ready_byte_offset, generation)
+            for rank in range(self.consumer_count):
+                rank_offset = ack_byte_offset + rank * CONTROL_WORD_BYTES
+                self._transport.write_word(rank_offset, generation)
+
+    def shutdown(self) -> None:
+        """Stop the recycler thread and wait for it; idempotent."""
+        self._recycler_stop_event.set()
+        if self._recycler.is_alive() and self._recycler is not threading.current_thread():
+            self._recycler.join()
+
+    def __enter__(self) -> StreamOrderedMmFeaturePool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
+
+    @property
+    def active_lease_count(self) -> int:
+        """Number of live leases (allocated and not yet recycled)."""
+        with self._lock:
+            return len(self._occupied)
+
+    @property
+    def available_ranges(self) -> list[tuple[int, int]]:
+        """Free `(start, end)` byte ranges, in allocation-list order (merged by the recycler)."""
+        with self._lock:
+            return list(self._available_ranges)
+
+    @property
+    def available_slot_count(self) -> int:
+        """Number of free slots."""
+        with self._lock:
+            return len(self._available_slots)
+
+    def live_leases(self) -> list[PoolLease]:
+        """Snapshot of the live leases, ordered by slot."""
+        with self._lock:
+            return [self._occupied[slot] for slot in sorted(self._occupied)]
+
+
+class StreamOrderedPoolConsumerMixin:
+    """Consumer side of the protocol, for the proxies that transports send to consumers.
+
+    A proxy records its lease's control offsets and generation; the consumer waits for READY,
+    copies the bytes out, and writes its ACK word(s), each step ordered after the previous one.
+    """
+
+    transport_name: str
+    ready_byte_offset: int
+    ack_byte_offset: int
+    generation: int
+    total_consumer_count: int
+    _consumer_acknowledged: bool
+
+    def _init_stream_ordered_consumer(
+        self,
+        *,
+        ready_byte_offset: int,
+        ack_byte_offset: int,
+        generation: int,
+        total_consumer_count: int,
+        transport_name: str,
+    ) -> None:
+        if total_consumer_count <= 0:
+            raise ValueError("total_consumer_count must be positive")
+        self.ready_byte_offset = ready_byte_offset
+        self.ack_byte_offset = ack_byte_offset
+        self.generation = generation
+        self.total_consumer_count = total_consumer_count
+        self.transport_name = transport_name
+        self._consumer_acknowledged = False
+
+    def __getstate__(self) -> dict[str, object]:
+        # Acknowledgement is the holder's state: a pickled copy goes to another consumer, which
+        # has acknowledged nothing yet.
+        state = dict(self.__dict__)
+        state["_consumer_acknowledged"] = False
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
+    def _wait_until_ready(self, words: ControlWords) -> None:
+        words.wait_ready(self.ready_byte_offset, self.generation)
+
+    def _acknowledge_on_stream(
+        self,
+        words: ControlWords,
+        consumer_count: int,
+        consumer_rank: int | None = None,
+    ) -> None:
+        if self._consumer_acknowledged:
+            return
+        ranks: Sequence[int]
+        if consumer_count == self.total_consumer_count:
+            ranks = range(self.total_consumer_count)
+        elif consumer_count == 1:
+            ranks = [
+                resolve_consumer_rank(self.total_consumer_count, consumer_rank, self.transport_name)
+            ]
+        else:
+            raise ValueError(
+                f"{self.transport_name} acknowledgements support one consumer or the complete "
+                f"consumer group, got {consumer_count}/{self.total_consumer_count}"
+            )
+        for rank in ranks:
+            words.write_word(self.ack_byte_offset + rank * CONTROL_WORD_BYTES, self.generation)
+        self._consumer_acknowledged = True
+
+    def _copy_out_and_acknowledge(
+        self,
+        words: ControlWords,
+        *,
+        pool_byte_offset: int,
+        nbytes: int,
+        shape: Sequence[int],
+        dtype: torch.dtype,
+        consumer_count: int,
+        consumer_rank: int | None,
+    ) -> torch.Tensor:
+        """Wait for READY, copy the lease's bytes into a new tensor, then acknowledge."""
+        with words.device_context():
+            self._wait_until_ready(words)
+            result = torch.empty(tuple(shape), dtype=dtype, device=words.byte_tensor.device)
+            source = words.byte_tensor[pool_byte_offset : pool_byte_offset + nbytes]
+            words.copy_out(result.reshape(-1).view(torch.uint8), source)
+            words.confirm_ready(self.ready_byte_offset, self.generation)
+            self._acknowledge_on_stream(words, consumer_count, consumer_rank)
+        return result
