@@ -15,7 +15,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,runtime]'
 	touch $(STAMP)
 
+# The drift gate first: a stale runtime/errors.py or an uncatalogued raise fails fast.
 test: setup
+	$(VENV)/bin/errcat check
 	$(PY) -m pytest
 
 lint: setup

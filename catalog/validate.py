@@ -147,6 +147,7 @@ def draft_warnings(catalog: Catalog) -> list[Finding]:
             f"entry {entry.id} ({entry.name}) is a draft",
             "write its prose and set status: active",
             severity=Severity.WARNING,
+            stage="drafts",
         )
         for entry in catalog
         if entry.status is Status.DRAFT

@@ -15,6 +15,13 @@ import warnings
 
 from packaging.version import InvalidVersion, Version
 
+from runtime.errors import (
+    MlxNotInstalled,
+    MlxRequiresMetalDevice,
+    MlxRequiresMpsDevice,
+    UnsupportedTorchMlxVersions,
+)
+
 _ENV_NAME = "SGLANG_USE_MLX"
 """The environment variable that enables the MLX backend."""
 
@@ -85,10 +92,7 @@ def _validate_runtime() -> None:
     try:
         import mlx.core as mx
     except ImportError:
-        raise RuntimeError(
-            "SGLANG_USE_MLX requires stable Torch 2.13.x and MLX >= 0.32.0, "
-            "but MLX is not installed; reinstall with the srt_mps extra"
-        ) from None
+        raise MlxNotInstalled() from None
     import torch
 
     raw_torch = getattr(torch, "__version__", None)
@@ -98,15 +102,11 @@ def _validate_runtime() -> None:
     if not (torch_ok and mlx_ok):
         torch_version = raw_torch or "unknown"
         mlx_version = raw_mlx or "unknown"
-        raise RuntimeError(
-            "SGLANG_USE_MLX requires stable Torch 2.13.x and MLX >= 0.32.0; "
-            f"found Torch {torch_version} + MLX {mlx_version}; "
-            "reinstall with the srt_mps extra"
-        )
+        raise UnsupportedTorchMlxVersions(torch_version=torch_version, mlx_version=mlx_version)
     if not _reports_available(getattr(torch.backends, "mps", None)):
-        raise RuntimeError("SGLANG_USE_MLX requires an available PyTorch MPS device")
+        raise MlxRequiresMpsDevice()
     if not _reports_available(getattr(mx, "metal", None)):
-        raise RuntimeError("SGLANG_USE_MLX requires an available MLX Metal device")
+        raise MlxRequiresMetalDevice()
 
 
 @functools.lru_cache(maxsize=1)

@@ -21,6 +21,18 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 import torch
 import torch.utils.dlpack
 
+from runtime.errors import (
+    BorrowRequiresMps,
+    BridgeRequiresMlx,
+    Complex128Unsupported,
+    Float64ToMpsUnsupported,
+    MultiOutputNotMlxArray,
+    MultiOutputNotSequence,
+    TensorViewRequiresMps,
+    UnsupportedSourceDevice,
+    UnsupportedTargetDevice,
+)
+
 if TYPE_CHECKING:
     import mlx.core as mx
 
@@ -65,7 +77,7 @@ def _mlx_core() -> ModuleType:
     try:
         import mlx.core as mlx_core
     except ImportError:
-        raise RuntimeError("The MLX tensor bridge requires MLX >= 0.32.0") from None
+        raise BridgeRequiresMlx() from None
     return mlx_core
 
 
@@ -83,12 +95,10 @@ def _resolve_target(device: DeviceLike) -> torch.device:
 def _check_importable(tensor: torch.Tensor) -> None:
     """Reject a tensor MLX cannot take, before any fence or copy happens."""
     if tensor.device.type not in _SUPPORTED_DEVICE_TYPES:
-        raise ValueError(f"The MLX tensor bridge supports CPU and MPS tensors, got {tensor.device}")
+        raise UnsupportedSourceDevice(tensor=tensor)
     # mx.array would silently narrow complex128 to complex64.
     if tensor.device.type == "cpu" and tensor.dtype == torch.complex128:
-        raise ValueError(
-            "MLX 0.32 does not support complex128; convert the Torch tensor to complex64 explicitly"
-        )
+        raise Complex128Unsupported()
 
 
 def _torch_to_mlx(tensor: torch.Tensor, *, copy: bool, synchronize: bool = True) -> mx.array:
@@ -129,7 +139,7 @@ class MlxTensorView:
             _mlx_core()
             owner = tensor.detach()
             if owner.device.type != "mps":
-                raise ValueError(f"MlxTensorView requires a Torch MPS tensor, got {owner.device}")
+                raise TensorViewRequiresMps(owner=owner)
             if synchronize:
                 torch.mps.synchronize()
             self._adopt(owner)
@@ -139,7 +149,7 @@ class MlxTensorView:
         """Build a view when the caller already fenced the MPS queue and holds the lock."""
         owner = tensor.detach()
         if owner.device.type != "mps":
-            raise ValueError(f"MlxTensorView requires a Torch MPS tensor, got {owner.device}")
+            raise TensorViewRequiresMps(owner=owner)
         view = cls.__new__(cls)
         view._adopt(owner)
         return view
@@ -174,7 +184,7 @@ def borrow_torch_tensors(
     if not all(owner.device.type == "mps" for owner in owners):
         # Name every device, not only the first offender, so a mixed batch is diagnosed at once.
         devices = ", ".join(str(owner.device) for owner in owners)
-        raise ValueError(f"borrow_torch_tensors requires MPS tensors, got {devices}")
+        raise BorrowRequiresMps(devices=devices)
     if owners and synchronize:
         torch.mps.synchronize()
     return tuple(MlxTensorView._from_synchronized(owner) for owner in owners)
@@ -197,12 +207,9 @@ def torch_to_mlx(tensor: torch.Tensor) -> mx.array:
 def _prepare_mlx_export(array: mx.array, target_device: torch.device, mx: ModuleType) -> None:
     """Reject an export Torch cannot receive; evaluates nothing."""
     if target_device.type not in _SUPPORTED_DEVICE_TYPES:
-        raise ValueError(f"The MLX tensor bridge supports CPU and MPS targets, got {target_device}")
+        raise UnsupportedTargetDevice(target_device=target_device)
     if target_device.type == "mps" and array.dtype == mx.float64:
-        raise ValueError(
-            "MLX float64 arrays cannot be exported to a Torch MPS tensor; "
-            "use float32/bfloat16 or request device='cpu'"
-        )
+        raise Float64ToMpsUnsupported()
 
 
 def _has_negative_stride(array: mx.array) -> bool:
@@ -295,7 +302,7 @@ def mlx_call(
     mx = _mlx_core()
     target_device = _resolve_target(device)
     if target_device.type not in _SUPPORTED_DEVICE_TYPES:
-        raise ValueError(f"The MLX tensor bridge supports CPU and MPS targets, got {target_device}")
+        raise UnsupportedTargetDevice(target_device=target_device)
     imports = _import_operands(tensors, mx)
     result = _run_operation(operation, imports, target_device, mx)
     # `imports` is still referenced here: the lazy graph reads the borrowed MPS storage until
@@ -313,15 +320,13 @@ def mlx_call_multi(
     mx = _mlx_core()
     target_device = _resolve_target(device)
     if target_device.type not in _SUPPORTED_DEVICE_TYPES:
-        raise ValueError(f"The MLX tensor bridge supports CPU and MPS targets, got {target_device}")
+        raise UnsupportedTargetDevice(target_device=target_device)
     imports = _import_operands(tensors, mx)
     result = _run_operation(operation, imports, target_device, mx)
     if not isinstance(result, tuple | list) or not result:
-        raise TypeError(
-            "mlx_call_multi operation must return a non-empty tuple or list of MLX arrays"
-        )
+        raise MultiOutputNotSequence()
     if not all(isinstance(output, mx.array) for output in result):
-        raise TypeError("mlx_call_multi outputs must be MLX arrays")
+        raise MultiOutputNotMlxArray()
     outputs = list(result)
     for output in outputs:
         _prepare_mlx_export(output, target_device, mx)

@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TextIO
 
 from catalog.config import Config
 from catalog.findings import Finding, Severity
@@ -22,7 +23,11 @@ def module_name(config: Config, path: Path) -> str:
 
 
 def print_findings(
-    findings: Iterable[Finding], *, as_json: bool, extra: dict[str, object] | None = None
+    findings: Iterable[Finding],
+    *,
+    as_json: bool,
+    extra: dict[str, object] | None = None,
+    stream: TextIO | None = None,
 ) -> None:
     """Findings for people (`path:line:col: ...`, to stderr) or as one JSON object (stdout)."""
     findings = list(findings)
@@ -38,7 +43,7 @@ def print_findings(
         sys.stdout.write("\n")
         return
     for finding in findings:
-        print(finding.format(), file=sys.stderr)
+        print(finding.format(), file=stream or sys.stderr)
 
 
 def generated_module(config: Config) -> str:

@@ -18,6 +18,51 @@ Importing this module needs no GPU: nothing CUDA-specific is touched until a cal
 
 import torch
 
+from runtime.errors import (
+    AttnSinkNotContiguous,
+    AttnSinkNotCuda,
+    AttnSinkWithoutTopkLength,
+    AttnSinkWrongDevice,
+    AttnSinkWrongShapeOrDtype,
+    BufferNotContiguous,
+    HeadDimMismatch,
+    IndicesNotContiguous,
+    IndicesNotCuda,
+    IndicesNotInt32,
+    IndicesWrongDevice,
+    IndicesWrongRank,
+    IndicesWrongShape,
+    KvCacheNotContiguous,
+    KvCacheNotCuda,
+    KvCacheNotFloat8,
+    KvCacheWrongDevice,
+    KvCacheWrongRank,
+    KvHeadsNotOne,
+    OutputBuffersAlias,
+    OutputBufferWrongDevice,
+    OutputBufferWrongDtype,
+    OutputBufferWrongShape,
+    QueryHeadsNotMultipleOf64,
+    QueryNotContiguous,
+    QueryNotCuda,
+    QueryNotFloat8,
+    QueryWrongRank,
+    ScaleNotCuda,
+    ScaleNotFloat32,
+    ScaleNotScalar,
+    ScaleNotTensor,
+    ScaleWrongDevice,
+    Sm90BackendNeedsHopper,
+    TopkLengthNotContiguous,
+    TopkLengthNotCuda,
+    TopkLengthOutOfRange,
+    TopkLengthWrongDevice,
+    TopkLengthWrongShapeOrDtype,
+    TopkNotMultipleOf128,
+    UnknownSparseMlaBackend,
+    UnsupportedHeadDim,
+    UnsupportedValueDim,
+)
 from runtime.kernels.sparse_mla_reference import D_V, sparse_mla_reference
 
 __all__ = ["BACKENDS", "sparse_mla_q8kv8_prefill_fwd"]
@@ -104,10 +149,7 @@ def _prefill_fake(*args: object) -> None:
 def _resolve_backend(backend: str, q: torch.Tensor) -> str:
     if backend not in BACKENDS:
         given = repr(backend)
-        raise ValueError(
-            f"sparse_mla_q8kv8_prefill_fwd backend must be 'auto', 'reference' or 'sm90', "
-            f"got {given}"
-        )
+        raise UnknownSparseMlaBackend(given=given)
     if backend == "auto":
         return "sm90" if isinstance(q, torch.Tensor) and q.is_cuda else "reference"
     return backend
@@ -117,11 +159,7 @@ def _check_sm90_device(device: torch.device) -> None:
     major, minor = torch.cuda.get_device_capability(device)
     if (major, minor) != _SM90_CAPABILITY:
         capability = f"{major}.{minor}"
-        raise RuntimeError(
-            f"sparse_mla_q8kv8_prefill_fwd backend 'sm90' needs a GPU of compute capability "
-            f"9.0 (H100/H200), but {device} has {capability}; pass backend='reference' to run "
-            f"the reference kernel there"
-        )
+        raise Sm90BackendNeedsHopper(device=device, capability=capability)
 
 
 def _check_out_buffer(
@@ -133,13 +171,13 @@ def _check_out_buffer(
 ) -> None:
     if tuple(t.shape) != shape:
         actual_shape = tuple(t.shape)
-        raise ValueError(f"{name} must have shape {shape}, got {actual_shape}")
+        raise OutputBufferWrongShape(name=name, shape=shape, actual_shape=actual_shape)
     if t.dtype != dtype:
-        raise ValueError(f"{name} must have dtype {dtype}, got {t.dtype}")
+        raise OutputBufferWrongDtype(name=name, dtype=dtype, t=t)
     if t.device != device:
-        raise ValueError(f"{name} must be on device {device}, got {t.device}")
+        raise OutputBufferWrongDevice(name=name, device=device, t=t)
     if not t.is_contiguous():
-        raise ValueError(f"{name} must be contiguous")
+        raise BufferNotContiguous(name=name)
 
 
 def _output(
@@ -157,19 +195,19 @@ def _output(
 
 def _check_scale(scale: object, name: str, device: torch.device, require_cuda: bool) -> None:
     if not isinstance(scale, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor")
+        raise ScaleNotTensor(name=name)
     if require_cuda and not scale.is_cuda:
-        raise ValueError(f"{name} must be a CUDA tensor")
+        raise ScaleNotCuda(name=name)
     if scale.device != device:
-        raise ValueError(f"{name} must be on q's device {device}, got {scale.device}")
+        raise ScaleWrongDevice(name=name, device=device, scale=scale)
     if scale.dtype != torch.float32:
-        raise ValueError(f"{name} must be float32, got {scale.dtype}")
+        raise ScaleNotFloat32(name=name, scale=scale)
     if scale.numel() != 1:
         shape = tuple(scale.shape)
-        raise ValueError(f"{name} must be a scalar tensor, got shape {shape}")
+        raise ScaleNotScalar(name=name, shape=shape)
     # A one-element tensor is always contiguous in torch; kept to match upstream's checks.
     if not scale.is_contiguous():
-        raise ValueError(f"{name} must be contiguous")
+        raise BufferNotContiguous(name=name)
 
 
 def _check_no_alias(provided: list[torch.Tensor]) -> None:
@@ -181,7 +219,7 @@ def _check_no_alias(provided: list[torch.Tensor]) -> None:
         return
     pointers = [t.data_ptr() for t in provided if t.numel() > 0]
     if len(set(pointers)) != len(pointers):
-        raise ValueError("out, max_logits and lse must not alias each other")
+        raise OutputBuffersAlias()
 
 
 def sparse_mla_q8kv8_prefill_fwd(
@@ -242,98 +280,89 @@ def sparse_mla_q8kv8_prefill_fwd(
 
     if q.ndim != 3:
         q_shape = tuple(q.shape)
-        raise ValueError(f"q must have shape (s_q, h_q, d_qk), got {q_shape}")
+        raise QueryWrongRank(q_shape=q_shape)
     if kv.ndim != 3:
         kv_shape = tuple(kv.shape)
-        raise ValueError(f"kv must have shape (s_kv, h_kv, d_qk), got {kv_shape}")
+        raise KvCacheWrongRank(kv_shape=kv_shape)
     if indices.ndim != 3:
         indices_shape = tuple(indices.shape)
-        raise ValueError(f"indices must have shape (s_q, h_kv, topk), got {indices_shape}")
+        raise IndicesWrongRank(indices_shape=indices_shape)
 
     if require_cuda:
         if not q.is_cuda:
-            raise ValueError("q must be a CUDA tensor")
+            raise QueryNotCuda()
         if not kv.is_cuda:
-            raise ValueError("kv must be a CUDA tensor")
+            raise KvCacheNotCuda()
         if not indices.is_cuda:
-            raise ValueError("indices must be a CUDA tensor")
+            raise IndicesNotCuda()
     device = q.device
     if kv.device != device:
-        raise ValueError(f"kv must be on q's device {device}, got {kv.device}")
+        raise KvCacheWrongDevice(device=device, kv=kv)
     if indices.device != device:
-        raise ValueError(f"indices must be on q's device {device}, got {indices.device}")
+        raise IndicesWrongDevice(device=device, indices=indices)
 
     if q.dtype != torch.float8_e4m3fn:
-        raise ValueError(f"q must be torch.float8_e4m3fn, got {q.dtype}")
+        raise QueryNotFloat8(q=q)
     if kv.dtype != torch.float8_e4m3fn:
-        raise ValueError(f"kv must be torch.float8_e4m3fn, got {kv.dtype}")
+        raise KvCacheNotFloat8(kv=kv)
     if not q.is_contiguous():
-        raise ValueError("q must be contiguous")
+        raise QueryNotContiguous()
     if not kv.is_contiguous():
-        raise ValueError("kv must be contiguous")
+        raise KvCacheNotContiguous()
     if not indices.is_contiguous():
-        raise ValueError("indices must be contiguous")
+        raise IndicesNotContiguous()
 
     s_q, h_q, d_qk = q.shape
     _, h_kv, kv_d_qk = kv.shape
     if kv_d_qk != d_qk:
-        raise ValueError(f"kv d_qk must match q d_qk={d_qk}, got {kv_d_qk}")
+        raise HeadDimMismatch(d_qk=d_qk, kv_d_qk=kv_d_qk)
     if h_q == 0 or h_q % 64 != 0:
-        raise ValueError(
-            f"sparse_mla_q8kv8_prefill_fwd requires h_q padded to a positive multiple of 64, "
-            f"got {h_q}"
-        )
+        raise QueryHeadsNotMultipleOf64(h_q=h_q)
     if h_kv != 1:
-        raise ValueError(f"sparse_mla_q8kv8_prefill_fwd requires h_kv=1, got {h_kv}")
+        raise KvHeadsNotOne(h_kv=h_kv)
     if d_qk not in (512, 576):
-        raise ValueError(f"sparse_mla_q8kv8_prefill_fwd supports d_qk=512/576, got {d_qk}")
+        raise UnsupportedHeadDim(d_qk=d_qk)
     if tuple(indices.shape[:2]) != (s_q, h_kv):
         indices_shape = tuple(indices.shape)
-        raise ValueError(f"indices must have shape ({s_q}, {h_kv}, topk), got {indices_shape}")
+        raise IndicesWrongShape(s_q=s_q, h_kv=h_kv, indices_shape=indices_shape)
     if indices.dtype != torch.int32:
-        raise ValueError(f"indices must be int32, got {indices.dtype}")
+        raise IndicesNotInt32(indices=indices)
     topk = indices.shape[2]
     if topk == 0 or topk % 128 != 0:
-        raise ValueError(
-            f"Q8KV8 sparse-prefill topk width must be a positive multiple of 128, got {topk}"
-        )
+        raise TopkNotMultipleOf128(topk=topk)
 
     if topk_length is not None:
         if topk_length.dtype != torch.int32 or tuple(topk_length.shape) != (s_q,):
             topk_length_shape = tuple(topk_length.shape)
-            raise ValueError(
-                f"topk_length must be int32 with shape ({s_q},), "
-                f"got {topk_length_shape}/{topk_length.dtype}"
+            raise TopkLengthWrongShapeOrDtype(
+                s_q=s_q, topk_length_shape=topk_length_shape, topk_length=topk_length
             )
         if require_cuda and not topk_length.is_cuda:
-            raise ValueError("topk_length must be a CUDA tensor")
+            raise TopkLengthNotCuda()
         if topk_length.device != device:
-            raise ValueError(
-                f"topk_length must be on q's device {device}, got {topk_length.device}"
-            )
+            raise TopkLengthWrongDevice(device=device, topk_length=topk_length)
         if not topk_length.is_contiguous():
-            raise ValueError("topk_length must be contiguous")
+            raise TopkLengthNotContiguous()
         if bool(((topk_length < 0) | (topk_length > topk)).any()):
-            raise ValueError(f"topk_length values must satisfy 0 <= topk_length <= topk ({topk})")
+            raise TopkLengthOutOfRange(topk=topk)
 
     if d_v != D_V:
-        raise ValueError(f"sparse_mla_q8kv8_prefill_fwd only supports d_v=512, got {d_v}")
+        raise UnsupportedValueDim(d_v=d_v)
 
     if attn_sink is not None:
         if topk_length is None:
-            raise ValueError("attn_sink requires topk_length to be provided as well")
+            raise AttnSinkWithoutTopkLength()
         if attn_sink.dtype != torch.float32 or tuple(attn_sink.shape) != (h_q,):
             attn_sink_shape = tuple(attn_sink.shape)
-            raise ValueError(
-                f"attn_sink must be float32 with shape ({h_q},), "
-                f"got {attn_sink_shape}/{attn_sink.dtype}"
+            raise AttnSinkWrongShapeOrDtype(
+                h_q=h_q, attn_sink_shape=attn_sink_shape, attn_sink=attn_sink
             )
         if require_cuda and not attn_sink.is_cuda:
-            raise ValueError("attn_sink must be a CUDA tensor")
+            raise AttnSinkNotCuda()
         if attn_sink.device != device:
-            raise ValueError(f"attn_sink must be on q's device {device}, got {attn_sink.device}")
+            raise AttnSinkWrongDevice(device=device, attn_sink=attn_sink)
         if not attn_sink.is_contiguous():
-            raise ValueError("attn_sink must be contiguous")
+            raise AttnSinkNotContiguous()
 
     _check_scale(q_scale, "q_scale", device, require_cuda)
     _check_scale(kv_scale, "kv_scale", device, require_cuda)

@@ -36,6 +36,13 @@ from typing import Any
 
 import torch
 
+from runtime.errors import (
+    ForeignCudaIpcProxy,
+    InvalidPoolByteTensor,
+    ProxyDataNotTensor,
+    TokenizerWorkerNumNotPositive,
+    TotalPoolSizeNotPositive,
+)
 from runtime.transport.memory_pool import (
     CONTROL_WORD_BYTES,
     DEFAULT_MAX_INFLIGHT_SLICES,
@@ -63,9 +70,9 @@ PRECOMPUTED_FEATURE_HASHES_KEY = "_sglang_precomputed_feature_hashes"
 def get_mm_feature_pool_size_per_worker(total_pool_size: int, tokenizer_worker_num: int) -> int:
     """Split the total pool size (bytes) evenly between tokenizer workers."""
     if total_pool_size <= 0:
-        raise ValueError("total_pool_size must be positive")
+        raise TotalPoolSizeNotPositive()
     if tokenizer_worker_num <= 0:
-        raise ValueError("tokenizer_worker_num must be positive")
+        raise TokenizerWorkerNumNotPositive()
     return total_pool_size // tokenizer_worker_num
 
 
@@ -101,10 +108,7 @@ class CudaStreamTransport:
         publish_event: torch.cuda.Event | None = None,
     ) -> None:
         if not _is_pool_buffer(byte_tensor, memory_size, device_id):
-            raise ValueError(
-                "byte_tensor must be a sufficiently large contiguous uint8 tensor on "
-                f"cuda:{device_id}"
-            )
+            raise InvalidPoolByteTensor(device_id=device_id)
         self.byte_tensor = byte_tensor
         self.device_id = device_id
         whole_words = byte_tensor.numel() // CONTROL_WORD_BYTES * CONTROL_WORD_BYTES
@@ -179,7 +183,7 @@ class CudaIpcTensorTransportProxy(StreamOrderedPoolConsumerMixin):
     ) -> None:
         if not isinstance(data, torch.Tensor) or not isinstance(info_data, torch.Tensor):
             data_type = type(data)
-            raise TypeError(f"Input 'data' must be a torch.Tensor, but got {data_type}")
+            raise ProxyDataNotTensor(data_type=data_type)
         self._init_stream_ordered_consumer(
             ready_byte_offset=ready_byte_offset,
             ack_byte_offset=ack_byte_offset,
@@ -396,7 +400,7 @@ class MmItemMemoryPool:
     def cancel_proxy(self, proxy: CudaIpcTensorTransportProxy) -> None:
         """Give back the lease of a proxy that will never reach its consumers."""
         if proxy.proxy_state["ipc_extra"]["pool_handle"] != self.pool_ipc_handle:
-            raise RuntimeError("CUDA IPC proxy does not belong to this pool")
+            raise ForeignCudaIpcProxy()
         self.pool.cancel_lease(
             ready_byte_offset=proxy.ready_byte_offset,
             ack_byte_offset=proxy.ack_byte_offset,

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from runtime.errors import ForeignHostProxy, LeaseNotReadyInTime, LeaseReclaimedBeforeRead
 from runtime.transport.memory_pool import (
     CONTROL_WORD_BYTES,
     DEFAULT_MAX_INFLIGHT_SLICES,
@@ -114,10 +115,8 @@ class HostTransport:
         # A revoked marker for this generation, or any later generation, means the recycler took
         # the lease back (and perhaps reused the slot): the bytes are no longer this lease's.
         if word == -generation or word > generation:
-            raise RuntimeError(
-                f"{self.transport_name} pool lease (ready_byte_offset={byte_offset}, "
-                f"generation={generation}) was reclaimed before it was read; "
-                "raise the pool's lease_timeout"
+            raise LeaseReclaimedBeforeRead(
+                transport_name=self.transport_name, byte_offset=byte_offset, generation=generation
             )
 
     def wait_ready(self, byte_offset: int, generation: int) -> None:
@@ -131,9 +130,11 @@ class HostTransport:
                 return
             self._check_not_reclaimed(byte_offset, generation, word)
             if time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"{self.transport_name} pool lease (ready_byte_offset={byte_offset}, "
-                    f"generation={generation}) was not ready within {self.wait_timeout} s"
+                raise LeaseNotReadyInTime(
+                    transport_name=self.transport_name,
+                    byte_offset=byte_offset,
+                    generation=generation,
+                    wait_timeout=self.wait_timeout,
                 )
             polls += 1
             if polls > _SPIN_POLLS:
@@ -298,7 +299,7 @@ class HostMmItemMemoryPool:
     def cancel_proxy(self, proxy: HostTensorTransportProxy) -> None:
         """Give back the lease of a proxy that will never be sent to its consumers."""
         if proxy.pool_id != self.handle.pool_id:
-            raise RuntimeError(f"{HOST_TRANSPORT_NAME} proxy does not belong to this pool")
+            raise ForeignHostProxy(transport_name=HOST_TRANSPORT_NAME)
         self.pool.cancel_lease(
             ready_byte_offset=proxy.ready_byte_offset,
             ack_byte_offset=proxy.ack_byte_offset,

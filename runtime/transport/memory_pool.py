@@ -39,6 +39,24 @@ from typing import Protocol
 
 import torch
 
+from runtime.errors import (
+    CancelInactiveLease,
+    ConsumerCountNotPositive,
+    ConsumerRankOutOfRange,
+    ConsumerRankUnresolved,
+    EmptyTensorTransport,
+    InvalidLeaseOffsets,
+    MaxInflightSlicesNotPositive,
+    MemorySizeNotPositive,
+    PartialConsumerAcknowledgement,
+    PoolTooSmallForControlRegion,
+    RecycleIntervalNotPositive,
+    ReleaseInactiveLease,
+    SlotGenerationExhausted,
+    TotalConsumerCountNotPositive,
+    TransportRequiresCudaTensor,
+)
+
 logger = logging.getLogger(__name__)
 
 CONTROL_WORD_BYTES = 4
@@ -76,14 +94,11 @@ def resolve_consumer_rank(
     if total_consumer_count == 1:
         return 0
     if consumer_rank is None:
-        raise RuntimeError(
-            f"Cannot resolve the {transport_name} consumer rank before parallel state "
-            "initialization"
-        )
+        raise ConsumerRankUnresolved(transport_name=transport_name)
     rank = int(consumer_rank)
     if not 0 <= rank < total_consumer_count:
-        raise RuntimeError(
-            f"{transport_name} consumer rank {rank} is outside [0, {total_consumer_count})"
+        raise ConsumerRankOutOfRange(
+            transport_name=transport_name, rank=rank, total_consumer_count=total_consumer_count
         )
     return rank
 
@@ -102,13 +117,13 @@ def validate_pool_arguments(
     allocator's.
     """
     if memory_size <= 0:
-        raise ValueError("memory_size must be positive")
+        raise MemorySizeNotPositive()
     if consumer_count <= 0:
-        raise ValueError("consumer_count must be positive")
+        raise ConsumerCountNotPositive()
     if max_inflight_slices <= 0:
-        raise ValueError("max_inflight_slices must be positive")
+        raise MaxInflightSlicesNotPositive()
     if recycle_interval <= 0:
-        raise ValueError("recycle_interval must be positive")
+        raise RecycleIntervalNotPositive()
 
 
 class ControlWords(Protocol):
@@ -227,9 +242,8 @@ class StreamOrderedMmFeaturePool:
         self.max_inflight_slices = max_inflight_slices
         self.data_start = control_region_bytes(max_inflight_slices, consumer_count)
         if memory_size <= self.data_start:
-            raise ValueError(
-                f"{transport_name} pool is too small after control metadata: "
-                f"pool={memory_size}, control={self.data_start}"
+            raise PoolTooSmallForControlRegion(
+                transport_name=transport_name, memory_size=memory_size, data_start=self.data_start
             )
         self.usable_size = memory_size - self.data_start
         self._transport = transport
@@ -277,7 +291,7 @@ class StreamOrderedMmFeaturePool:
         slot = self._available_slots[-1]
         generation = self._slot_generations[slot] + 1
         if generation > MAX_SLOT_GENERATION:
-            raise RuntimeError(f"{self.transport_name} pool slot generation exhausted")
+            raise SlotGenerationExhausted(transport_name=self.transport_name)
         self._available_slots.pop()
         start, end = self._available_ranges.pop(best_index)
         if start + alloc < end:
@@ -298,10 +312,7 @@ class StreamOrderedMmFeaturePool:
 
     def _release_locked(self, lease: PoolLease) -> None:
         if self._occupied.get(lease.slot) != lease:
-            raise RuntimeError(
-                f"Cannot release inactive {self.transport_name} pool lease "
-                f"(slot={lease.slot}, generation={lease.generation})"
-            )
+            raise ReleaseInactiveLease(transport_name=self.transport_name, lease=lease)
         del self._occupied[lease.slot]
         self._deadlines.pop(lease.slot, None)
         self._available_slots.append(lease.slot)
@@ -384,11 +395,11 @@ class StreamOrderedMmFeaturePool:
         transport. The view must not be used once the lease has been recycled.
         """
         if self._transport.requires_cuda_source and not tensor.is_cuda:
-            raise ValueError(f"{self.transport_name} requires a CUDA tensor")
+            raise TransportRequiresCudaTensor(transport_name=self.transport_name)
         source = tensor.contiguous()
         nbytes = source.numel() * source.element_size()
         if nbytes == 0:
-            raise ValueError(f"{self.transport_name} cannot transport an empty tensor")
+            raise EmptyTensorTransport(transport_name=self.transport_name)
         with self._lock:
             lease = self._allocate_locked(nbytes)
         if lease is None:
@@ -423,7 +434,7 @@ class StreamOrderedMmFeaturePool:
             ready_byte_offset % stride != 0
             or ack_byte_offset != ready_byte_offset + CONTROL_WORD_BYTES
         ):
-            raise RuntimeError(f"Invalid {self.transport_name} pool lease offsets")
+            raise InvalidLeaseOffsets(transport_name=self.transport_name)
         slot = ready_byte_offset // stride
         with self._lock:
             lease = self._occupied.get(slot)
@@ -433,9 +444,8 @@ class StreamOrderedMmFeaturePool:
                 or lease.ready_byte_offset != ready_byte_offset
                 or lease.ack_byte_offset != ack_byte_offset
             ):
-                raise RuntimeError(
-                    f"Cannot cancel inactive {self.transport_name} pool lease "
-                    f"(slot={slot}, generation={generation})"
+                raise CancelInactiveLease(
+                    transport_name=self.transport_name, slot=slot, generation=generation
                 )
         with self._transport.device_context():
             self._transport.wait_ready(ready_byte_offset, generation)
@@ -503,7 +513,7 @@ class StreamOrderedPoolConsumerMixin:
         transport_name: str,
     ) -> None:
         if total_consumer_count <= 0:
-            raise ValueError("total_consumer_count must be positive")
+            raise TotalConsumerCountNotPositive()
         self.ready_byte_offset = ready_byte_offset
         self.ack_byte_offset = ack_byte_offset
         self.generation = generation
@@ -540,9 +550,10 @@ class StreamOrderedPoolConsumerMixin:
                 resolve_consumer_rank(self.total_consumer_count, consumer_rank, self.transport_name)
             ]
         else:
-            raise ValueError(
-                f"{self.transport_name} acknowledgements support one consumer or the complete "
-                f"consumer group, got {consumer_count}/{self.total_consumer_count}"
+            raise PartialConsumerAcknowledgement(
+                transport_name=self.transport_name,
+                consumer_count=consumer_count,
+                total_consumer_count=self.total_consumer_count,
             )
         for rank in ranks:
             words.write_word(self.ack_byte_offset + rank * CONTROL_WORD_BYTES, self.generation)
