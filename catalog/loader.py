@@ -69,6 +69,7 @@ def _schema_findings(path: Path, document: Document) -> list[Finding]:
         mark = document.mark(where)
         kind = error.validator
         message: str
+        fix: str | None
         if kind == "additionalProperties" and isinstance(error.instance, dict):
             allowed = sorted(error.schema.get("properties", {}))
             for key in sorted(set(error.instance) - set(allowed)):
@@ -202,15 +203,10 @@ def load_bytes(path: Path, data: bytes) -> tuple[CatalogFile | None, list[Findin
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        return None, [
-            Finding(
-                path,
-                line,
-                column,
-                f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded",
-                "save the file as UTF-8",
-            )
-        ]
+        what = f"byte 0x{data[exc.start]:02x} cannot be decoded"
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            what = "the file starts with a UTF-16 byte order mark"
+        return None, [Finding(path, line, column, f"not UTF-8: {what}", "save the file as UTF-8")]
     try:
         document = parse_document(text)
     except YamlProblem as problem:

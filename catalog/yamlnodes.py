@@ -58,6 +58,54 @@ def _mark(node: yaml.Node) -> Mark:
     return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+_STANDARD = "tag:yaml.org,2002:"
+_PLAIN_TAGS = frozenset(
+    _STANDARD + name
+    for name in ("null", "bool", "int", "float", "str", "timestamp", "binary", "seq", "map")
+)
+"""Tags the safe loader resolves by itself; any other tag (`!!python/...`, `!!set`, `!local`)
+asks for a type a catalog never holds, so it is refused wherever it appears."""
+
+
+def _shown_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix(_STANDARD) if tag.startswith(_STANDARD) else tag
+
+
+def _bad_character(text: str) -> str | None:
+    """The first character of `text` that is no printable text: a lone surrogate (which cannot be
+    written as UTF-8) or a control character (which would reach terminals raw), else None."""
+    for char in text:
+        code = ord(char)
+        if 0xD800 <= code <= 0xDFFF or (
+            (code < 0x20 and char not in "\t\n\r") or 0x7F <= code <= 0x9F
+        ):
+            return f"U+{code:04X}"
+    return None
+
+
+class _Loader(yaml.SafeLoader):
+    """The safe loader, refusing aliases and over-deep nesting while it composes: PyYAML's
+    composer recurses once per level, and each alias would hand back a shared node."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()
+        where = Mark(event.start_mark.line + 1, event.start_mark.column + 1)
+        if isinstance(event, yaml.AliasEvent):
+            raise YamlProblem(
+                where, "aliases (*name) are not allowed in catalog files; write the value out"
+            )
+        # The root is composed at depth 1 and built at depth 0: refuse what the builder would.
+        if self.depth > MAX_DEPTH:
+            raise YamlProblem(where, f"nesting deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]  # untyped stub
+        finally:
+            self.depth -= 1
+
+
 class _Builder:
     def __init__(self, document: Document) -> None:
         self.document = document
@@ -75,10 +123,14 @@ class _Builder:
         if depth > MAX_DEPTH:
             raise YamlProblem(_mark(node), f"nesting deeper than {MAX_DEPTH} levels")
         self.document.values[path] = _mark(node)
-        if isinstance(node, yaml.ScalarNode):
-            self.seen.add(id(node))
-            return self.scalars.construct_object(node)
         self.seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            return self.scalar(node)
+        if node.tag not in _PLAIN_TAGS:
+            raise YamlProblem(
+                _mark(node),
+                f"tag {_shown_tag(node.tag)} is not allowed in catalog files; remove it",
+            )
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode):
@@ -91,7 +143,7 @@ class _Builder:
                 key = (
                     self.build(key_node, (*path, "<key>"), depth + 1)
                     if not isinstance(key_node, yaml.ScalarNode)
-                    else self.scalars.construct_object(key_node)
+                    else self.scalar(key_node)
                 )
                 if not isinstance(key, str):
                     raise YamlProblem(_mark(key_node), f"key {key!r} must be a string")
@@ -106,17 +158,52 @@ class _Builder:
             return result
         raise YamlProblem(_mark(node), f"unsupported YAML node {node.tag}")
 
+    def scalar(self, node: yaml.ScalarNode) -> object:
+        if node.tag not in _PLAIN_TAGS:
+            raise YamlProblem(
+                _mark(node),
+                f"tag {_shown_tag(node.tag)} is not allowed in catalog files; remove it",
+            )
+        try:
+            value = self.scalars.construct_object(node)
+        except (ValueError, OverflowError) as exc:
+            # PyYAML leaves some bad values to Python: a date like 2024-13-45, an int of more
+            # digits than int() accepts.
+            reason = str(exc).split(";")[0]  # drop Python's advice on raising its own limit
+            raise YamlProblem(_mark(node), f"YAML value {node.value[:40]!r}: {reason}") from None
+        if isinstance(value, str) and (bad := _bad_character(value)) is not None:
+            raise YamlProblem(
+                _mark(node), f"{bad} is not printable text; remove the escape that produced it"
+            )
+        return value
+
 
 def parse_document(text: str) -> Document:
     """Parse one YAML document with the safe loader; raise YamlProblem with a 1-based mark."""
     try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.reader.ReaderError as exc:
+        # A character YAML refuses (NUL, other controls): the reader gives a character offset.
+        before = text[: exc.position]
+        where = Mark(before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)
+        raise YamlProblem(
+            where, f"YAML syntax: character U+{exc.character:04X} is not allowed; remove it"
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = Mark(mark.line + 1, mark.column + 1) if mark is not None else Mark(1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
         if "'\\t'" in problem or "\t" in problem:
             problem = "a tab character; indent YAML with spaces"
+        elif (
+            exc.context
+            and exc.context_mark
+            and ("end of stream" in problem or "<stream end>" in problem)
+        ):
+            # Something opened was never closed: the end of the file is no place to look for it.
+            mark = exc.context_mark
+            opened = exc.context.removeprefix("while scanning ").removeprefix("while parsing ")
+            problem = f"the file ends inside {opened} that starts here; close it"
+        where = Mark(mark.line + 1, mark.column + 1) if mark is not None else Mark(1, 1)
         raise YamlProblem(where, f"YAML syntax: {problem}") from None
     except yaml.YAMLError as exc:
         raise YamlProblem(Mark(1, 1), f"YAML syntax: {exc}") from None
