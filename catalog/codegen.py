@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import tempfile
 from pathlib import Path
 
 from catalog.model import Catalog, Entry, Status
@@ -168,19 +170,47 @@ def diff(current: str | None, expected: str, path: str) -> str:
     )
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` with `text` in one step: a killed run leaves the old file or the new one."""
-    import os
-    import tempfile
-
+def _staged(path: Path, text: str) -> Path:
+    """Write `text` to a hidden temporary file beside `path`, flushed to disk; return its path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp creates the file 0600; keep the old file's mode, or what the umask gives.
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Path(tmp)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` in one step: a killed run leaves the old file or the new one."""
+    os.replace(_staged(path, text), path)
+
+
+def write_all_atomically(files: dict[Path, str]) -> None:
+    """Write several files, staging all of them before the first is replaced.
+
+    Each file is replaced in one step; across files, the window in which a kill leaves some old
+    and some new is only the few renames at the end, not the writing.
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files.items():
+            staged.append((_staged(path, text), path))
+    except BaseException:
+        for tmp, _path in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, path in staged:
+        os.replace(tmp, path)

@@ -61,9 +61,12 @@ def _schema_findings(path: Path, document: Document) -> list[Finding]:
 
     validator = Draft202012Validator(file_schema())
     findings: list[Finding] = []
-    for error in sorted(
-        validator.iter_errors(document.value), key=lambda e: list(map(str, e.absolute_path))
-    ):
+
+    def place(error: Any) -> tuple[int, int]:
+        mark = document.mark(tuple(error.absolute_path))
+        return (mark.line, mark.column)
+
+    for error in sorted(validator.iter_errors(document.value), key=place):
         where: JsonPath = tuple(error.absolute_path)
         field = _describe(where)
         mark = document.mark(where)

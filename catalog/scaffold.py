@@ -72,7 +72,8 @@ def yaml_string(text: str) -> str:
 def entry_yaml(draft: Draft) -> str:
     """The draft as a block-sequence item under `errors:`."""
     return (
-        f"  - id: {draft.id}\n"
+        # Quoted: an id of only decimal digits would otherwise load as an integer.
+        f'  - id: "{draft.id}"\n'
         f"    name: {draft.name}\n"
         f"    exception: {draft.exception}\n"
         f"    status: draft\n"

@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
     from collections import defaultdict
 
-    from catalog.codegen import write_atomically
+    from catalog.codegen import write_all_atomically
     from catalog.commands.common import generated_module, module_name, print_findings, scan_package
     from catalog.config import load_config
     from catalog.findings import CatalogInvalid
@@ -97,8 +97,7 @@ def run(args: argparse.Namespace) -> int:
             f"errcat new: {len(drafts)} draft(s) for {len(planned)} file(s) (dry run; nothing written)"
         )
         return 0
-    for path, text in planned.items():
-        write_atomically(path, text)
+    write_all_atomically(planned)
     print(f"errcat new: wrote {len(drafts)} draft(s) to {len(planned)} file(s)")
     if drafts:
         print("next: write their prose, then run errcat codegen and errcat migrate")

@@ -1,0 +1,60 @@
+"""Scaffolding drafts and writing files: ids stay strings, modes stay sane."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from catalog.codegen import write_all_atomically, write_atomically
+from catalog.loader import load_bytes
+from catalog.scaffold import Draft, class_name, file_text
+
+
+def test_all_digit_id_stays_a_string(tmp_path: Path) -> None:
+    """An id made only of decimal digits is quoted, so YAML does not read it as an integer."""
+    draft = Draft(
+        "8782179646755120",
+        "ValueExceedsLimit",
+        "ValueError",
+        "value {value} exceeds {limit}",
+        "pkg.m",
+    )
+    text = file_text(None, "pkg.m", [draft])
+    loaded, problems = load_bytes(tmp_path / "m.yaml", text.encode())
+    assert problems == []
+    assert loaded is not None
+    assert loaded.entries[0].id == "8782179646755120"
+
+
+def test_appending_keeps_existing_text(tmp_path: Path) -> None:
+    """Drafts are appended after what the author wrote, comments included."""
+    existing = "# my notes\nmodule: pkg.m\nerrors: []\n"
+    draft = Draft("0123456789abcdef", "Boom", "ValueError", "boom", "pkg.m")
+    text = file_text(existing, "pkg.m", [draft])
+    assert text.startswith("# my notes\nmodule: pkg.m\nerrors:\n  - id:")
+    assert load_bytes(tmp_path / "m.yaml", text.encode())[1] == []
+
+
+def test_class_names_are_unique() -> None:
+    """Two messages that would give the same class name get a numbered second name."""
+    taken: set[str] = set()
+    assert class_name("q must be contiguous", taken) == "QContiguousError"
+    assert class_name("q must be contiguous!", taken) == "QContiguousError2"
+
+
+def test_written_files_follow_the_umask(tmp_path: Path) -> None:
+    """A new file gets the umask's mode (not mkstemp's 0600); a replaced file keeps its mode."""
+    umask = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.py"
+        write_atomically(fresh, "x = 1\n")
+        assert fresh.stat().st_mode & 0o777 == 0o644
+        kept = tmp_path / "kept.py"
+        kept.write_text("old\n")
+        kept.chmod(0o640)
+        write_all_atomically({kept: "new\n", tmp_path / "other.py": "y = 2\n"})
+        assert kept.read_text() == "new\n"
+        assert kept.stat().st_mode & 0o777 == 0o640
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    finally:
+        os.umask(umask)
