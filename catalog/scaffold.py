@@ -110,5 +110,5 @@ def file_text(existing: str | None, module: str, drafts: list[Draft]) -> str:
         return f"{SCHEMA_COMMENT}module: {module}\nerrors:\n{items}"
     text = existing if existing.endswith("\n") else existing + "\n"
     # `errors: []` cannot take block items; turn it into a block sequence first.
-    text = re.sub(r"(?m)^errors:\s*\[\s*\]\s*$", "errors:", text)
+    text = re.sub(r"(?m)^errors:[ \t]*\[[ \t]*\][ \t]*$", "errors:", text)
     return text + items
