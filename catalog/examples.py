@@ -1,0 +1,623 @@
+"""Executed examples: each entry's `before` must raise exactly that entry, its `after` must run.
+
+Examples run in a worker process that imports torch and the modules the examples import once,
+then forks one child per program (`before` and `after` each get a fresh child), so a run over
+the whole catalog takes seconds. A child has a time limit and is killed with its process group
+when it runs over; its stdout and stderr are captured; a child that hangs, crashes or exits
+early is a failed example, and the run goes on with the next one.
+
+The worker never touches CUDA or MPS itself: the hardware probe runs in a child too, because a
+process that initialised CUDA cannot fork children that use it.
+
+A `before` passes when the exception it ends with has `type(exc).id == entry.id` (the typed
+class of the entry, wherever it was raised). An `after` passes when it runs to its end: raising
+the entry again fails it, and so does any other exception, since a fix that crashes differently
+is no fix. `SystemExit(0)` counts as running to the end.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import platform
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from catalog.findings import Finding
+from catalog.model import Catalog, Entry, Position, Status
+from catalog.verified import Verification, dump_results, example_hash, load_results, merge_results
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds one program (`before` or `after`) may run before it is killed."""
+OUTPUT_LIMIT = 4000
+"""Characters kept from the end of a child's captured output or traceback."""
+TORCH_WARM_MODULES = ("torch._dynamo",)
+"""Imported by the worker when examples use torch: what torch imports lazily on the first call
+of a `torch.library` custom op (about two seconds that every child would otherwise pay)."""
+WORKER_GRACE = 20.0
+"""Seconds the runner waits for the worker beyond a program's own limit before giving up on it."""
+
+REQUIREMENT_REASONS = {
+    "cuda": "needs a CUDA GPU: torch.cuda.is_available() is False",
+    "mps": "needs Apple MPS: torch.backends.mps.is_available() is False",
+    "sm90": "needs a GPU of compute capability 9.0 (H100/H200)",
+}
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """What one program (`before` or `after`) did in its child process."""
+
+    ended: str
+    """`finished`, `raised`, `timeout` (killed at the limit) or `crashed` (died without a result)."""
+    exception: str | None = None
+    """Qualified class name of the exception it ended with, when it `raised`."""
+    exception_id: str | None = None
+    """The class's catalog `id` attribute, when it has one."""
+    message: str | None = None
+    """`str()` of the exception."""
+    detail: str = ""
+    """The traceback's tail, or how the child died."""
+    output: str = ""
+    """The tail of what the program wrote to stdout and stderr."""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    """The verdict on one entry's example."""
+
+    entry_id: str
+    name: str
+    outcome: str
+    """`verified`, `failed` or `skipped`."""
+    position: Position
+    """The entry's `example` key in its YAML file."""
+    reason: str = ""
+    """Why it failed or was skipped; empty when verified."""
+    fix: str | None = None
+    """What to change, for failures."""
+    example_hash: str = ""
+    before: ProgramRun | None = None
+    after: ProgramRun | None = None
+
+
+@dataclass(frozen=True)
+class ExampleRun:
+    """Every example's result, and where they ran."""
+
+    platform: str
+    """`<sys.platform>-<machine>-<accelerator>`, e.g. `linux-x86_64-cpu`."""
+    results: tuple[ExampleResult, ...]
+
+    @property
+    def failed(self) -> list[ExampleResult]:
+        return [r for r in self.results if r.outcome == "failed"]
+
+    def counts(self) -> dict[str, int]:
+        """How many examples ended in each outcome."""
+        counts = {"verified": 0, "failed": 0, "skipped": 0}
+        for result in self.results:
+            counts[result.outcome] += 1
+        return counts
+
+
+# ---------------------------------------------------------------------------------------------
+# The worker: a long-lived process with warm imports that forks a child per program.
+
+
+def _probe() -> dict[str, Any]:
+    """The hardware this machine offers; runs in a child so the worker never initialises CUDA."""
+    found: dict[str, Any] = {"cuda": False, "mps": False, "sm90": False, "capability": None}
+    try:
+        import torch
+    except ImportError:
+        torch = None  # type: ignore[assignment]  # no torch: no accelerator either
+    if torch is not None:
+        found["cuda"] = bool(torch.cuda.is_available())
+        if found["cuda"]:
+            capability = tuple(torch.cuda.get_device_capability())
+            found["capability"] = list(capability)
+            found["sm90"] = capability == (9, 0)
+        mps = getattr(torch.backends, "mps", None)
+        found["mps"] = bool(mps is not None and mps.is_available())
+    accelerator = "cuda" if found["cuda"] else "mps" if found["mps"] else "cpu"
+    found["platform"] = f"{sys.platform}-{platform.machine().lower()}-{accelerator}"
+    return found
+
+
+def _execute(code: str, filename: str) -> dict[str, Any]:
+    """Run one program in this (child) process and describe how it ended."""
+    import linecache
+    import traceback
+
+    # Tracebacks then show the example's own lines.
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": filename}
+    sys.argv = [filename]
+    try:
+        exec(compile(code, filename, "exec"), namespace)
+    except SystemExit as exc:
+        if exc.code in (None, 0):
+            return {"ended": "finished"}
+        return _raised(exc, traceback.format_exc())
+    except BaseException as exc:
+        return _raised(exc, traceback.format_exc())
+    return {"ended": "finished"}
+
+
+def _raised(exc: BaseException, formatted: str) -> dict[str, Any]:
+    cls = type(exc)
+    module = cls.__module__
+    name = cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+    identifier = getattr(cls, "id", None)
+    try:
+        message = str(exc)
+    except Exception as problem:  # a broken __str__ must not lose the verdict
+        message = f"<str() failed: {problem!r}>"
+    return {
+        "ended": "raised",
+        "exception": name,
+        "exception_id": identifier if isinstance(identifier, str) else None,
+        "message": message,
+        "detail": formatted[-OUTPUT_LIMIT:],
+    }
+
+
+def _in_child(task: dict[str, Any], result_fd: int, output_fd: int) -> None:
+    """Body of a forked child: redirect output, do the task, write the result, exit at once."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    status = 0
+    try:
+        if task["kind"] == "probe":
+            result: dict[str, Any] = {"ended": "finished", "probe": _probe()}
+        else:
+            result = _execute(task["code"], task["filename"])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        data = json.dumps(result).encode("utf-8")
+        while data:
+            data = data[os.write(result_fd, data) :]
+    except BaseException:
+        status = 70
+    # os._exit: no atexit handlers, no flushing of buffers inherited from the worker.
+    os._exit(status)
+
+
+def _describe_exit(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"crashed: killed by {name}"
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    return f"exited with status {code} before it finished"
+
+
+def _tail(handle: IO[bytes]) -> str:
+    handle.seek(0, os.SEEK_END)
+    size = handle.tell()
+    handle.seek(max(0, size - OUTPUT_LIMIT * 4))
+    return handle.read().decode("utf-8", "replace")[-OUTPUT_LIMIT:]
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def run_in_child(task: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Fork, run `task` in the child with a time limit, and describe how it ended."""
+    started = time.monotonic()
+    read_fd, write_fd = os.pipe()
+    with tempfile.TemporaryFile() as output:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child leaves through os._exit
+            os.close(read_fd)
+            _in_child(task, write_fd, output.fileno())
+        os.close(write_fd)
+        # The child does this too; whichever runs first wins the race, before any kill.
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
+        chunks: list[bytes] = []
+        timed_out = False
+        deadline = started + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(read_fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(read_fd)
+        status = None
+        if not timed_out:
+            # The pipe closes as the child exits; give it until the deadline to be reaped.
+            while status is None and time.monotonic() < deadline:
+                reaped, code = os.waitpid(pid, os.WNOHANG)
+                status = code if reaped else None
+                if status is None:
+                    time.sleep(0.002)
+        if status is None:
+            _kill_group(pid)
+            _, status = os.waitpid(pid, 0)
+            timed_out = True
+        else:
+            _kill_group(pid)  # grandchildren the program left behind
+        seconds = time.monotonic() - started
+        output_text = _tail(output)
+    if timed_out:
+        return {
+            "ended": "timeout",
+            "detail": f"did not finish within {timeout:g} s and was killed",
+            "output": output_text,
+            "seconds": seconds,
+        }
+    try:
+        result: dict[str, Any] = json.loads(b"".join(chunks).decode("utf-8")) if chunks else {}
+    except ValueError:
+        result = {}
+    if not result or status != 0:
+        return {
+            "ended": "crashed",
+            "detail": _describe_exit(status),
+            "output": output_text,
+            "seconds": seconds,
+        }
+    result.update(output=output_text, seconds=seconds)
+    return result
+
+
+def worker_main() -> None:
+    """Entry of the worker process: warm imports, probe, then one JSON task per stdin line."""
+    # Replies go to a private copy of stdout; stray prints of imported modules go to stderr.
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    for module in sys.argv[1:]:
+        # A failing import is left for the example's own child to report, with its traceback.
+        with contextlib.suppress(BaseException):
+            __import__(module)
+    probe = run_in_child({"kind": "probe"}, timeout=120.0)
+    replies.write(json.dumps({"ready": True, "probe": probe.get("probe"), "start": probe}) + "\n")
+    replies.flush()
+    for line in sys.stdin.buffer:
+        task = json.loads(line)
+        replies.write(json.dumps(run_in_child(task, float(task["timeout"]))) + "\n")
+        replies.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# The runner: drives a worker from the errcat process (which never imports torch itself).
+
+
+class WorkerFailed(Exception):
+    """The worker died or stopped answering; the text says what it printed."""
+
+
+class _Worker:
+    def __init__(self, root: Path, modules: Sequence[str]) -> None:
+        # Closed in close(), which every path out of the runner reaches.
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        command = "from catalog.examples import worker_main; worker_main()"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", command, *modules],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=_worker_env(root),
+        )
+        ready = self._reply(180.0)
+        self.probe: dict[str, Any] = ready.get("probe") or {}
+        if not self.probe:
+            raise WorkerFailed(f"the hardware probe failed: {ready.get('start')}")
+
+    def _reply(self, timeout: float) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else b""
+        if not line:
+            self.close()
+            raise WorkerFailed(self._why(ready=bool(ready)))
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def _why(self, ready: bool) -> str:
+        self.stderr.seek(0)
+        said = self.stderr.read().decode("utf-8", "replace").strip()[-OUTPUT_LIMIT:]
+        what = "exited" if ready else "stopped answering"
+        return f"the example worker {what}" + (f": {said}" if said else "")
+
+    def run(self, code: str, filename: str, timeout: float) -> ProgramRun:
+        assert self.process.stdin is not None
+        task = {"kind": "run", "code": code, "filename": filename, "timeout": timeout}
+        try:
+            self.process.stdin.write((json.dumps(task) + "\n").encode("utf-8"))
+            self.process.stdin.flush()
+        except OSError:
+            self.close()
+            raise WorkerFailed(self._why(ready=True)) from None
+        reply = self._reply(timeout + WORKER_GRACE)
+        return ProgramRun(
+            ended=reply["ended"],
+            exception=reply.get("exception"),
+            exception_id=reply.get("exception_id"),
+            message=reply.get("message"),
+            detail=reply.get("detail", ""),
+            output=reply.get("output", ""),
+            seconds=float(reply.get("seconds", 0.0)),
+        )
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.stderr.close()
+
+
+def _worker_env(root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    # The examples import the project's package from its root, as a user's script would.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    # If a warm import asks torch.cuda.is_available(), answer through NVML: the CUDA runtime
+    # check would initialise the driver in the worker, and forked children could not use CUDA.
+    env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    return env
+
+
+def _is_project_module(root: Path, name: str) -> bool:
+    top = name.split(".")[0]
+    return (root / top).is_dir() or (root / f"{top}.py").is_file()
+
+
+def imported_modules(sources: Iterable[str]) -> list[str]:
+    """Absolute modules the programs import (`import a.b`, `from a.b import c`), first use order."""
+    found: dict[str, None] = {}
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    found.setdefault(alias.name, None)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.setdefault(node.module, None)
+    return list(found)
+
+
+def example_positions(catalog: Catalog) -> dict[str, Position]:
+    """Where each entry's `example` key is written (its entry's position when unreadable)."""
+    from catalog.yamlnodes import YamlProblem, parse_document
+
+    positions: dict[str, Position] = {}
+    for catalog_file in catalog.files:
+        try:
+            document = parse_document(catalog_file.path.read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError, YamlProblem):
+            document = None
+        for index, entry in enumerate(catalog_file.entries):
+            if document is not None and entry.example is not None:
+                mark = document.mark(("errors", index, "example"), key=True)
+                positions[entry.id] = Position(catalog_file.path, mark.line, mark.column)
+            else:
+                positions[entry.id] = entry.where("example")
+    return positions
+
+
+def runnable(entry: Entry) -> bool:
+    """Whether `errcat check --examples` runs the entry's example: it has one and is not retired."""
+    return entry.example is not None and entry.status is not Status.RETIRED
+
+
+def _missing(requires: Sequence[str], probe: dict[str, Any]) -> str | None:
+    for need in requires:
+        if not probe.get(need, False):
+            reason = REQUIREMENT_REASONS.get(need, f"needs {need}, which errcat cannot detect")
+            if need == "sm90" and probe.get("capability"):
+                reason += f"; this GPU is {tuple(probe['capability'])}"
+            return f"requires {need}: {reason}"
+    return None
+
+
+def _judge(entry: Entry, before: ProgramRun, after: ProgramRun) -> tuple[str, str | None]:
+    """Why the example fails and how to fix it; ("", None) when it passes."""
+    problems: list[str] = []
+    fixes: list[str] = []
+    expected = f"{entry.name} ({entry.id})"
+    if before.ended == "raised" and before.exception_id == entry.id:
+        pass
+    elif before.ended == "raised":
+        got = before.exception or "an exception"
+        if before.exception_id:
+            got += f" ({before.exception_id})"
+        problems.append(f"before raised {got}: {before.message} instead of {expected}")
+        fixes.append(f"make before raise {entry.name} (its id, not only its text)")
+    elif before.ended == "finished":
+        problems.append(f"before ran to its end without raising {expected}")
+        fixes.append(f"make before reach the check that raises {entry.name}")
+    else:
+        problems.append(f"before {before.detail}")
+        fixes.append("make before raise quickly, without native crashes or exits")
+    if after.ended == "finished":
+        pass
+    elif after.ended == "raised" and after.exception_id == entry.id:
+        problems.append(f"after still raises {expected}: {after.message}")
+        fixes.append("make after apply the fix")
+    elif after.ended == "raised":
+        problems.append(f"after raised {after.exception}: {after.message}")
+        fixes.append("make after run to its end")
+    else:
+        problems.append(f"after {after.detail}")
+        fixes.append("make after finish quickly, without native crashes or exits")
+    if not problems:
+        return "", None
+    return "; ".join(problems), "; ".join(fixes) + ", then run: errcat check --examples"
+
+
+def run_examples(
+    catalog: Catalog,
+    root: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    only: Iterable[str] | None = None,
+) -> ExampleRun:
+    """Run the example of every runnable entry (or of the ids in `only`) and judge each.
+
+    `root` is the project root: the worker runs there so examples import the package as users do.
+    Raises WorkerFailed when the worker cannot start at all.
+    """
+    wanted = set(only) if only is not None else None
+    entries = [e for e in catalog if runnable(e) and (wanted is None or e.id in wanted)]
+    positions = example_positions(catalog)
+    sources = [text for e in entries if e.example for text in (e.example.before, e.example.after)]
+    imported = imported_modules(sources)
+    uses_torch = any(name.split(".")[0] == "torch" for name in imported)
+    # torch always: the hardware probe needs it, and importing it once here is the point.
+    # The project's own modules are left for each child to import: they may read the
+    # environment at import time (as examples that set a variable first expect), and a copy
+    # imported once in the worker would hide that.
+    third_party = [name for name in imported if not _is_project_module(root, name)]
+    modules = ["torch", *(TORCH_WARM_MODULES if uses_torch else ()), *third_party]
+    worker = _Worker(root, modules)
+    probe = worker.probe
+    results: list[ExampleResult] = []
+    try:
+        for entry in entries:
+            assert entry.example is not None
+            position = positions.get(entry.id, entry.position)
+            digest = example_hash(entry.example)
+            skip = _missing(entry.example.requires, probe)
+            if skip is not None:
+                results.append(
+                    ExampleResult(
+                        entry.id, entry.name, "skipped", position, skip, example_hash=digest
+                    )
+                )
+                continue
+            runs: list[ProgramRun] = []
+            for phase, code in (("before", entry.example.before), ("after", entry.example.after)):
+                filename = f"{position.path.name}:{position.line} [{entry.name} {phase}]"
+                try:
+                    runs.append(worker.run(code, filename, timeout))
+                except WorkerFailed as exc:
+                    runs.append(ProgramRun(ended="crashed", detail=str(exc)))
+                    worker = _Worker(root, modules)
+            reason, fix = _judge(entry, runs[0], runs[1])
+            results.append(
+                ExampleResult(
+                    entry.id,
+                    entry.name,
+                    "failed" if reason else "verified",
+                    position,
+                    reason,
+                    fix,
+                    digest,
+                    runs[0],
+                    runs[1],
+                )
+            )
+    finally:
+        worker.close()
+    return ExampleRun(platform=str(probe.get("platform", "unknown")), results=tuple(results))
+
+
+def example_findings(run: ExampleRun) -> list[Finding]:
+    """One error finding per failed example, at its `example` key."""
+    return [
+        Finding(
+            result.position.path,
+            result.position.line,
+            result.position.column,
+            f"example of entry {result.entry_id} ({result.name}) failed: {result.reason}",
+            result.fix,
+            stage="examples",
+        )
+        for result in run.failed
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording: the committed results file.
+
+
+def current_commit(root: Path, ignore: Path | None = None) -> str:
+    """Short commit of `root`'s repository, with `-dirty` when tracked files have changes.
+
+    Untracked files and `ignore` (the results file itself, which every run rewrites) do not make
+    the tree dirty. Outside a repository the commit is `unknown`.
+    """
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=root, capture_output=True, text=True, timeout=30
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return "unknown"
+    spec = ["--", "."]
+    if ignore is not None:
+        spec.append(f":(exclude){ignore.resolve().relative_to(root.resolve()).as_posix()}")
+    changes = git("status", "--porcelain", "--untracked-files=no", *spec)
+    return commit + ("-dirty" if changes else "")
+
+
+def record_results(
+    results_path: Path, run: ExampleRun, commit: str, catalog: Catalog | None = None
+) -> None:
+    """Merge this run's outcomes into the results file and write it atomically.
+
+    With `catalog`, records of ids no longer in it are dropped.
+    """
+    from catalog.codegen import write_atomically
+
+    new = [
+        Verification(r.entry_id, r.example_hash, run.platform, commit, r.outcome)
+        for r in run.results
+    ]
+    merged = merge_results(load_results(results_path), new)
+    if catalog is not None:
+        known = {entry.id for entry in catalog}
+        merged = {entry_id: rows for entry_id, rows in merged.items() if entry_id in known}
+    write_atomically(results_path, dump_results(merged))

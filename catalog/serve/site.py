@@ -1,0 +1,131 @@
+"""A built site as the server holds it: the folder, checked, and the JSON API loaded into memory.
+
+`errcat build` writes `build/site` as a symlink to a versioned folder. The server resolves the
+symlink to that folder and reads every API file once, so an answer to `/api/errors/<id>` is a
+dictionary lookup; ETags and gzip bodies are computed at load, not per request.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from catalog.ids import is_valid_id
+
+BUILD_COMMAND = "errcat build"
+INDEX_PAGE = "index.html"
+API_INDEX = "api/errors/index.json"
+API_SCHEMA = "api/schema.json"
+ERRORS_FOLDER = "api/errors"
+# Bodies are compressed once at load, so the slowest level costs nothing per request.
+GZIP_LEVEL = 9
+
+
+class SiteError(Exception):
+    """The site folder is missing, incomplete or unreadable; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One JSON file of the API, ready to send."""
+
+    body: bytes
+    """The file's bytes as `errcat build` wrote them."""
+    gzipped: bytes | None
+    """`body` compressed with gzip (mtime 0: the same bytes on every load); None where that is
+    no smaller than `body`."""
+    etag: str
+    """Strong entity tag of `body`, quoted: the first 32 hex digits of its SHA-256."""
+    gzip_etag: str
+    """Strong entity tag of the gzip representation (`etag` with `-gzip` before the quote)."""
+
+    @classmethod
+    def from_bytes(cls, body: bytes) -> Document:
+        digest = hashlib.sha256(body).hexdigest()[:32]
+        gzipped = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+        return cls(
+            body=body,
+            gzipped=gzipped if len(gzipped) < len(body) else None,
+            etag=f'"{digest}"',
+            gzip_etag=f'"{digest}-gzip"',
+        )
+
+
+@dataclass(frozen=True)
+class LoadedSite:
+    """A site folder, resolved, with its API in memory."""
+
+    root: Path
+    """The real folder (symlinks resolved) the site was loaded from."""
+    entries: Mapping[str, Document]
+    """Entry files by id (`api/errors/<id>.json`); only well-formed ids are loaded."""
+    index: Document
+    """`api/errors/index.json`."""
+    schema: Document | None
+    """`api/schema.json`, or None where the build wrote none."""
+    rows: tuple[dict[str, str], ...] = field(repr=False)
+    """The index rows in its order, string fields only (what a message matcher is built from)."""
+
+
+def check_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> Path:
+    """The real folder behind `site`, after checking it holds a home page and the API index.
+
+    Raises SiteError naming what is missing, ending with `build_hint` (the command that builds it).
+    """
+    if not site.exists():
+        raise SiteError(f"no built site at {site}; {build_hint}")
+    root = Path(os.path.realpath(site))
+    if not root.is_dir():
+        raise SiteError(f"{site} is not a folder; {build_hint}")
+    for required in (INDEX_PAGE, API_INDEX):
+        if not (root / required).is_file():
+            raise SiteError(f"{site} has no {required}; {build_hint}")
+    return root
+
+
+def _index_rows(path: Path, data: bytes) -> tuple[dict[str, str], ...]:
+    try:
+        rows = json.loads(data)
+    except ValueError as exc:
+        raise SiteError(f"{path} is not valid JSON ({exc}); rebuild it: {BUILD_COMMAND}") from None
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise SiteError(f"{path} is not a list of rows; rebuild it: {BUILD_COMMAND}")
+    usable = (
+        row
+        for row in rows
+        if isinstance(row.get("id"), str) and isinstance(row.get("message"), str)
+    )
+    return tuple(
+        {key: value for key, value in row.items() if isinstance(value, str)} for row in usable
+    )
+
+
+def load_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> LoadedSite:
+    """Check `site` and read its JSON API into memory. Raises SiteError."""
+    root = check_site(site, build_hint)
+    folder = root / ERRORS_FOLDER
+    try:
+        index_bytes = (root / API_INDEX).read_bytes()
+        rows = _index_rows(root / API_INDEX, index_bytes)
+        entries: dict[str, Document] = {}
+        with os.scandir(folder) as listing:
+            for item in listing:
+                ident, dot, suffix = item.name.partition(".")
+                if dot and suffix == "json" and is_valid_id(ident) and item.is_file():
+                    entries[ident] = Document.from_bytes(Path(item.path).read_bytes())
+        schema_path = root / API_SCHEMA
+        schema = Document.from_bytes(schema_path.read_bytes()) if schema_path.is_file() else None
+    except OSError as exc:
+        raise SiteError(f"cannot read the site's API under {root}: {exc}") from None
+    return LoadedSite(
+        root=root,
+        entries=entries,
+        index=Document.from_bytes(index_bytes),
+        schema=schema,
+        rows=rows,
+    )
