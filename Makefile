@@ -15,9 +15,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,runtime]'
 	touch $(STAMP)
 
-# The drift gate first: a stale runtime/errors.py or an uncatalogued raise fails fast.
+# The drift gate first: a stale runtime/errors.py, an uncatalogued raise or an example that
+# does not raise its entry fails fast.
 test: setup
-	$(VENV)/bin/errcat check
+	$(VENV)/bin/errcat check --examples
 	$(PY) -m pytest
 
 lint: setup

@@ -18,7 +18,8 @@ File format (`catalog/errors/verified.json`)::
 
 `outcome` is `verified` (before raised exactly this entry and after did not), `failed` or
 `skipped` (the platform lacks what `requires` names). One record per (entry, platform): a new
-run on the same platform replaces the old record.
+run on the same platform replaces the old record unless it found the same example with the same
+outcome, in which case the first commit is kept.
 """
 
 from __future__ import annotations
@@ -111,6 +112,14 @@ def merge_results(
     """`old` with each new record replacing the one for the same entry and platform."""
     merged = {entry_id: list(records) for entry_id, records in old.items()}
     for record in new:
+        previous = [r for r in merged.get(record.entry_id, []) if r.platform == record.platform]
+        if previous and (previous[0].example_hash, previous[0].outcome) == (
+            record.example_hash,
+            record.outcome,
+        ):
+            # Same example, same outcome: keep the commit it was first seen at, so rerunning
+            # the suite does not rewrite a committed file.
+            continue
         kept = [r for r in merged.get(record.entry_id, []) if r.platform != record.platform]
         merged[record.entry_id] = [*kept, record]
     return merged
