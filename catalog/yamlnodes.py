@@ -90,7 +90,7 @@ class _Loader(yaml.SafeLoader):
     depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]  # PyYAML's stub leaves it bare
         where = Mark(event.start_mark.line + 1, event.start_mark.column + 1)
         if isinstance(event, yaml.AliasEvent):
             raise YamlProblem(
@@ -101,7 +101,7 @@ class _Loader(yaml.SafeLoader):
             raise YamlProblem(where, f"nesting deeper than {MAX_DEPTH} levels")
         self.depth += 1
         try:
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]  # untyped stub
+            return super().compose_node(parent, index)
         finally:
             self.depth -= 1
 
