@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # Re-install only when the project's metadata or pins change.
 STAMP := $(VENV)/.errcat-installed
 
-.PHONY: setup test lint clean
+.PHONY: setup test serve build lint clean
 
 setup: $(STAMP)
 
@@ -20,6 +20,13 @@ $(STAMP): pyproject.toml constraints.txt
 test: setup
 	$(VENV)/bin/errcat check --examples
 	$(PY) -m pytest
+
+# Builds the docs site and JSON API into build/site, then serves them on http://127.0.0.1:8000.
+serve: build
+	$(VENV)/bin/errcat serve
+
+build: setup
+	$(VENV)/bin/errcat build
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -21,9 +21,9 @@ class Command(Protocol):
 
 
 def _load() -> tuple[Command, ...]:
-    from catalog.commands import check, codegen, explain, migrate, new, scan, serve, stats
+    from catalog.commands import build, check, codegen, explain, migrate, new, scan, serve, stats
 
-    modules: list[ModuleType] = [scan, check, new, migrate, codegen, serve, explain, stats]
+    modules: list[ModuleType] = [scan, check, new, migrate, codegen, build, serve, explain, stats]
     return tuple(cast(Command, module) for module in modules)
 
 

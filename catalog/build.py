@@ -1,0 +1,303 @@
+"""`errcat build`: compose the docs folder, build it with MkDocs into a fresh folder, write the
+JSON API beside the pages, then switch the published folder to it in one step.
+
+Layout under the project's `build/` folder (nothing is written into `site/`)::
+
+    build/docs/            hand-written site/docs + generated pages (rebuilt every time)
+    build/mkdocs.yml       the project's mkdocs.yml pointed at build/docs (no errcat plugin)
+    build/site-<stamp>-<pid>/   one finished build
+    build/site -> site-<stamp>-<pid>    a symlink, replaced with os.replace
+
+A failed or killed build leaves `build/site` pointing at the previous, whole folder. The output
+holds no clock time: dates are the commit's, and MkDocs' sitemap dates come from
+SOURCE_DATE_EPOCH, set to the commit time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from catalog.config import Config, read_site_settings
+from catalog.findings import CatalogInvalid, Finding
+from catalog.render import SiteContent, api, gather, render
+from catalog.render.content import clashes, default_nav
+from catalog.validate import load_valid_catalog
+
+BUILD_FOLDER = "build"
+COMPOSED_DOCS = "docs"
+COMPOSED_CONFIG = "mkdocs.yml"
+DEFAULT_DOCS_DIR = "site/docs"
+
+
+class BuildError(Exception):
+    """The build could not run or MkDocs stopped; the published site is unchanged."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a finished build published."""
+
+    out: Path
+    """The published path (a symlink)."""
+    version: Path
+    """The folder it points at."""
+    pages: int
+    """Generated Markdown pages."""
+    api_files: int
+    commit: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Tagged:
+    """A YAML value with a custom tag (`!!python/name:...`, `!ENV`), carried through unchanged."""
+
+    tag: str
+    value: Any
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _construct_tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> _Tagged:
+    tag = node.tag
+    if isinstance(node, yaml.ScalarNode):
+        return _Tagged(tag, loader.construct_scalar(node))
+    if isinstance(node, yaml.SequenceNode):
+        return _Tagged(tag, loader.construct_sequence(node, deep=True))
+    return _Tagged(tag, loader.construct_mapping(node, deep=True))  # type: ignore[arg-type]
+
+
+def _represent_tagged(dumper: yaml.SafeDumper, value: _Tagged) -> yaml.Node:
+    if isinstance(value.value, list):
+        return dumper.represent_sequence(value.tag, value.value)
+    if isinstance(value.value, dict):
+        return dumper.represent_mapping(value.tag, value.value)
+    return dumper.represent_scalar(value.tag, str(value.value))
+
+
+_Loader.add_multi_constructor("!", _construct_tagged)
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", _construct_tagged)
+_Dumper.add_representer(_Tagged, _represent_tagged)
+
+
+def read_mkdocs_yaml(root: Path) -> dict[str, Any]:
+    """The project's mkdocs.yml as data (custom tags kept), or a minimal Material config."""
+    path = root / "mkdocs.yml"
+    if not path.is_file():
+        return {"site_name": root.name, "theme": {"name": "material"}, "plugins": ["search"]}
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise BuildError(f"{path}: cannot read it: {exc}") from None
+    if not isinstance(data, dict):
+        raise BuildError(f"{path}: expected a mapping of settings")
+    return data
+
+
+def _without_errcat(plugins: object) -> object:
+    """The plugin list minus errcat: the composed folder already holds its pages."""
+    if isinstance(plugins, list):
+        return [
+            p for p in plugins if not (p == "errcat" or (isinstance(p, dict) and "errcat" in p))
+        ]
+    if isinstance(plugins, dict):
+        return {k: v for k, v in plugins.items() if k != "errcat"}
+    return plugins
+
+
+def composed_config(
+    root: Path, build_dir: Path, settings: dict[str, Any], handwritten: list[str]
+) -> dict[str, Any]:
+    """mkdocs.yml for the composed folder; relative paths are made relative to `build_dir`."""
+    config = dict(settings)
+    config["docs_dir"] = COMPOSED_DOCS
+    config["site_dir"] = "composed-site"  # errcat build overrides it; for other engines' runs
+    config["plugins"] = _without_errcat(config.get("plugins", ["search"]))
+    theme = config.get("theme")
+    if isinstance(theme, dict) and isinstance(theme.get("custom_dir"), str):
+        theme = dict(theme)
+        theme["custom_dir"] = os.path.relpath(root / theme["custom_dir"], build_dir)
+        config["theme"] = theme
+    if config.get("nav") is None:
+        config["nav"] = default_nav(handwritten)
+    return config
+
+
+def compose(
+    root: Path, build_dir: Path, docs_source: Path, content: SiteContent, settings: dict[str, Any]
+) -> Path:
+    """Write `build_dir/docs` and `build_dir/mkdocs.yml`; return the config file."""
+    docs = build_dir / COMPOSED_DOCS
+    if docs.is_symlink() or docs.is_file():
+        docs.unlink()
+    elif docs.exists():
+        shutil.rmtree(docs)
+    if docs_source.is_dir():
+        shutil.copytree(docs_source, docs)
+    handwritten = (
+        sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md")) if docs.exists() else []
+    )
+    for relative, text in content.pages.items():
+        target = docs / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    config_file = build_dir / COMPOSED_CONFIG
+    text = yaml.dump(
+        composed_config(root, build_dir, settings, handwritten),
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+    )
+    config_file.write_text(
+        "# Written by errcat build for the composed docs folder; edit mkdocs.yml instead.\n" + text,
+        encoding="utf-8",
+    )
+    return config_file
+
+
+@contextlib.contextmanager
+def _source_date(timestamp: int | None) -> Iterator[None]:
+    """SOURCE_DATE_EPOCH for the duration of a build, so MkDocs dates the sitemap by commit."""
+    old = os.environ.get("SOURCE_DATE_EPOCH")
+    if timestamp is not None:
+        os.environ["SOURCE_DATE_EPOCH"] = str(timestamp)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = old
+
+
+def run_mkdocs(config_file: Path, site_dir: Path, timestamp: int | None) -> None:
+    """Build `config_file` into `site_dir` with MkDocs; BuildError when MkDocs stops."""
+    from mkdocs import exceptions
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    try:
+        with _source_date(timestamp):
+            # Always strict: a site with broken links or other warnings is not published.
+            mkdocs_config = load_config(
+                config_file=str(config_file), site_dir=str(site_dir), strict=True
+            )
+            build(mkdocs_config)
+    except exceptions.MkDocsException as exc:
+        raise BuildError(f"mkdocs stopped: {exc}") from None
+
+
+def _version_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^{re.escape(name)}-\d{{8}}T\d{{6}}-\d+(-\d+)?$")
+
+
+def _fresh_version(out: Path) -> Path:
+    """A version folder name nobody uses: never build into the published folder."""
+    stem = f"{out.name}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    candidate, count = out.with_name(stem), 0
+    while candidate.exists() or candidate.is_symlink():
+        count += 1
+        candidate = out.with_name(f"{stem}-{count}")
+    return candidate
+
+
+def switch(out: Path, version: Path) -> Path | None:
+    """Point `out` at `version` in one step; return the folder it pointed at before, if any."""
+    previous: Path | None = None
+    if out.is_symlink():
+        previous = (out.parent / os.readlink(out)).resolve()
+    elif out.is_dir():
+        # A plain folder from elsewhere: keep it as the previous version, then take its place.
+        previous = out.with_name(f"{out.name}-{time.strftime('%Y%m%dT%H%M%S')}-0")
+        out.rename(previous)
+    elif out.exists():
+        raise BuildError(f"{out} exists and is not a folder; remove it or choose another --out")
+    link = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    link.unlink(missing_ok=True)
+    link.symlink_to(version.name, target_is_directory=True)
+    os.replace(link, out)
+    return previous
+
+
+def prune(out: Path, keep: set[Path]) -> None:
+    """Remove versions of `out` other than `keep` (older builds and leftovers of killed ones)."""
+    pattern = _version_pattern(out.name)
+    kept = {path.resolve() for path in keep}
+    for candidate in out.parent.iterdir():
+        if pattern.match(candidate.name) and candidate.is_dir() and candidate.resolve() not in kept:
+            shutil.rmtree(candidate, ignore_errors=True)
+
+
+def build_site(config: Config, out: Path, build_dir: Path | None = None) -> BuildResult:
+    """Validate, compose (in `build_dir`, default `<root>/build`), build and publish.
+
+    Raises CatalogInvalid (nothing written) or BuildError (the published site untouched).
+    """
+    started = time.perf_counter()
+    catalog = load_valid_catalog(config.catalog)
+    settings_file = read_mkdocs_yaml(config.root)
+    site = read_site_settings(config.root)
+    docs_source = config.root / str(settings_file.get("docs_dir", DEFAULT_DOCS_DIR))
+    inputs = gather(
+        config,
+        catalog,
+        site_url=site.site_url,
+        repo_url=site.repo_url,
+        site_name=str(settings_file.get("site_name") or config.root.name),
+    )
+    content = render(inputs)
+    hidden = clashes(docs_source, content)
+    if hidden:
+        raise CatalogInvalid(
+            [
+                Finding(
+                    path,
+                    1,
+                    1,
+                    "this hand-written page sits where errcat generates one",
+                    "move its text to another file; generated pages come from the catalog",
+                    stage="build",
+                )
+                for path in hidden
+            ]
+        )
+
+    build_dir = build_dir or config.root / BUILD_FOLDER
+    build_dir.mkdir(parents=True, exist_ok=True)
+    config_file = compose(config.root, build_dir, docs_source, content, settings_file)
+
+    out = out if out.is_absolute() else Path.cwd() / out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    version = _fresh_version(out)
+    try:
+        run_mkdocs(config_file, version, inputs.repository.timestamp)
+        api.write_api(version, content.api)
+    except BaseException:
+        shutil.rmtree(version, ignore_errors=True)
+        raise
+    previous = switch(out, version)
+    prune(out, {version, *([previous] if previous else [])})
+    return BuildResult(
+        out=out,
+        version=version,
+        pages=len(content.pages),
+        api_files=len(content.api),
+        commit=inputs.repository.short_commit,
+        seconds=time.perf_counter() - started,
+    )

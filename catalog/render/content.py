@@ -1,0 +1,168 @@
+"""Everything a site holds, computed once from the project: the generated Markdown pages (paths
+relative to the docs folder) and the JSON API documents (paths relative to the site folder).
+
+Both `errcat build` and the MkDocs plugin start here, so the two routes publish the same pages.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from catalog.config import Config
+from catalog.model import Catalog, Entry, Status
+from catalog.render import api, pages
+from catalog.render.related import related_entries
+from catalog.render.repository import Repository, read_repository
+from catalog.render.sources import Source, sources_by_entry
+from catalog.verified import RESULTS_FILE, Verification, load_results, verified_on
+from extractor.model import ScanFailure
+
+HOME_PAGE = "index.md"
+ERRORS_INDEX = "errors/index.md"
+MODULES_INDEX = "errors/modules/index.md"
+EXCEPTIONS_INDEX = "errors/exceptions/index.md"
+NAV_PAGES = (HOME_PAGE, ERRORS_INDEX, MODULES_INDEX, EXCEPTIONS_INDEX)
+"""The generated pages a navigation needs; error and group pages stay out of it."""
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """What the pages are made of."""
+
+    config: Config
+    catalog: Catalog
+    sources: Mapping[str, tuple[Source, ...]]
+    """Raise sites by entry id."""
+    scan_failures: tuple[ScanFailure, ...]
+    """Files of the package the scanner could not read (their sites are missing from pages)."""
+    repository: Repository
+    verified: Mapping[str, list[Verification]]
+    site_url: str
+    """Ends in `/`."""
+    site_name: str
+
+
+@dataclass(frozen=True)
+class SiteContent:
+    """The generated part of a site."""
+
+    pages: dict[str, str]
+    """Docs-relative path → Markdown, sorted by path."""
+    api: dict[str, object]
+    """Site-relative path → JSON value."""
+
+
+def gather(
+    config: Config, catalog: Catalog, *, site_url: str, repo_url: str | None, site_name: str
+) -> SiteInputs:
+    """Scan the package and read the repository and the verified examples for `catalog`."""
+    from catalog.commands.common import generated_module, scan_package
+
+    report = scan_package(config)
+    repository = read_repository(config.root, repo_url)
+    return SiteInputs(
+        config=config,
+        catalog=catalog,
+        sources=sources_by_entry(catalog, report, generated_module(config), repository),
+        scan_failures=tuple(report.failures),
+        repository=repository,
+        verified=load_results(config.catalog / RESULTS_FILE),
+        site_url=site_url,
+        site_name=site_name,
+    )
+
+
+def _groups(entries: list[Entry], key: str) -> list[pages.Group]:
+    grouped: dict[str, list[Entry]] = defaultdict(list)
+    for entry in entries:
+        grouped[getattr(entry, key)].append(entry)
+    return [pages.Group(name, name, tuple(grouped[name])) for name in sorted(grouped)]
+
+
+def render(inputs: SiteInputs) -> SiteContent:
+    """Every generated page and API document."""
+    entries = list(inputs.catalog)
+    by_id = inputs.catalog.by_id()
+    related = related_entries(inputs.catalog, inputs.sources)
+    package = inputs.config.package.name
+    site_path = urlsplit(inputs.site_url).path or "/"
+    generated: dict[str, str] = {}
+    documents: dict[str, object] = {}
+    for entry in entries:
+        sources = inputs.sources.get(entry.id, ())
+        verified = verified_on(entry, dict(inputs.verified))
+        replacement = by_id.get(entry.replaced_by) if entry.replaced_by else None
+        generated[f"errors/{entry.id}.md"] = pages.error_page(
+            entry,
+            package=package,
+            sources=sources,
+            related=related[entry.id],
+            replacement=replacement,
+            verified=verified,
+            repository=inputs.repository,
+            site_path=site_path,
+            page_url=api.page_url(inputs.site_url, entry.id),
+        )
+        documents[f"{api.ERRORS_FOLDER}/{entry.id}.json"] = api.entry_document(
+            entry,
+            sources=sources,
+            related=related[entry.id],
+            verified=verified,
+            repository=inputs.repository,
+            site_url=inputs.site_url,
+        )
+    documents[api.INDEX_FILE] = [api.index_row(entry, inputs.site_url) for entry in entries]
+    documents[api.SCHEMA_FILE] = api.schema()
+
+    ordered = sorted(entries, key=lambda e: (e.module, e.message, e.id))
+    generated[ERRORS_INDEX] = pages.errors_index(ordered)
+    for folder, title, label, key in (
+        ("modules", "Errors by module", "Module", "module"),
+        ("exceptions", "Errors by exception type", "Exception", "exception"),
+    ):
+        groups = _groups(ordered, key)
+        generated[f"errors/{folder}/index.md"] = pages.groups_index(title, label, groups)
+        for group in groups:
+            generated[f"errors/{folder}/{group.slug}.md"] = pages.group_page(label, group)
+    counts = {
+        "entries": len(entries),
+        "active": sum(e.status is Status.ACTIVE for e in entries),
+        "draft": sum(e.status is Status.DRAFT for e in entries),
+        "retired": sum(e.status is Status.RETIRED for e in entries),
+        "modules": len({e.module for e in entries}),
+        "sites": sum(len(s) for s in inputs.sources.values()),
+    }
+    generated[HOME_PAGE] = pages.home_page(
+        site_name=inputs.site_name,
+        package=package,
+        counts=counts,
+        repository=inputs.repository,
+        site_path=site_path,
+    )
+    return SiteContent(pages=dict(sorted(generated.items())), api=documents)
+
+
+def clashes(docs_dir: Path, content: SiteContent) -> list[Path]:
+    """Hand-written files that sit where a generated page goes (the generated page would hide them)."""
+    return [docs_dir / path for path in content.pages if (docs_dir / path).exists()]
+
+
+def default_nav(handwritten: list[str]) -> list[object]:
+    """A navigation for a project whose mkdocs.yml has none: the generated indexes, then the
+    hand-written pages. Without one, MkDocs would list every error page on every page."""
+    nav: list[object] = [
+        {"Home": HOME_PAGE},
+        {
+            "Errors": [
+                {"All errors": ERRORS_INDEX},
+                {"By module": MODULES_INDEX},
+                {"By exception type": EXCEPTIONS_INDEX},
+            ]
+        },
+    ]
+    nav += sorted(path for path in handwritten if path not in NAV_PAGES)
+    return nav

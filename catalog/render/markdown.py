@@ -1,0 +1,148 @@
+"""Catalog prose to Markdown that can only produce the safe subset.
+
+Authors write code spans, fenced code, emphasis, lists and http(s) links. Everything else that
+Markdown or its extensions would turn into markup is neutralised here, before Markdown sees the
+text: `<` and `&` become entities (raw HTML shows as text), links to other schemes keep only their
+text, and the characters that start headings, attribute lists, admonitions, reference links or
+template syntax are escaped. The result is still Markdown, so emphasis and lists work.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlsplit
+
+_FENCE_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]+")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+# A link target may hold one level of balanced parentheses, as Markdown allows.
+_LINK = re.compile(
+    r"(!?)\[([^\[\]\n]*)\]\(\s*<?((?:[^\s()<>]|\([^\s()<>]*\))*)>?"
+    r"(?:\s+(\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+_AUTOLINK = re.compile(r"<(https?://[^\s<>]+)>")
+_LINE_START = re.compile(r"^(?P<indent>[ \t]*)(?P<mark>#|!!!|\?\?\?|\?\?\?\+|>)", re.MULTILINE)
+
+# Backslash escapes Python-Markdown understands for the characters that would start something
+# outside the subset: attribute lists and templates ({ }), links and references ([ ]), images (!).
+_ESCAPED = {"{": "\\{", "}": "\\}", "[": "\\[", "]": "\\]", "!": "\\!"}
+# Inline text (titles, table cells) allows no markup at all.
+_ESCAPED_INLINE = {c: "\\" + c for c in "\\`*_{}[]()#+-.!|~"}
+
+
+def _entities(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def is_web_url(url: str) -> bool:
+    """Whether a link target is an absolute http or https URL with a host."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _safe_url(url: str) -> str:
+    # Percent-encode what could end the Markdown link or an HTML attribute.
+    return quote(url, safe="/:?#[]@!$&'*+,;=%-._~")
+
+
+def _plain(text: str) -> str:
+    """Prose outside code spans and links: entities, then escapes."""
+    text = _entities(text)
+    return "".join(_ESCAPED.get(char, char) for char in text)
+
+
+def _inline_markdown(text: str) -> str:
+    """One block of prose (no fences): keep code spans and web links, neutralise the rest."""
+    out: list[str] = []
+    position = 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(_links(text[position : match.start()]))
+        out.append(match.group(0))  # Markdown escapes code span contents itself
+        position = match.end()
+    out.append(_links(text[position:]))
+    return "".join(out)
+
+
+def _links(text: str) -> str:
+    text = text.replace("`", "\\`")  # an unpaired backtick is literal
+    text = _AUTOLINK.sub(lambda m: f"[{m.group(1)}]({m.group(1)})", text)
+    out: list[str] = []
+    position = 0
+    for match in _LINK.finditer(text):
+        out.append(_plain(text[position : match.start()]))
+        bang, label, url = match.group(1), match.group(2), match.group(3)
+        if bang:
+            out.append("\\!")  # images are outside the subset: keep what they say
+        if is_web_url(url):
+            out.append(f"[{_plain(label)}]({_safe_url(url)})")
+        else:
+            out.append(_plain(label))
+        position = match.end()
+    out.append(_plain(text[position:]))
+    return "".join(out)
+
+
+_SETEXT = re.compile(r"^(?P<indent>[ \t]*)(?=(?:=+|-{2,})[ \t]*$)[=-]", re.MULTILINE)
+
+
+def _escape_line_starts(text: str) -> str:
+    text = _LINE_START.sub(lambda m: f"{m.group('indent')}\\{m.group('mark')}", text)
+    # A line of `=` or `-` would make the paragraph above it a heading.
+    return _SETEXT.sub(
+        lambda m: m.group("indent") + ("&#61;" if m.group(0)[-1] == "=" else "\\-"), text
+    )
+
+
+def prose(text: str) -> str:
+    """Markdown for one prose field, limited to the safe subset."""
+    lines = text.strip("\n").split("\n")
+    blocks: list[str] = []
+    pending: list[str] = []
+    index = 0
+    while index < len(lines):
+        opening = _FENCE_OPEN.match(lines[index])
+        if opening is None:
+            pending.append(lines[index])
+            index += 1
+            continue
+        fence = opening.group("fence")
+        end = index + 1
+        while end < len(lines) and not lines[end].strip().startswith(fence):
+            end += 1
+        if pending:
+            blocks.append(_escape_line_starts(_inline_markdown("\n".join(pending))))
+            pending = []
+        language = _LANGUAGE.match(opening.group("info").strip() or "text")
+        # Only a language name survives from the info string: attributes there could add markup.
+        body = lines[index + 1 : end]
+        blocks.append(code_block("\n".join(body), language.group(0) if language else "text"))
+        index = end + 1
+    if pending:
+        blocks.append(_escape_line_starts(_inline_markdown("\n".join(pending))))
+    return "\n".join(blocks)
+
+
+def inline(text: str) -> str:
+    """Plain text on one line (a title, a table cell), with every Markdown character escaped."""
+    flat = " ".join(text.split())
+    return "".join(_ESCAPED_INLINE.get(char, char) for char in _entities(flat))
+
+
+def code_block(code: str, language: str, options: str = "") -> str:
+    """A fenced block whose fence is longer than any backtick run inside the code."""
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    header = f"{fence}{language}" + (f" {options}" if options else "")
+    return f"\n{header}\n{code.rstrip()}\n{fence}\n"
+
+
+def code_span(text: str) -> str:
+    """Inline code whose delimiters cannot clash with the text."""
+    flat = " ".join(text.split())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"

@@ -1,0 +1,157 @@
+"""Markdown pages from the jinja2 templates in `catalog/render/templates/`.
+
+Templates are the only source of markup. Every value is HTML-escaped by default (autoescape);
+catalog prose reaches a page only through the `prose`, `inline` and `code` filters, which make it
+Markdown from the safe subset. User text is never compiled as a template.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from urllib.parse import quote
+
+import jinja2
+from markupsafe import Markup
+
+from catalog.model import Entry, Status
+from catalog.render import markdown
+from catalog.render.repository import Repository
+from catalog.render.sources import Source
+
+
+def _indent_md(text: str, width: int) -> Markup:
+    """Indent every line but the first, so a multi-line value stays inside its list item."""
+    pad = " " * width
+    return Markup(
+        ("\n").join(
+            line if i == 0 or not line else pad + line
+            for i, line in enumerate(str(text).split("\n"))
+        )
+    )
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The template environment (built once per process)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("catalog.render", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["prose"] = lambda text: Markup(markdown.prose(str(text)))
+    env.filters["inline"] = lambda text: Markup(markdown.inline(str(text)))
+    env.filters["code"] = lambda text, language, options="": Markup(
+        markdown.code_block(str(text), language, options)
+    )
+    env.filters["indent_md"] = _indent_md
+    env.filters["meta_string"] = lambda text: Markup(
+        json.dumps(html.escape(" ".join(str(text).split()), quote=False), ensure_ascii=False)
+    )
+    return env
+
+
+@dataclass(frozen=True)
+class Group:
+    """Entries sharing a module or an exception type, for an index page."""
+
+    name: str
+    slug: str
+    """File name of the group's page, without `.md`."""
+    entries: tuple[Entry, ...]
+
+
+def issue_url(repository: Repository, entry: Entry, page_url: str) -> str | None:
+    """A new-issue link on the repository, titled with the entry; None without `repo_url`."""
+    if repository.url is None:
+        return None
+    title = quote(f"Error page {entry.id}: {entry.message}"[:200], safe="")
+    body = quote(f"About {page_url}\n\n", safe="")
+    return f"{repository.url}/issues/new?title={title}&body={body}"
+
+
+def error_page(
+    entry: Entry,
+    *,
+    package: str,
+    sources: Sequence[Source],
+    related: Sequence[Entry],
+    replacement: Entry | None,
+    verified: Sequence[Mapping[str, str]],
+    repository: Repository,
+    site_path: str,
+    page_url: str,
+) -> str:
+    """The Markdown of `errors/<id>.md`."""
+    return (
+        environment()
+        .get_template("error.md.j2")
+        .render(
+            entry=entry,
+            package=package,
+            sources=sources,
+            related=related,
+            replacement=replacement,
+            verified=verified,
+            repository=repository,
+            json_href=f"{site_path}api/errors/{entry.id}.json",
+            issue_url=issue_url(repository, entry, page_url),
+        )
+    )
+
+
+def errors_index(entries: Sequence[Entry]) -> str:
+    """The Markdown of `errors/index.md`: every entry, with links to both group indexes."""
+    return (
+        environment()
+        .get_template("errors.md.j2")
+        .render(
+            entries=entries,
+            drafts=sum(e.status is Status.DRAFT for e in entries),
+            retired=sum(e.status is Status.RETIRED for e in entries),
+        )
+    )
+
+
+def groups_index(title: str, label: str, groups: Sequence[Group]) -> str:
+    """An index of groups (`errors/modules/index.md`, `errors/exceptions/index.md`)."""
+    return (
+        environment().get_template("groups.md.j2").render(title=title, label=label, groups=groups)
+    )
+
+
+def group_page(label: str, group: Group) -> str:
+    """One group's table of entries."""
+    return (
+        environment()
+        .get_template("group.md.j2")
+        .render(label=label, name=group.name, entries=group.entries)
+    )
+
+
+def home_page(
+    *,
+    site_name: str,
+    package: str,
+    counts: Mapping[str, int],
+    repository: Repository,
+    site_path: str,
+) -> str:
+    """The Markdown of the home page (`index.md`)."""
+    return (
+        environment()
+        .get_template("home.md.j2")
+        .render(
+            site_name=site_name,
+            package=package,
+            counts=counts,
+            repository=repository,
+            api_base=site_path,
+        )
+    )

@@ -1,0 +1,103 @@
+"""The `errcat` MkDocs plugin: `mkdocs build --strict` publishes the same pages and the API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mkdocs.config import load_config as load_mkdocs_config
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import Files
+from test_build_project import ACTIVE_ID, make_project
+
+from catalog.mkdocs_plugin import ErrcatPlugin
+
+
+def _mkdocs(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+
+def test_mkdocs_build_strict_publishes_pages_and_api(tmp_path: Path) -> None:
+    """A plain `mkdocs build --strict` writes every error page, the indexes and the JSON API."""
+    root = make_project(tmp_path)
+    done = _mkdocs(root, "build", "--strict")
+    assert done.returncode == 0, done.stderr
+    site = root / "build" / "mkdocs-site"
+    assert (site / "errors" / ACTIVE_ID / "index.html").is_file()
+    assert (site / "errors" / "modules" / "widgets.core" / "index.html").is_file()
+    assert (site / "api" / "errors" / f"{ACTIVE_ID}.json").is_file()
+    assert (site / "api" / "errors" / "index.json").is_file()
+    assert (site / "api" / "schema.json").is_file()
+    # Without a nav in mkdocs.yml the plugin supplies one that leaves error pages out.
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert f'href="errors/{ACTIVE_ID}/"' not in home
+    assert not (root / "site" / "docs" / "errors").exists()
+
+
+def test_an_invalid_catalog_stops_mkdocs_naming_the_file(tmp_path: Path) -> None:
+    """A catalog error aborts the build with the YAML file and line, without a traceback."""
+    root = make_project(tmp_path)
+    path = root / "catalog" / "widgets.core.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("status: active", "status: done"), encoding="utf-8"
+    )
+    done = _mkdocs(root, "build", "--strict")
+    assert done.returncode != 0
+    assert "widgets.core.yaml:" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _plugin(root: Path) -> tuple[ErrcatPlugin, object]:
+    config = load_mkdocs_config(config_file=str(root / "mkdocs.yml"))
+    plugin = config.plugins["errcat"]
+    assert isinstance(plugin, ErrcatPlugin)
+    plugin.on_config(config)
+    return plugin, config
+
+
+def test_a_hand_written_page_at_a_generated_path_is_a_plugin_error(tmp_path: Path) -> None:
+    """site/docs/index.md would be hidden by the generated home page: PluginError names it."""
+    root = make_project(tmp_path)
+    (root / "site" / "docs" / "index.md").write_text("# Mine\n", encoding="utf-8")
+    _, config = _plugin(root)
+    from mkdocs.structure.files import get_files
+
+    files = get_files(config)  # type: ignore[arg-type]
+    with pytest.raises(PluginError, match=r"site/docs/index\.md sits where errcat generates"):
+        config.plugins.on_files(files, config=config)  # type: ignore[attr-defined]
+
+
+def test_generated_pages_are_added_in_sorted_order(tmp_path: Path) -> None:
+    """on_files appends the generated pages as virtual files, sorted by path."""
+    root = make_project(tmp_path)
+    _, config = _plugin(root)
+    # Through the plugin collection, as MkDocs calls it (File.generated names the plugin).
+    files = config.plugins.on_files(Files([]), config=config)  # type: ignore[attr-defined]
+    assert files is not None
+    paths = [f.src_uri for f in files]
+    assert paths == sorted(paths)
+    assert f"errors/{ACTIVE_ID}.md" in paths and "index.md" in paths
+
+
+def test_serve_watches_the_catalog_folder(tmp_path: Path) -> None:
+    """`mkdocs serve` reloads on catalog edits: the plugin registers the folder with the server."""
+    root = make_project(tmp_path)
+    plugin, config = _plugin(root)
+    watched: list[str] = []
+
+    class Server:
+        def watch(self, path: str) -> None:
+            watched.append(path)
+
+    plugin.on_serve(Server(), config=config, builder=None)  # type: ignore[arg-type]
+    assert str(root / "catalog") in watched
