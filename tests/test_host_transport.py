@@ -264,3 +264,25 @@ def test_dead_consumer_lease_is_reclaimed(
     assert pool.active_lease_count == 1
     assert wait_for(lambda: pool.active_lease_count == 0, timeout=10.0)
     assert pool.pool.available_ranges == [(pool.pool.data_start, pool.pool.memory_size)]
+
+
+def test_proxy_of_another_pool_is_refused() -> None:
+    """A consumer attached to one pool refuses a proxy issued by another, before reading bytes."""
+    from runtime.errors import ForeignHostProxy
+
+    with (
+        HostMmItemMemoryPool(memory_size=1 << 20, recycle_interval=0.01, consumer_count=1) as first,
+        HostMmItemMemoryPool(
+            memory_size=1 << 20, recycle_interval=0.01, consumer_count=1
+        ) as second,
+    ):
+        proxy = first.wrap_tensor(torch.arange(8, dtype=torch.float32))
+        assert proxy is not None
+        wrong = second.handle.attach()
+        with pytest.raises(ForeignHostProxy, match=r"^HOST proxy does not belong to this pool$"):
+            proxy.reconstruct(wrong)
+        with pytest.raises(ForeignHostProxy):
+            proxy.acknowledge_consumption(wrong)
+        assert torch.equal(
+            proxy.reconstruct(first.handle.attach()), torch.arange(8, dtype=torch.float32)
+        )

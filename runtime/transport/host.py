@@ -86,9 +86,12 @@ class HostTransport:
         *,
         wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
         transport_name: str = HOST_TRANSPORT_NAME,
+        pool_id: str | None = None,
     ) -> None:
         self.transport_name = transport_name
         self.byte_tensor = byte_tensor
+        self.pool_id = pool_id
+        """The pool this buffer belongs to, when known: proxies of other pools are refused."""
         self.wait_timeout = wait_timeout
         whole_words = byte_tensor.numel() // CONTROL_WORD_BYTES * CONTROL_WORD_BYTES
         # numpy, not torch, for single words: item access on an aligned int32 array is one
@@ -177,7 +180,7 @@ class HostPoolHandle:
 
     def attach(self) -> HostTransport:
         """Return a transport over the shared buffer, for this process's consumers."""
-        return HostTransport(self.byte_tensor, wait_timeout=self.wait_timeout)
+        return HostTransport(self.byte_tensor, wait_timeout=self.wait_timeout, pool_id=self.pool_id)
 
 
 class HostTensorTransportProxy(StreamOrderedPoolConsumerMixin):
@@ -219,6 +222,7 @@ class HostTensorTransportProxy(StreamOrderedPoolConsumerMixin):
         consumer_rank: int | None = None,
     ) -> torch.Tensor:
         """Wait for the tensor, copy it out of the pool and acknowledge for this consumer."""
+        self._check_pool(transport)
         return self._copy_out_and_acknowledge(
             transport,
             pool_byte_offset=self.pool_byte_offset,
@@ -229,6 +233,13 @@ class HostTensorTransportProxy(StreamOrderedPoolConsumerMixin):
             consumer_rank=consumer_rank,
         )
 
+    def _check_pool(self, transport: HostTransport) -> None:
+        # Offsets and generations are only meaningful in the pool that issued them: read
+        # through another pool's buffer, a READY word that happens to match would hand back
+        # someone else's bytes.
+        if transport.pool_id is not None and transport.pool_id != self.pool_id:
+            raise ForeignHostProxy(transport_name=HOST_TRANSPORT_NAME)
+
     def acknowledge_consumption(
         self,
         transport: HostTransport,
@@ -236,6 +247,7 @@ class HostTensorTransportProxy(StreamOrderedPoolConsumerMixin):
         consumer_rank: int | None = None,
     ) -> None:
         """Acknowledge without reading the bytes (the consumer does not need them)."""
+        self._check_pool(transport)
         self._wait_until_ready(transport)
         self._acknowledge_on_stream(transport, consumer_count, consumer_rank)
 
@@ -264,7 +276,10 @@ class HostMmItemMemoryPool:
             recycle_interval=recycle_interval,
         )
         self.consumer_count = consumer_count
-        self.transport = HostTransport(_shared_byte_tensor(memory_size), wait_timeout=wait_timeout)
+        pool_id = f"{os.getpid()}-{uuid.uuid4().hex}"
+        self.transport = HostTransport(
+            _shared_byte_tensor(memory_size), wait_timeout=wait_timeout, pool_id=pool_id
+        )
         self.pool = StreamOrderedMmFeaturePool(
             transport=self.transport,
             memory_size=memory_size,
@@ -275,7 +290,7 @@ class HostMmItemMemoryPool:
         )
         self.handle = HostPoolHandle(
             byte_tensor=self.transport.byte_tensor,
-            pool_id=f"{os.getpid()}-{uuid.uuid4().hex}",
+            pool_id=pool_id,
             wait_timeout=wait_timeout,
         )
 
