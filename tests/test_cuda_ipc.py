@@ -8,6 +8,7 @@ real pool, stream-ordered words and a consumer process on a CUDA device.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import re
 import time
@@ -304,3 +305,32 @@ def test_gpu_lifecycle_with_a_consumer_process(gpu_pool: MmItemMemoryPool) -> No
             child.kill()
         child.join(CHILD_TIMEOUT)
         parent_conn.close()
+
+
+def test_unparsable_settings_warn_and_fall_back() -> None:
+    """A typo in a numeric setting warns and keeps the default instead of breaking the import."""
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings; warnings.simplefilter('always')\n"
+        "import runtime.transport.cuda_ipc as t\n"
+        "print(t.MM_FEATURE_CACHE_SIZE, t.MM_ITEM_MEMORY_POOL_RECYCLE_INTERVAL)\n"
+    )
+    env = {
+        **os.environ,
+        "SGLANG_MM_FEATURE_CACHE_MB": "0.5",
+        "SGLANG_MM_ITEM_MEM_POOL_RECYCLE_INTERVAL_SEC": "fast",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(1024 * 1024 * 1024), "0.05"]
+    assert (
+        "Invalid value for SGLANG_MM_FEATURE_CACHE_MB: '0.5' is not int; using 1024" in done.stderr
+    )
+    assert (
+        "Invalid value for SGLANG_MM_ITEM_MEM_POOL_RECYCLE_INTERVAL_SEC: 'fast' is not float"
+        in done.stderr
+    )

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -55,10 +56,29 @@ logger = logging.getLogger(__name__)
 
 CUDA_IPC_TRANSPORT_NAME = "CUDA IPC"
 """Transport name used in messages (e.g. ``CUDA IPC requires a CUDA tensor``)."""
-MM_FEATURE_CACHE_SIZE = int(os.environ.get("SGLANG_MM_FEATURE_CACHE_MB", "1024")) * 1024 * 1024
+
+
+def _env_number(name: str, default: str, kind: type[int] | type[float]) -> int | float:
+    """Read a numeric setting; an unparsable value warns and falls back to the default.
+
+    The settings are read when the module is imported, where an exception would make the
+    whole transport unimportable over a typo such as `SGLANG_MM_FEATURE_CACHE_MB=0.5`.
+    """
+    raw = os.environ.get(name, default)
+    try:
+        return kind(raw)
+    except ValueError:
+        warnings.warn(
+            f"Invalid value for {name}: {raw!r} is not {kind.__name__}; using {default}",
+            stacklevel=2,
+        )
+        return kind(default)
+
+
+MM_FEATURE_CACHE_SIZE = int(_env_number("SGLANG_MM_FEATURE_CACHE_MB", "1024", int)) * 1024 * 1024
 """Total pool size in bytes, from `SGLANG_MM_FEATURE_CACHE_MB` (MiB, default 1024)."""
 MM_ITEM_MEMORY_POOL_RECYCLE_INTERVAL = float(
-    os.environ.get("SGLANG_MM_ITEM_MEM_POOL_RECYCLE_INTERVAL_SEC", "0.05")
+    _env_number("SGLANG_MM_ITEM_MEM_POOL_RECYCLE_INTERVAL_SEC", "0.05", float)
 )
 """Seconds between recycler passes, from `SGLANG_MM_ITEM_MEM_POOL_RECYCLE_INTERVAL_SEC`."""
 DEFER_CUDA_IPC_FEATURE_RECONSTRUCTION_KEY = "_sglang_defer_cuda_ipc_feature_reconstruction"
