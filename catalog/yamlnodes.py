@@ -7,7 +7,9 @@ silently merged, expanded or crashing.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import yaml
 
@@ -178,10 +180,85 @@ class _Builder:
         return value
 
 
+# PyYAML's stubs leave Resolver.resolve untyped; it returns the tag as a string.
+_resolve = cast(Callable[[type, object, object], str], yaml.resolver.Resolver().resolve)
+
+
+def _c_marks(event: Any) -> tuple[Any, Any]:
+    # libyaml's marks are its own class with the same line/column fields (0-based).
+    return event.start_mark, event.end_mark
+
+
+def _compose_fast(text: str) -> yaml.Node | None:
+    """Compose the common case from libyaml's events; None means "take the careful path".
+
+    PyYAML's pure-Python scanner is ~20x slower than libyaml, and catalogs are read on every
+    check and build. Anything out of the ordinary (no libyaml, a parse error, an anchor or
+    alias, deep nesting, several documents, characters the Python reader refuses) returns None,
+    so the pure-Python loader, whose findings are precise, reports it.
+    """
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None or yaml.reader.Reader.NON_PRINTABLE.search(text):
+        return None
+    stack: list[tuple[yaml.Node, list[object]]] = []
+    root: yaml.Node | None = None
+    documents = 0
+    try:
+        # Typed as Any: libyaml's events carry its own Mark class, which the stubs keep apart.
+        events: Iterable[Any] = yaml.parse(text, Loader=loader)
+        for event in events:
+            if isinstance(event, yaml.NodeEvent) and (
+                event.anchor is not None or isinstance(event, yaml.AliasEvent)
+            ):
+                return None
+            node: yaml.Node
+            if isinstance(event, yaml.ScalarEvent):
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = _resolve(yaml.ScalarNode, event.value, event.implicit)
+                start, end = _c_marks(event)
+                node = yaml.ScalarNode(tag, event.value, start, end, style=event.style)
+            elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+                if len(stack) >= MAX_DEPTH:
+                    return None
+                kind = (
+                    yaml.SequenceNode
+                    if isinstance(event, yaml.SequenceStartEvent)
+                    else yaml.MappingNode
+                )
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = _resolve(kind, None, event.implicit)
+                node = kind(tag, [], _c_marks(event)[0], None, flow_style=event.flow_style)
+                stack.append((node, []))
+                continue
+            elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+                node, items = stack.pop()
+                if isinstance(node, yaml.MappingNode):
+                    node.value = list(zip(items[0::2], items[1::2], strict=True))
+                else:
+                    node.value = items
+                node.end_mark = event.end_mark
+            else:
+                if isinstance(event, yaml.DocumentStartEvent):
+                    documents += 1
+                    if documents > 1:
+                        return None
+                continue
+            if stack:
+                stack[-1][1].append(node)
+            else:
+                root = node
+    except yaml.YAMLError:
+        return None
+    return root
+
+
 def parse_document(text: str) -> Document:
     """Parse one YAML document with the safe loader; raise YamlProblem with a 1-based mark."""
+    fast = _compose_fast(text)
     try:
-        nodes = list(yaml.compose_all(text, Loader=_Loader))
+        nodes = [fast] if fast is not None else list(yaml.compose_all(text, Loader=_Loader))
     except yaml.reader.ReaderError as exc:
         # A character YAML refuses (NUL, other controls): the reader gives a character offset.
         before = text[: exc.position]
