@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import markdown as python_markdown
 import pytest
 from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
 
@@ -13,6 +14,7 @@ from catalog.config import load_config
 from catalog.render import SiteContent, gather, render
 from catalog.render.markdown import code_block, inline, prose
 from catalog.render.repository import UNKNOWN_COMMIT, read_repository
+from catalog.stats import compute_stats
 from catalog.validate import load_valid_catalog
 from catalog.verified import example_hash
 
@@ -225,3 +227,77 @@ def test_source_links_are_pinned_to_the_commit(tmp_path: Path) -> None:
     assert document["sources"][0]["url"] == url
     page = content.pages[f"errors/{ACTIVE_ID}.md"]
     assert f"[View source]({url}) (pinned to `{commit[:10]}`)" in page
+
+
+def _tables(markdown: str) -> list[list[list[str]]]:
+    """The pipe tables of a Markdown page, each as rows of stripped cells (separator dropped)."""
+    tables: list[list[list[str]]] = []
+    rows: list[list[str]] = []
+    for line in [*markdown.splitlines(), ""]:
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            tables.append([row for row in rows if not all(c and set(c) <= set("-:") for c in row)])
+            rows = []
+    return tables
+
+
+def test_home_tables_have_a_header_row(content: SiteContent) -> None:
+    """Every table on the home page names its columns: no empty header row."""
+    tables = _tables(content.pages["index.md"])
+    assert len(tables) >= 2
+    for table in tables:
+        assert all(table[0]), table[0]
+
+
+def test_home_shows_the_coverage_figures_of_errcat_stats(tmp_path: Path) -> None:
+    """The home page shows what `errcat stats` counts: raise sites catalogued, entries complete
+    and examples verified per platform, and follows the code when a raise is added."""
+    root = make_project(tmp_path)
+    rows = dict(
+        table_row for table in _tables(_content(root).pages["index.md"]) for table_row in table
+    )
+    figures = compute_stats(load_config(root)).as_dict()
+    assert figures["sites"] == {"total": 3, "catalogued": 3, "exempted": 0, "percent": 100.0}
+    assert rows["Raise sites catalogued"] == "100% (3 of 3)"
+    assert rows["Entries complete"] == "33.3% (1 of 3)"
+    assert rows["Examples verified"] == "none of 1 yet"
+
+    core = root / "widgets" / "core.py"
+    core.write_text(
+        core.read_text(encoding="utf-8")
+        + "\n\ndef jam(name: str) -> None:\n    raise RuntimeError(f'widget {name} jams')\n",
+        encoding="utf-8",
+    )
+    example = load_valid_catalog(load_config(root).catalog).by_id()[ACTIVE_ID].example
+    assert example is not None
+    record = {
+        "example_hash": example_hash(example),
+        "platform": "linux-x86_64-cpu",
+        "commit": "abc1234",
+        "outcome": "verified",
+    }
+    (root / "catalog" / "verified.json").write_text(
+        json.dumps({"version": 1, "results": {ACTIVE_ID: [record]}}), encoding="utf-8"
+    )
+    rows = dict(
+        table_row for table in _tables(_content(root).pages["index.md"]) for table_row in table
+    )
+    assert rows["Raise sites in the code"] == "4"
+    assert rows["Raise sites catalogued"] == "75% (3 of 4)"
+    assert rows["Examples verified on `linux-x86_64-cpu`"] == "100% (1 of 1)"
+    assert "Examples verified" not in rows
+
+
+def test_a_backslash_cannot_turn_a_code_span_into_html() -> None:
+    """A backslash before a code span is escaped, so Markdown still reads the span as code."""
+    rendered = prose('see \\`<img src=x onerror="alert(1)">` here')
+    assert rendered == 'see \\\\`<img src=x onerror="alert(1)">` here'
+    html = python_markdown.markdown(rendered)
+    assert "<img" not in html and "<code>&lt;img" in html
+
+
+def test_code_spans_are_kept_on_one_line() -> None:
+    """A code span across lines is joined, so no line of prose can open with raw HTML."""
+    assert prose("`a\n<script>x</script>\nb`") == "`a <script>x</script> b`"
+    assert prose("a ` b\n<i>") == "a \\` b\n&lt;i&gt;"

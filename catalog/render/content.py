@@ -18,6 +18,7 @@ from catalog.render import api, pages
 from catalog.render.related import related_entries
 from catalog.render.repository import Repository, read_repository
 from catalog.render.sources import Source, sources_by_entry
+from catalog.stats import Stats, catalog_stats
 from catalog.verified import RESULTS_FILE, Verification, load_results, verified_on
 from extractor.model import ScanFailure
 
@@ -44,6 +45,8 @@ class SiteInputs:
     site_url: str
     """Ends in `/`."""
     site_name: str
+    stats: Stats
+    """The coverage figures `errcat stats` prints, for the home page."""
 
 
 @dataclass(frozen=True)
@@ -64,15 +67,18 @@ def gather(
 
     report = scan_package(config)
     repository = read_repository(config.root, repo_url)
+    results_path = config.catalog / RESULTS_FILE
     return SiteInputs(
         config=config,
         catalog=catalog,
         sources=sources_by_entry(catalog, report, generated_module(config), repository),
         scan_failures=tuple(report.failures),
         repository=repository,
-        verified=load_results(config.catalog / RESULTS_FILE),
+        verified=load_results(results_path),
         site_url=site_url,
         site_name=site_name,
+        # What `compute_stats` counts, from the same catalog and scan the pages come from.
+        stats=catalog_stats(catalog, report, generated_module(config), results_path),
     )
 
 
@@ -134,12 +140,12 @@ def render(inputs: SiteInputs) -> SiteContent:
         "draft": sum(e.status is Status.DRAFT for e in entries),
         "retired": sum(e.status is Status.RETIRED for e in entries),
         "modules": len({e.module for e in entries}),
-        "sites": sum(len(s) for s in inputs.sources.values()),
     }
     generated[HOME_PAGE] = pages.home_page(
         site_name=inputs.site_name,
         package=package,
         counts=counts,
+        stats=inputs.stats,
         repository=inputs.repository,
         site_path=site_path,
     )

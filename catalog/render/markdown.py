@@ -25,7 +25,18 @@ _LINE_START = re.compile(r"^(?P<indent>[ \t]*)(?P<mark>#|!!!|\?\?\?|\?\?\?\+|>)"
 
 # Backslash escapes Python-Markdown understands for the characters that would start something
 # outside the subset: attribute lists and templates ({ }), links and references ([ ]), images (!).
-_ESCAPED = {"{": "\\{", "}": "\\}", "[": "\\[", "]": "\\]", "!": "\\!"}
+# Backslashes and backticks are escaped too: a backslash right before a code span that this
+# module passes through would stop Markdown from opening the span, leaving its `<...>` as live
+# HTML; an unpaired backtick is literal.
+_ESCAPED = {
+    "{": "\\{",
+    "}": "\\}",
+    "[": "\\[",
+    "]": "\\]",
+    "!": "\\!",
+    "\\": "\\\\",
+    "`": "\\`",
+}
 # Inline text (titles, table cells) allows no markup at all.
 _ESCAPED_INLINE = {c: "\\" + c for c in "\\`*_{}[]()#+-.!|~"}
 
@@ -60,14 +71,16 @@ def _inline_markdown(text: str) -> str:
     position = 0
     for match in _CODE_SPAN.finditer(text):
         out.append(_links(text[position : match.start()]))
-        out.append(match.group(0))  # Markdown escapes code span contents itself
+        # Markdown escapes code span contents itself. The span is kept on one line (Markdown
+        # shows a line break there as a space anyway): raw HTML that opened a line inside it
+        # would be read as an HTML block before Markdown ever looked for code spans.
+        out.append(" ".join(match.group(0).split("\n")))
         position = match.end()
     out.append(_links(text[position:]))
     return "".join(out)
 
 
 def _links(text: str) -> str:
-    text = text.replace("`", "\\`")  # an unpaired backtick is literal
     text = _AUTOLINK.sub(lambda m: f"[{m.group(1)}]({m.group(1)})", text)
     out: list[str] = []
     position = 0

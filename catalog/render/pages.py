@@ -21,6 +21,7 @@ from catalog.model import Entry, Status
 from catalog.render import markdown
 from catalog.render.repository import Repository
 from catalog.render.sources import Source
+from catalog.stats import Stats
 
 
 def _indent_md(text: str, width: int) -> Markup:
@@ -140,10 +141,11 @@ def home_page(
     site_name: str,
     package: str,
     counts: Mapping[str, int],
+    stats: Stats,
     repository: Repository,
     site_path: str,
 ) -> str:
-    """The Markdown of the home page (`index.md`)."""
+    """The Markdown of the home page (`index.md`), with the coverage figures of `errcat stats`."""
     return (
         environment()
         .get_template("home.md.j2")
@@ -151,6 +153,7 @@ def home_page(
             site_name=site_name,
             package=package,
             counts=counts,
+            figures=stats.as_dict(),
             repository=repository,
             api_base=site_path,
         )
