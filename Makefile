@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # Re-install only when the project's metadata or pins change.
 STAMP := $(VENV)/.errcat-installed
 
-.PHONY: setup test serve build lint clean
+.PHONY: setup test browser serve build lint clean
 
 setup: $(STAMP)
 
@@ -15,11 +15,26 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,runtime]'
 	touch $(STAMP)
 
-# The drift gate first: a stale runtime/errors.py, an uncatalogued raise or an example that
-# does not raise its entry fails fast.
-test: setup
+# Quality gates and the drift gate first (a stale runtime/errors.py, an uncatalogued raise or
+# an example that does not raise its entry fails fast), then the whole suite.
+test: setup browser
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/errcat check --examples
 	$(PY) -m pytest
+
+# Debian's chromium and chromedriver for the real-browser tests: installed when running as
+# root and missing; elsewhere (or if apt fails) those tests skip and print why.
+browser:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1; then \
+		echo "installing chromium and chromium-driver for the browser tests"; \
+		apt-get install -y --no-install-recommends chromium chromium-driver >/dev/null 2>&1 \
+		|| { apt-get update >/dev/null 2>&1 \
+		     && apt-get install -y --no-install-recommends chromium chromium-driver >/dev/null 2>&1; } \
+		|| echo "could not install chromium; the browser tests will be skipped"; \
+	fi
 
 # Builds the docs site and JSON API into build/site, then serves them on http://127.0.0.1:8000.
 serve: build
