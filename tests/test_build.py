@@ -70,7 +70,7 @@ def test_seed_pages_have_every_part(real_site: Path, entry_id: str) -> None:
         "Common situations",
         "Related errors",
     ):
-        assert re.search(rf"<h[23] id=\"[^\"]*\">{heading}<", html), heading
+        assert re.search(rf"<h[23][^>]* id=\"[^\"]*\"[^>]*>{heading}<", html), heading
     assert re.search(r"Raised at <code>runtime/[\w/]+\.py:\d+</code>", html)
     assert '<span class="hll">' in html  # the raise line is highlighted
     assert re.search(
@@ -102,6 +102,17 @@ def test_error_pages_stay_out_of_the_navigation(real_site: Path) -> None:
     assert not re.search(r'href="errors/[0-9a-f]{16}/"', home)
     sizes = [len(_page(real_site, entry_id)) for entry_id in SEEDS]
     assert max(sizes) < 60_000
+
+
+def test_search_index_stays_lean(real_site: Path) -> None:
+    """The search index holds under 2 KB per entry: messages and meanings, not code or lists."""
+    import json
+
+    index = (real_site / "search" / "search_index.json").read_bytes()
+    entries = json.loads((real_site / "api" / "errors" / "index.json").read_bytes())
+    assert len(index) / len(entries) < 2048
+    locations = [doc["location"] for doc in json.loads(index)["docs"]]
+    assert not [loc for loc in locations if loc.endswith(("#source", "#example-fix", "#solutions"))]
 
 
 def test_every_entry_has_a_page_and_a_json_file(real_site: Path) -> None:
