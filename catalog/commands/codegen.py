@@ -20,21 +20,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
     from catalog.codegen import diff, generate, write_atomically
-    from catalog.commands.common import print_findings
+    from catalog.commands.common import valid_catalog_or_report
     from catalog.config import load_config, read_site_settings
-    from catalog.findings import CatalogInvalid
-    from catalog.validate import load_valid_catalog
 
     config = load_config()
     settings = read_site_settings(config.root)
-    try:
-        catalog = load_valid_catalog(config.catalog)
-    except CatalogInvalid as invalid:
-        # Nothing is written from an invalid catalog: the old module stays importable.
-        print_findings(invalid.findings, as_json=False)
-        print(
-            f"errcat codegen: {len(invalid.findings)} problem(s); nothing written", file=sys.stderr
-        )
+    catalog = valid_catalog_or_report(config, "codegen")
+    if catalog is None:
         return 1
     expected = generate(catalog, settings.site_url)
     target = config.generated

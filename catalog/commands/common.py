@@ -6,11 +6,14 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from catalog.config import Config
 from catalog.findings import Finding, Severity
 from extractor.model import ScanReport
+
+if TYPE_CHECKING:
+    from catalog.model import Catalog
 
 
 def module_name(config: Config, path: Path) -> str:
@@ -64,3 +67,23 @@ def scan_package(config: Config) -> ScanReport:
     return scan_paths(
         [config.package], include=config.include, exclude=exclude, base=config.package
     )
+
+
+def valid_catalog_or_report(config: Config, command: str) -> Catalog | None:
+    """The configured catalog, or None after printing its findings for a writing command.
+
+    Commands that write (codegen, new, migrate) validate the whole catalog first and write
+    nothing from an invalid one, so what is on disk stays consistent.
+    """
+    from catalog.findings import CatalogInvalid
+    from catalog.validate import load_valid_catalog
+
+    try:
+        return load_valid_catalog(config.catalog)
+    except CatalogInvalid as invalid:
+        print_findings(invalid.findings, as_json=False)
+        print(
+            f"errcat {command}: {len(invalid.findings)} problem(s) in the catalog; nothing written",
+            file=sys.stderr,
+        )
+        return None

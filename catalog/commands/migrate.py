@@ -20,20 +20,19 @@ def run(args: argparse.Namespace) -> int:
     from collections import defaultdict
 
     from catalog.codegen import write_atomically
-    from catalog.commands.common import generated_module, print_findings, scan_package
+    from catalog.commands.common import (
+        generated_module,
+        scan_package,
+        valid_catalog_or_report,
+    )
     from catalog.config import load_config
-    from catalog.findings import CatalogInvalid
     from catalog.match import Matcher
     from catalog.migrate import MigrateError, Rewrite, migrate_source
     from catalog.templates import to_catalog_message
-    from catalog.validate import load_valid_catalog
 
     config = load_config()
-    try:
-        catalog = load_valid_catalog(config.catalog)
-    except CatalogInvalid as invalid:
-        print_findings(invalid.findings, as_json=False)
-        print("errcat migrate: the catalog has errors; nothing written", file=sys.stderr)
+    catalog = valid_catalog_or_report(config, "migrate")
+    if catalog is None:
         return 1
     target_module = generated_module(config)
     if not config.generated.is_file():

@@ -21,21 +21,22 @@ def run(args: argparse.Namespace) -> int:
     from collections import defaultdict
 
     from catalog.codegen import write_all_atomically
-    from catalog.commands.common import generated_module, module_name, print_findings, scan_package
+    from catalog.commands.common import (
+        generated_module,
+        module_name,
+        print_findings,
+        scan_package,
+        valid_catalog_or_report,
+    )
     from catalog.config import load_config
-    from catalog.findings import CatalogInvalid
     from catalog.loader import load_bytes
     from catalog.match import Matcher, builtin_name
     from catalog.scaffold import Draft, catalog_path, file_text, plan_drafts
     from catalog.templates import to_catalog_message
-    from catalog.validate import load_valid_catalog
 
     config = load_config()
-    try:
-        catalog = load_valid_catalog(config.catalog)
-    except CatalogInvalid as invalid:
-        print_findings(invalid.findings, as_json=False)
-        print("errcat new: the catalog has errors; nothing written", file=sys.stderr)
+    catalog = valid_catalog_or_report(config, "new")
+    if catalog is None:
         return 1
     report = scan_package(config)
     matcher = Matcher(catalog, generated_module(config))
