@@ -47,6 +47,7 @@ from runtime.errors import (
 from runtime.transport.memory_pool import (
     CONTROL_WORD_BYTES,
     DEFAULT_MAX_INFLIGHT_SLICES,
+    PoolOwner,
     StreamOrderedMmFeaturePool,
     StreamOrderedPoolConsumerMixin,
     validate_pool_arguments,
@@ -347,7 +348,7 @@ def _open_pool(device_index: int, extra: dict[str, Any]) -> tuple[CudaStreamTran
     return _open_pool_uncached(device_index, pool_handle, publish_event_handle), False
 
 
-class MmItemMemoryPool:
+class MmItemMemoryPool(PoolOwner):
     """Producer side of the CUDA IPC transport: the pool on `cuda:{base_gpu_id}` and its proxies.
 
     `memory_size` is in bytes and `recycle_interval` in seconds; `consumer_count` consumers must
@@ -421,23 +422,4 @@ class MmItemMemoryPool:
         """Give back the lease of a proxy that will never reach its consumers."""
         if proxy.proxy_state["ipc_extra"]["pool_handle"] != self.pool_ipc_handle:
             raise ForeignCudaIpcProxy()
-        self.pool.cancel_lease(
-            ready_byte_offset=proxy.ready_byte_offset,
-            ack_byte_offset=proxy.ack_byte_offset,
-            generation=proxy.generation,
-        )
-
-    @property
-    def active_lease_count(self) -> int:
-        """Number of live leases."""
-        return self.pool.active_lease_count
-
-    def shutdown(self) -> None:
-        """Stop the recycler thread."""
-        self.pool.shutdown()
-
-    def __enter__(self) -> MmItemMemoryPool:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.shutdown()
+        self._cancel(proxy)

@@ -47,6 +47,7 @@ from runtime.errors import ForeignHostProxy, LeaseNotReadyInTime, LeaseReclaimed
 from runtime.transport.memory_pool import (
     CONTROL_WORD_BYTES,
     DEFAULT_MAX_INFLIGHT_SLICES,
+    PoolOwner,
     StreamOrderedMmFeaturePool,
     StreamOrderedPoolConsumerMixin,
     validate_pool_arguments,
@@ -252,7 +253,7 @@ class HostTensorTransportProxy(StreamOrderedPoolConsumerMixin):
         self._acknowledge_on_stream(transport, consumer_count, consumer_rank)
 
 
-class HostMmItemMemoryPool:
+class HostMmItemMemoryPool(PoolOwner):
     """Producer side of the host transport: a shared-memory pool and its proxies.
 
     `memory_size` is in bytes, `recycle_interval`, `lease_timeout` and `wait_timeout` in seconds.
@@ -315,23 +316,4 @@ class HostMmItemMemoryPool:
         """Give back the lease of a proxy that will never be sent to its consumers."""
         if proxy.pool_id != self.handle.pool_id:
             raise ForeignHostProxy(transport_name=HOST_TRANSPORT_NAME)
-        self.pool.cancel_lease(
-            ready_byte_offset=proxy.ready_byte_offset,
-            ack_byte_offset=proxy.ack_byte_offset,
-            generation=proxy.generation,
-        )
-
-    @property
-    def active_lease_count(self) -> int:
-        """Number of live leases."""
-        return self.pool.active_lease_count
-
-    def shutdown(self) -> None:
-        """Stop the recycler. The shared memory is freed with the last tensor that maps it."""
-        self.pool.shutdown()
-
-    def __enter__(self) -> HostMmItemMemoryPool:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.shutdown()
+        self._cancel(proxy)

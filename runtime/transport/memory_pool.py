@@ -35,7 +35,7 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, Self
 
 import torch
 
@@ -579,3 +579,32 @@ class StreamOrderedPoolConsumerMixin:
             words.confirm_ready(self.ready_byte_offset, self.generation)
             self._acknowledge_on_stream(words, consumer_count, consumer_rank)
         return result
+
+
+class PoolOwner:
+    """The producer-side wrapper both transports share: one pool, its leases and its lifetime."""
+
+    pool: StreamOrderedMmFeaturePool
+
+    def _cancel(self, proxy: StreamOrderedPoolConsumerMixin) -> None:
+        """Give back the lease of a proxy already known to come from this pool."""
+        self.pool.cancel_lease(
+            ready_byte_offset=proxy.ready_byte_offset,
+            ack_byte_offset=proxy.ack_byte_offset,
+            generation=proxy.generation,
+        )
+
+    @property
+    def active_lease_count(self) -> int:
+        """Number of live leases."""
+        return self.pool.active_lease_count
+
+    def shutdown(self) -> None:
+        """Stop the recycler thread; buffers are freed with the last tensor that maps them."""
+        self.pool.shutdown()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
