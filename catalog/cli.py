@@ -1,11 +1,13 @@
 """The `errcat` command line: `main(argv) -> int`.
 
-Exit codes: 0 ok, 1 findings, 2 usage or environment error.
+Exit codes: 0 ok, 1 findings, 2 usage or environment error; 130 when interrupted and 141 when
+the reader of stdout goes away (the shell conventions for SIGINT and SIGPIPE).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -53,3 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("errcat: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`errcat explain - < log | head`): stop quietly, as Unix tools
+        # do, and keep Python from complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141

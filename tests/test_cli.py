@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +43,23 @@ def test_console_script_entry_point() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("errcat ")
+
+
+def test_closed_pipe_is_quiet() -> None:
+    """A reader that stops early (`| head -1`) ends errcat quietly, without a traceback."""
+    import torch
+
+    script = Path(sys.executable).with_name("errcat")
+    # Far more output than a pipe buffer holds, so errcat is still writing when head exits.
+    folder = Path(torch.__file__).parent / "nn"
+    done = subprocess.run(
+        f"set -o pipefail; {script} scan --no-cache {folder} | head -1",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 141, done.stderr
+    assert done.stdout.count("\n") == 1
+    assert "Traceback" not in done.stderr
