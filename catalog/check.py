@@ -189,10 +189,8 @@ def check_sites_stage(
         if entry.status is not Status.RETIRED and entry.id not in raised:
             at = entry.position
             findings.append(
-                Finding(
-                    at.path,
-                    at.line,
-                    at.column,
+                Finding.at(
+                    at,
                     f"entry {entry.id} ({entry.name}) is raised nowhere in {config.package.name}",
                     "raise it, or set status: retired with a retired_reason",
                     stage="entries",

@@ -354,10 +354,8 @@ def run_examples(
 def example_findings(run: ExampleRun) -> list[Finding]:
     """One error finding per failed example, at its `example` key."""
     return [
-        Finding(
-            result.position.path,
-            result.position.line,
-            result.position.column,
+        Finding.at(
+            result.position,
             f"example of entry {result.entry_id} ({result.name}) failed: {result.reason}",
             result.fix,
             stage="examples",

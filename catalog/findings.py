@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalog.model import Position
 
 
 class Severity(StrEnum):
@@ -32,6 +36,19 @@ class Finding:
     severity: Severity = Severity.ERROR
     stage: str = "catalog"
     """The check stage that produced it."""
+
+    @classmethod
+    def at(
+        cls,
+        position: Position,
+        message: str,
+        fix: str | None = None,
+        *,
+        severity: Severity = Severity.ERROR,
+        stage: str = "catalog",
+    ) -> Finding:
+        """A finding at a catalog position."""
+        return cls(position.path, position.line, position.column, message, fix, severity, stage)
 
     def display_path(self, base: Path | None = None) -> str:
         """The path relative to `base` (default: the current folder) where it lies inside it."""

@@ -176,7 +176,14 @@ def _entry(
         retired_reason=raw.get("retired_reason"),
         replaced_by=raw.get("replaced_by"),
         since=raw.get("since"),
-        field_positions={key: pos((*where, key)) for key in raw},
+        field_positions={
+            **{key: pos((*where, key)) for key in raw},
+            # Each related id has its own place, whether the list is written as a block or inline.
+            **{
+                f"related[{i}]": pos((*where, "related", i))
+                for i in range(len(raw.get("related", ())))
+            },
+        },
     )
 
 

@@ -22,7 +22,6 @@ RESERVED_PARAMETERS = frozenset(
 def validate(catalog: Catalog) -> list[Finding]:
     """Cross-entry findings for a loaded catalog, in file order."""
     findings: list[Finding] = []
-    ids: dict[str, Path] = {}
     first_id: dict[str, str] = {}
     names: dict[str, str] = {}
     by_id = catalog.by_id()
@@ -30,33 +29,27 @@ def validate(catalog: Catalog) -> list[Finding]:
         where = entry.where("id")
         if entry.id in first_id:
             findings.append(
-                Finding(
-                    where.path,
-                    where.line,
-                    where.column,
+                Finding.at(
+                    where,
                     f"duplicate id {entry.id} (also {first_id[entry.id]})",
                     "ids are never reused: give this entry a new id with errcat new",
                 )
             )
         else:
-            first_id[entry.id] = f"{ids.setdefault(entry.id, where.path).name}:{where.line}"
+            first_id[entry.id] = f"{where.path.name}:{where.line}"
         name_at = entry.where("name")
         if entry.name in RESERVED_NAMES:
             findings.append(
-                Finding(
-                    name_at.path,
-                    name_at.line,
-                    name_at.column,
+                Finding.at(
+                    name_at,
                     f"name {entry.name} is reserved for the generated base class",
                     "choose another class name",
                 )
             )
         elif entry.name in names:
             findings.append(
-                Finding(
-                    name_at.path,
-                    name_at.line,
-                    name_at.column,
+                Finding.at(
+                    name_at,
                     f"duplicate name {entry.name} (also {names[entry.name]})",
                     "class names must be unique; rename one",
                 )
@@ -68,10 +61,8 @@ def validate(catalog: Catalog) -> list[Finding]:
             fields = parse_placeholders(entry.message)
         except PlaceholderError as exc:
             findings.append(
-                Finding(
-                    message_at.path,
-                    message_at.line,
-                    message_at.column,
+                Finding.at(
+                    message_at,
                     str(exc),
                     "write placeholders as {name} or {name.attr}",
                 )
@@ -80,10 +71,8 @@ def validate(catalog: Catalog) -> list[Finding]:
             for placeholder in fields:
                 if placeholder.root in RESERVED_PARAMETERS:
                     findings.append(
-                        Finding(
-                            message_at.path,
-                            message_at.line,
-                            message_at.column,
+                        Finding.at(
+                            message_at,
                             f"placeholder {{{placeholder.field}}} would shadow the exception's "
                             f"'{placeholder.root}' attribute",
                             "rename the placeholder",
@@ -91,23 +80,17 @@ def validate(catalog: Catalog) -> list[Finding]:
                     )
         for index, related in enumerate(entry.related):
             if related not in by_id:
-                at = entry.where("related")
                 findings.append(
-                    Finding(
-                        at.path,
-                        at.line + index,
-                        at.column,
+                    Finding.at(
+                        entry.where(f"related[{index}]"),
                         f"related id {related} is not in the catalog",
                         "point it at an existing entry or remove it",
                     )
                 )
             elif related == entry.id:
-                at = entry.where("related")
                 findings.append(
-                    Finding(
-                        at.path,
-                        at.line,
-                        at.column,
+                    Finding.at(
+                        entry.where(f"related[{index}]"),
                         f"entry {entry.id} lists itself as related",
                         "remove it",
                     )
@@ -116,20 +99,16 @@ def validate(catalog: Catalog) -> list[Finding]:
             at = entry.where("replaced_by")
             if entry.replaced_by not in by_id:
                 findings.append(
-                    Finding(
-                        at.path,
-                        at.line,
-                        at.column,
+                    Finding.at(
+                        at,
                         f"replaced_by id {entry.replaced_by} is not in the catalog",
                         "point it at the entry that supersedes this one",
                     )
                 )
             elif entry.status is not Status.RETIRED:
                 findings.append(
-                    Finding(
-                        at.path,
-                        at.line,
-                        at.column,
+                    Finding.at(
+                        at,
                         f"replaced_by is set but the status is {entry.status.value}",
                         "set status: retired, or remove replaced_by",
                     )
@@ -140,10 +119,8 @@ def validate(catalog: Catalog) -> list[Finding]:
 def draft_warnings(catalog: Catalog) -> list[Finding]:
     """One warning per draft entry: its prose is still to be written."""
     return [
-        Finding(
-            entry.position.path,
-            entry.position.line,
-            entry.position.column,
+        Finding.at(
+            entry.position,
             f"entry {entry.id} ({entry.name}) is a draft",
             "write its prose and set status: active",
             severity=Severity.WARNING,

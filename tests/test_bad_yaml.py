@@ -103,7 +103,7 @@ EXPECTED: dict[str, tuple[int, int, str]] = {
     ),
     "26_placeholder_nested_spec.yaml": (8, 14, "nests a field in its format spec"),
     "27_reserved_parameter.yaml": (8, 14, "placeholder {id} would shadow the exception's 'id'"),
-    "28_unknown_related.yaml": (9, 14, "related id fedcba9876543210 is not in the catalog"),
+    "28_unknown_related.yaml": (9, 15, "related id fedcba9876543210 is not in the catalog"),
     "29_unknown_replaced_by.yaml": (
         10,
         18,
@@ -139,7 +139,7 @@ EXPECTED: dict[str, tuple[int, int, str]] = {
     "53_non_string_key.yaml": (9, 5, "key 404 must be a string"),
     "54_unknown_status.yaml": (7, 13, "errors[0].status has value 'published'"),
     "55_reserved_class_name.yaml": (5, 11, "name CatalogError is reserved"),
-    "56_related_to_itself.yaml": (9, 14, "entry 0123456789abcdef lists itself as related"),
+    "56_related_to_itself.yaml": (9, 15, "entry 0123456789abcdef lists itself as related"),
     "57_include_tag.yaml": (9, 14, "tag !include is not allowed"),
     "58_empty_message.yaml": (8, 14, "errors[0].message is too short (needs at least 1)"),
     "59_null_message.yaml": (8, 13, "errors[0].message must be string, got nothing (null)"),

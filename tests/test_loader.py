@@ -160,7 +160,7 @@ def test_unknown_related(tmp_path: Path) -> None:
     """A related id that names no entry is a finding."""
     _write(tmp_path, GOOD + "    related: [0123456789abcdef]\n")
     assert _only_finding(tmp_path).startswith(
-        "tensor_bridge.yaml:8:14: related id 0123456789abcdef is not in"
+        "tensor_bridge.yaml:8:15: related id 0123456789abcdef is not in"
     )
 
 
@@ -187,3 +187,15 @@ def test_every_file_reported(tmp_path: Path) -> None:
     catalog, findings = load_catalog(tmp_path)
     assert len(catalog) == 0
     assert [f.format(tmp_path).split(":")[0] for f in findings] == ["a.yaml", "b.yaml"]
+
+
+def test_unknown_related_in_an_inline_list(tmp_path: Path) -> None:
+    """In an inline list, an unknown related id is reported at that id, not a line below."""
+    _write(tmp_path, GOOD + "    related: [f978622eed176d93, 0123456789abcdef]\n")
+    with pytest.raises(CatalogInvalid) as caught:
+        load_valid_catalog(tmp_path)
+    findings = [f.format(tmp_path) for f in caught.value.findings]
+    assert (
+        "tensor_bridge.yaml:8:33: related id 0123456789abcdef is not in the catalog; "
+        "point it at an existing entry or remove it" in findings
+    )
