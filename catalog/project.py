@@ -1,0 +1,79 @@
+"""The project errcat works on: its package, the import names Python sees, and its raise sites.
+
+Every stage that needs to know the project (commands, `check`, `stats`, the site build) asks
+this module, so import names are computed one way for src/ and flat layouts alike: a file's
+module name is its path below the *import root*, the folder that holds the package's topmost
+`__init__.py` chain (`src/` for `src/packaging/`, the project root for `runtime/`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalog.config import Config
+from extractor.model import ScanReport
+
+CACHE_FOLDER = ".errcat-cache"
+"""The scan cache's folder, at the project root (git-ignored)."""
+
+
+def import_root(config: Config) -> Path:
+    """The folder Python's import path must hold for the package to import by its name.
+
+    The package's parents are climbed while they are packages themselves (hold `__init__.py`);
+    a package without `__init__.py` (a namespace package) is imported from its parent.
+    """
+    folder = config.package.resolve()
+    root = folder.parent
+    while (root / "__init__.py").is_file() and root.parent != root:
+        root = root.parent
+    return root
+
+
+def module_name(config: Config, path: Path) -> str:
+    """The dotted module name of a package file as Python imports it.
+
+    `runtime/errors.py` gives `runtime.errors`; `src/packaging/metadata.py` gives
+    `packaging.metadata` (never `src.packaging.metadata`).
+    """
+    absolute = (path if path.is_absolute() else config.root / path).resolve()
+    relative = absolute.relative_to(import_root(config)).with_suffix("")
+    parts = list(relative.parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_name(config: Config) -> str:
+    """The package's import name: the `<package>` part of new ids."""
+    return module_name(config, config.package / "__init__.py")
+
+
+def generated_module(config: Config) -> str:
+    """The dotted name of the generated module, as raise sites import it."""
+    return module_name(config, config.generated)
+
+
+def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
+    """Scan the configured package, without the generated module (it only defines classes).
+
+    Paths in the report are relative to the project root. The scan cache is used unless
+    `cache` is False.
+    """
+    from extractor import scan_paths
+
+    package = config.package.resolve()
+    generated = config.generated.resolve()
+    exclude = (
+        (*config.exclude, generated.relative_to(package).as_posix())
+        if generated.is_relative_to(package)
+        else config.exclude
+    )
+    return scan_paths(
+        [config.package],
+        include=config.include,
+        exclude=exclude,
+        base=config.package,
+        cache_dir=config.root / CACHE_FOLDER if cache else None,
+        cwd=config.root,
+    )
