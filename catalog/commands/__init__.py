@@ -21,9 +21,31 @@ class Command(Protocol):
 
 
 def _load() -> tuple[Command, ...]:
-    from catalog.commands import build, check, codegen, explain, migrate, new, scan, serve, stats
+    from catalog.commands import (
+        build,
+        check,
+        codegen,
+        explain,
+        init,
+        migrate,
+        new,
+        scan,
+        serve,
+        stats,
+    )
 
-    modules: list[ModuleType] = [scan, check, new, migrate, codegen, build, serve, explain, stats]
+    modules: list[ModuleType] = [
+        init,
+        scan,
+        check,
+        new,
+        migrate,
+        codegen,
+        build,
+        serve,
+        explain,
+        stats,
+    ]
     return tuple(cast(Command, module) for module in modules)
 
 

@@ -1,0 +1,5 @@
+"""`python -m errcat` is the same as the `errcat` console script."""
+
+from errcat import main
+
+raise SystemExit(main())
