@@ -119,7 +119,9 @@ class _Worker:
     def __init__(self, root: Path, modules: Sequence[str]) -> None:
         # Closed in close(), which every path out of the runner reaches.
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115
-        command = "from catalog.example_worker import worker_main; worker_main()"
+        # `import errcat` first: it pins errcat's own `catalog` package, which a project's
+        # `catalog/` folder on the worker's path would otherwise shadow.
+        command = "import errcat; from catalog.example_worker import worker_main; worker_main()"
         self.process = subprocess.Popen(
             [sys.executable, "-c", command, *modules],
             cwd=root,
