@@ -1,7 +1,8 @@
 """Generate the typed-exception module (`runtime/errors.py`) from the catalog.
 
-The output is plain Python that imports nothing but `os` and `typing`, so the runtime never
-imports errcat or parses YAML, and it is formatted the way `ruff format` would leave it.
+The output is plain Python that imports only the standard library and runs on Python 3.9 and
+later, so the runtime never imports errcat or parses YAML; it is formatted the way `ruff format`
+would leave it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from catalog.exceptions import has_typed_class
 from catalog.model import Catalog, Entry, Status
 from catalog.placeholders import parameters
 
@@ -28,11 +30,17 @@ _PRELUDE = '''\
 Each class subclasses `CatalogError` and the built-in it replaces, so `except ValueError` still
 catches it. `str(exc)` is the rendered message; the page that explains it is `exc.docs_url`,
 added to the traceback as a note unless the environment sets ERRCAT_DOCS_LINKS=0.
+
+The module runs on Python 3.9 and later. Before 3.11 there is no `add_note`: the note is kept in
+`__notes__` all the same (pytest and the exceptiongroup backport show it), and an uncaught
+catalogued error prints it after the traceback.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from types import TracebackType
 from typing import Any, ClassVar
 
 DOCS_BASE_URL = {base_url}
@@ -59,7 +67,13 @@ class CatalogError(Exception):
             setattr(self, name, value)
         super().__init__(self.template.format(**params))
         if os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
-            self.add_note(f"For further information visit {{self.docs_url}}")
+            note = f"For further information visit {{self.docs_url}}"
+            if hasattr(self, "add_note"):
+                self.add_note(note)
+            else:
+                # Python 3.9 and 3.10: the attribute 3.11 would fill, so tools that show notes
+                # there (pytest, the exceptiongroup backport) show this one too.
+                self.__notes__ = [*getattr(self, "__notes__", ()), note]
 
     def __str__(self) -> str:
         # KeyError and friends would show repr(message); the catalog promises the message itself.
@@ -67,6 +81,32 @@ class CatalogError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.params), self.__dict__)
+
+
+def _print_notes_after_traceback(
+    kind: type[BaseException], error: BaseException, trace: TracebackType | None
+) -> None:
+    # Before 3.11 the interpreter's traceback ignores __notes__, which would hide the docs link
+    # of an uncaught error; print the notes of the catalogued errors the traceback showed.
+    sys.__excepthook__(kind, error, trace)
+    shown: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in shown:
+        shown.add(id(current))
+        notes = getattr(current, "__notes__", None)
+        if isinstance(current, CatalogError) and isinstance(notes, list):
+            for note in notes:
+                print(note, file=sys.stderr)
+        if current.__cause__ is not None or current.__suppress_context__:
+            current = current.__cause__
+        else:
+            current = current.__context__
+
+
+if not hasattr(BaseException, "add_note") and sys.excepthook is sys.__excepthook__:
+    # Only over the interpreter's own hook: one that a program, IPython or the exceptiongroup
+    # backport installed already decides itself how a traceback looks.
+    sys.excepthook = _print_notes_after_traceback
 '''
 
 
@@ -134,9 +174,18 @@ def _export_order(name: str) -> tuple[int, str]:
     return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
 
 
+def generated_classes(catalog: Catalog) -> list[Entry]:
+    """The entries that get a class in the generated module, in catalog order.
+
+    Entries of other exceptions are catalogued in place (see catalog/exceptions.py): their raise
+    sites keep their own class, so the module neither defines nor exports one for them.
+    """
+    return [entry for entry in catalog if has_typed_class(entry.exception)]
+
+
 def generate(catalog: Catalog, base_url: str) -> str:
     """The full text of the generated module for `catalog`, with docs links under `base_url`."""
-    entries = list(catalog)
+    entries = generated_classes(catalog)
     out = [HEADER + _PRELUDE.format(base_url=py_string(base_url))]
     for entry in entries:
         out.append("\n\n" + "\n".join(_class(entry, base_url)) + "\n")

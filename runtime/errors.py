@@ -5,11 +5,17 @@
 Each class subclasses `CatalogError` and the built-in it replaces, so `except ValueError` still
 catches it. `str(exc)` is the rendered message; the page that explains it is `exc.docs_url`,
 added to the traceback as a note unless the environment sets ERRCAT_DOCS_LINKS=0.
+
+The module runs on Python 3.9 and later. Before 3.11 there is no `add_note`: the note is kept in
+`__notes__` all the same (pytest and the exceptiongroup backport show it), and an uncaught
+catalogued error prints it after the traceback.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from types import TracebackType
 from typing import Any, ClassVar
 
 DOCS_BASE_URL = "http://127.0.0.1:8000/"
@@ -36,7 +42,13 @@ class CatalogError(Exception):
             setattr(self, name, value)
         super().__init__(self.template.format(**params))
         if os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
-            self.add_note(f"For further information visit {self.docs_url}")
+            note = f"For further information visit {self.docs_url}"
+            if hasattr(self, "add_note"):
+                self.add_note(note)
+            else:
+                # Python 3.9 and 3.10: the attribute 3.11 would fill, so tools that show notes
+                # there (pytest, the exceptiongroup backport) show this one too.
+                self.__notes__ = [*getattr(self, "__notes__", ()), note]
 
     def __str__(self) -> str:
         # KeyError and friends would show repr(message); the catalog promises the message itself.
@@ -44,6 +56,32 @@ class CatalogError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.params), self.__dict__)
+
+
+def _print_notes_after_traceback(
+    kind: type[BaseException], error: BaseException, trace: TracebackType | None
+) -> None:
+    # Before 3.11 the interpreter's traceback ignores __notes__, which would hide the docs link
+    # of an uncaught error; print the notes of the catalogued errors the traceback showed.
+    sys.__excepthook__(kind, error, trace)
+    shown: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in shown:
+        shown.add(id(current))
+        notes = getattr(current, "__notes__", None)
+        if isinstance(current, CatalogError) and isinstance(notes, list):
+            for note in notes:
+                print(note, file=sys.stderr)
+        if current.__cause__ is not None or current.__suppress_context__:
+            current = current.__cause__
+        else:
+            current = current.__context__
+
+
+if not hasattr(BaseException, "add_note") and sys.excepthook is sys.__excepthook__:
+    # Only over the interpreter's own hook: one that a program, IPython or the exceptiongroup
+    # backport installed already decides itself how a traceback looks.
+    sys.excepthook = _print_notes_after_traceback
 
 
 class OutputBufferWrongDevice(CatalogError, ValueError):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
+import os
 import pickle
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from catalog.codegen import HEADER, generate
+from catalog.codegen import HEADER, generate, generated_classes
 from catalog.validate import load_valid_catalog
 
 CATALOG = """\
@@ -185,3 +187,160 @@ def test_long_signatures_wrap(tmp_path: Path) -> None:
     command = [str(ruff), "format", "--check", "--diff", str(target)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+IN_PLACE = """\
+  - id: eeeeeeeeeeeeeee5
+    name: CannotDecode
+    exception: UnicodeDecodeError
+    status: draft
+    message: "cannot decode the frame header"
+  - id: fffffffffffffff6
+    name: NotAVersion
+    exception: packaging.version.InvalidVersion
+    status: draft
+    message: "invalid version: {text!r}"
+"""
+
+
+def test_only_typed_builtins_get_a_class(tmp_path: Path) -> None:
+    """Entries catalogued in place (a 5-argument built-in, a library's class) get no class."""
+    (tmp_path / "things.yaml").write_text(CATALOG + IN_PLACE, encoding="utf-8")
+    catalog = load_valid_catalog(tmp_path)
+    assert len(catalog) == 6
+    assert [e.name for e in generated_classes(catalog)] == [
+        "BorrowRequiresMps",
+        "OutputBufferWrongDevice",
+        "MissingThing",
+        "NoParameters",
+    ]
+    text = generate(catalog, "https://docs.example/")
+    assert "CannotDecode" not in text and "NotAVersion" not in text
+    namespace: dict[str, object] = {}
+    exec(compile(text, "generated_errors.py", "exec"), namespace)
+    by_id, exported = namespace["BY_ID"], namespace["__all__"]
+    assert isinstance(by_id, dict) and set(by_id) == {e.id for e in generated_classes(catalog)}
+    assert isinstance(exported, list) and "NotAVersion" not in exported
+
+
+def test_generated_module_type_checks_without_add_note(tmp_path: Path) -> None:
+    """mypy --strict passes for Python 3.10, where the add_note fallback is the branch checked."""
+    target = tmp_path / "generated_errors.py"
+    (tmp_path / "things.yaml").write_text(CATALOG, encoding="utf-8")
+    target.write_text(generate(load_valid_catalog(tmp_path), "https://docs.example/"))
+    mypy = Path(sys.executable).with_name("mypy")
+    command = [str(mypy), "--strict", "--python-version", "3.10", "--cache-dir", os.devnull]
+    done = subprocess.run(
+        [*command, str(target)], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+PYENV = Path("/root/.pyenv/versions")
+OTHER_PYTHONS = sorted(
+    path
+    for series in ("3.9", "3.10", "3.12", "3.13")
+    for path in PYENV.glob(f"{series}.*/bin/python")
+)
+"""Interpreters besides the venv's 3.11 that the generated module must run on."""
+
+PROBE = """\
+import json, pickle, sys
+import generated_errors as g
+
+error = g.BorrowRequiresMps(devices="cpu, mps:0")
+clone = pickle.loads(pickle.dumps(error))
+print(json.dumps({
+    "version": list(sys.version_info[:2]),
+    "str": str(error),
+    "value_error": isinstance(error, ValueError),
+    "catalog_error": isinstance(error, g.CatalogError),
+    "notes": getattr(error, "__notes__", None),
+    "clone": [type(clone).__name__, str(clone), clone.params, getattr(clone, "__notes__", None)],
+    "key_error": str(g.MissingThing(key="x")),
+    "hook_replaced": sys.excepthook is not sys.__excepthook__,
+}))
+"""
+
+LINK = "For further information visit https://docs.example/errors/"
+
+
+def _run(
+    python: Path, folder: Path, code: str, *, links: bool = True
+) -> subprocess.CompletedProcess[str]:
+    # -E -S: nothing from the environment or site-packages (no exceptiongroup, no pytest) may
+    # change how the interpreter prints a traceback; the module must manage on the stdlib alone.
+    env = {k: v for k, v in os.environ.items() if k != "ERRCAT_DOCS_LINKS"}
+    if not links:
+        env["ERRCAT_DOCS_LINKS"] = "0"
+    return subprocess.run(
+        [str(python), "-E", "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=folder,
+        env=env,
+        timeout=60,
+    )
+
+
+@pytest.fixture(scope="module")
+def module_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("other_pythons")
+    (folder / "things.yaml").write_text(CATALOG, encoding="utf-8")
+    text = generate(load_valid_catalog(folder), "https://docs.example/")
+    (folder / "generated_errors.py").write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    "python", OTHER_PYTHONS or [None], ids=lambda p: p.parent.parent.name if p else "none"
+)
+def test_generated_module_on_other_pythons(python: Path | None, module_folder: Path) -> None:
+    """On 3.9 to 3.13: the typed class, its message, pickle, and a docs link a user sees."""
+    if python is None:
+        pytest.skip(f"no Python 3.9, 3.10, 3.12 or 3.13 under {PYENV}; cannot test them")
+    done = _run(python, module_folder, PROBE)
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    link = LINK + "f978622eed176d93/"
+    old = tuple(probe["version"]) < (3, 11)
+    assert probe["str"] == "borrow_torch_tensors requires MPS tensors, got cpu, mps:0"
+    assert probe["value_error"] and probe["catalog_error"]
+    assert probe["notes"] == [link]
+    assert probe["clone"] == ["BorrowRequiresMps", probe["str"], {"devices": "cpu, mps:0"}, [link]]
+    assert probe["key_error"] == "no thing called 'x'"
+    assert probe["hook_replaced"] is old
+
+    # Uncaught: the link is printed once, after the error, whether the interpreter prints notes
+    # itself (3.11+) or the module's hook does (3.9, 3.10).
+    uncaught = "import generated_errors as g\nraise g.NoParameters()\n"
+    done = _run(python, module_folder, uncaught)
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert lines.count(LINK + "bbbbbbbbbbbbbbb2/") == 1, done.stderr
+    message = "generated_errors.NoParameters: out, max_logits and lse must not alias each other"
+    assert lines.index(message) < lines.index(LINK + "bbbbbbbbbbbbbbb2/")
+
+    done = _run(python, module_folder, uncaught, links=False)
+    assert done.returncode == 1
+    assert message in done.stderr.splitlines() and LINK not in done.stderr
+
+    # A chained catalogued error shows its link; one hidden by `from None` does not.
+    chained = (
+        "import generated_errors as g\n"
+        "try:\n    raise g.MissingThing(key='k')\n"
+        "except KeyError as error:\n    raise RuntimeError('outer') {clause}\n"
+    )
+    done = _run(python, module_folder, chained.format(clause="from error"))
+    assert done.stderr.count(LINK + "aaaaaaaaaaaaaaa1/") == 1, done.stderr
+    done = _run(python, module_folder, chained.format(clause="from None"))
+    assert "RuntimeError: outer" in done.stderr and LINK not in done.stderr
+
+    # A hook someone installed first is left alone.
+    custom = (
+        "import sys\nsys.excepthook = lambda *args: print('custom hook')\n"
+        "import generated_errors as g\nraise g.NoParameters()\n"
+    )
+    done = _run(python, module_folder, custom)
+    assert done.stdout == "custom hook\n" and LINK not in done.stderr

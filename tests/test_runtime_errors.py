@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 import runtime.errors as generated
-from catalog.codegen import diff, generate
+from catalog.codegen import diff, generate, generated_classes
 from catalog.config import load_config, read_site_settings
 from catalog.model import Entry
 from catalog.placeholders import parse_placeholders
@@ -62,7 +62,16 @@ def _sample(message: str) -> dict[str, object]:
     return params
 
 
-@pytest.mark.parametrize("entry", list(CATALOG), ids=lambda e: e.name)
+def test_exports_are_the_generated_classes() -> None:
+    """BY_ID and __all__ list exactly the entries with a typed class; the rest are in place."""
+    typed = generated_classes(CATALOG)
+    assert {i: cls.__name__ for i, cls in generated.BY_ID.items()} == {e.id: e.name for e in typed}
+    assert set(generated.__all__) == {"BY_ID", "CatalogError", "DOCS_BASE_URL"} | {
+        e.name for e in typed
+    }
+
+
+@pytest.mark.parametrize("entry", generated_classes(CATALOG), ids=lambda e: e.name)
 def test_every_class(entry: Entry, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each class: both bases, its id and template, the rendered str, the note, pickle and copy."""
     monkeypatch.delenv("ERRCAT_DOCS_LINKS", raising=False)

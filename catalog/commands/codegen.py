@@ -19,16 +19,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
-    from catalog.codegen import diff, generate, write_atomically
+    from catalog.codegen import diff, generate, generated_classes, write_atomically
     from catalog.commands.common import valid_catalog_or_report
     from catalog.config import load_config, read_site_settings
+    from catalog.pythons import read_requires_python
 
     config = load_config()
+    if config.has_pyproject:
+        # The module would fail on the Pythons below the one it supports; a package declaring
+        # them must raise its floor before it ships typed raises.
+        declared = read_requires_python(config.root / "pyproject.toml")
+        finding = declared.finding() if declared is not None else None
+        if finding is not None:
+            print(finding.format(), file=sys.stderr)
+            print("errcat codegen: nothing written", file=sys.stderr)
+            return 1
     settings = read_site_settings(config.root)
     catalog = valid_catalog_or_report(config, "codegen")
     if catalog is None:
         return 1
     expected = generate(catalog, settings.site_url)
+    classes = len(generated_classes(catalog))
     target = config.generated
     shown = (
         target.relative_to(config.root).as_posix()
@@ -38,14 +49,14 @@ def run(args: argparse.Namespace) -> int:
     current = target.read_text(encoding="utf-8") if target.is_file() else None
     if args.check:
         if current == expected:
-            print(f"{shown} is up to date ({len(catalog)} classes)")
+            print(f"{shown} is up to date ({classes} classes)")
             return 0
         sys.stdout.write(diff(current, expected, shown))
         print(f"{shown} is stale; run: errcat codegen", file=sys.stderr)
         return 1
     if current == expected:
-        print(f"{shown} is up to date ({len(catalog)} classes)")
+        print(f"{shown} is up to date ({classes} classes)")
         return 0
     write_atomically(target, expected)
-    print(f"wrote {shown} ({len(catalog)} classes)")
+    print(f"wrote {shown} ({classes} classes)")
     return 0
