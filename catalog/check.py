@@ -11,14 +11,15 @@ import io
 import re
 import tokenize
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from catalog.codegen import generate
 from catalog.config import Config, read_site_settings
+from catalog.exceptions import site_exception
 from catalog.findings import Finding, Severity
 from catalog.loader import load_catalog
-from catalog.match import Matcher, builtin_name
+from catalog.match import Matcher
 from catalog.model import Catalog, Status
 from catalog.validate import draft_warnings, validate
 from extractor.model import RaiseSite, ScanReport
@@ -55,7 +56,6 @@ def _site_finding(site: RaiseSite, message: str, fix: str | None) -> Finding:
 
 def _rooted(config: Config, report: ScanReport) -> ScanReport:
     """The report with paths made absolute (scans of the package report them root-relative)."""
-    from dataclasses import replace
 
     def fix(path: str) -> str:
         return (config.root / path).as_posix()
@@ -97,20 +97,34 @@ def check_catalog_stage(config: Config) -> tuple[Catalog, list[Finding]]:
     return catalog, findings
 
 
+def requires_python_findings(config: Config) -> list[Finding]:
+    """The declared `requires-python` admits no Python the generated module cannot serve."""
+    from catalog.pythons import read_requires_python
+
+    if not config.has_pyproject:
+        return []
+    declared = read_requires_python(config.root / "pyproject.toml")
+    finding = declared.finding() if declared is not None else None
+    return [] if finding is None else [replace(finding, stage="codegen")]
+
+
 def check_codegen_stage(config: Config, catalog: Catalog) -> list[Finding]:
-    """Stage 2: the generated module equals what codegen would write now."""
+    """Stage 2: the generated module equals what codegen would write now, for every Python
+    the package declares."""
+    findings = requires_python_findings(config)
     expected = generate(catalog, read_site_settings(config.root).site_url)
     target = config.generated
     current = target.read_text(encoding="utf-8") if target.is_file() else None
     if current == expected:
-        return []
+        return findings
     what = (
         "is missing" if current is None else "is stale: it differs from what the catalog generates"
     )
     return [
+        *findings,
         Finding(
             target, 1, 1, f"the generated module {what}", "run: errcat codegen", stage="codegen"
-        )
+        ),
     ]
 
 
@@ -158,11 +172,11 @@ def check_sites_stage(
                         "raise its replacement, or set the entry's status back to active",
                     )
                 )
-            elif not match.typed:
+            elif match.needs_migration:
                 findings.append(
                     _site_finding(
                         site,
-                        f"raises {builtin_name(site)} with the message of entry {match.entry.id}; "
+                        f"raises {match.entry.exception} with the message of entry {match.entry.id}; "
                         f"raise the typed {match.entry.name} instead",
                         "run: errcat migrate",
                     )
@@ -177,7 +191,7 @@ def check_sites_stage(
                 )
             )
             continue
-        shown = site.exception or "an expression"
+        shown = site_exception(site.qualified_name) or site.exception or "an expression"
         findings.append(
             _site_finding(
                 site,

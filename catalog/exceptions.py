@@ -31,20 +31,74 @@ BUILTIN_EXCEPTIONS = frozenset(
 """Every built-in exception class of the Python errcat runs on."""
 
 _OLDEST_PYTHON_EXCEPTIONS = frozenset(
-    """
-    ArithmeticError AssertionError AttributeError BaseException BlockingIOError BrokenPipeError
-    BufferError BytesWarning ChildProcessError ConnectionAbortedError ConnectionError
-    ConnectionRefusedError ConnectionResetError DeprecationWarning EOFError EnvironmentError
-    Exception FileExistsError FileNotFoundError FloatingPointError FutureWarning GeneratorExit
-    IOError ImportError ImportWarning IndentationError IndexError InterruptedError
-    IsADirectoryError KeyError KeyboardInterrupt LookupError MemoryError ModuleNotFoundError
-    NameError NotADirectoryError NotImplementedError OSError OverflowError
-    PendingDeprecationWarning PermissionError ProcessLookupError RecursionError ReferenceError
-    ResourceWarning RuntimeError RuntimeWarning StopAsyncIteration StopIteration SyntaxError
-    SyntaxWarning SystemError SystemExit TabError TimeoutError TypeError UnboundLocalError
-    UnicodeDecodeError UnicodeEncodeError UnicodeError UnicodeTranslateError UnicodeWarning
-    UserWarning ValueError Warning ZeroDivisionError
-    """.split()
+    [
+        "ArithmeticError",
+        "AssertionError",
+        "AttributeError",
+        "BaseException",
+        "BlockingIOError",
+        "BrokenPipeError",
+        "BufferError",
+        "BytesWarning",
+        "ChildProcessError",
+        "ConnectionAbortedError",
+        "ConnectionError",
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "DeprecationWarning",
+        "EOFError",
+        "EnvironmentError",
+        "Exception",
+        "FileExistsError",
+        "FileNotFoundError",
+        "FloatingPointError",
+        "FutureWarning",
+        "GeneratorExit",
+        "IOError",
+        "ImportError",
+        "ImportWarning",
+        "IndentationError",
+        "IndexError",
+        "InterruptedError",
+        "IsADirectoryError",
+        "KeyError",
+        "KeyboardInterrupt",
+        "LookupError",
+        "MemoryError",
+        "ModuleNotFoundError",
+        "NameError",
+        "NotADirectoryError",
+        "NotImplementedError",
+        "OSError",
+        "OverflowError",
+        "PendingDeprecationWarning",
+        "PermissionError",
+        "ProcessLookupError",
+        "RecursionError",
+        "ReferenceError",
+        "ResourceWarning",
+        "RuntimeError",
+        "RuntimeWarning",
+        "StopAsyncIteration",
+        "StopIteration",
+        "SyntaxError",
+        "SyntaxWarning",
+        "SystemError",
+        "SystemExit",
+        "TabError",
+        "TimeoutError",
+        "TypeError",
+        "UnboundLocalError",
+        "UnicodeDecodeError",
+        "UnicodeEncodeError",
+        "UnicodeError",
+        "UnicodeTranslateError",
+        "UnicodeWarning",
+        "UserWarning",
+        "ValueError",
+        "Warning",
+        "ZeroDivisionError",
+    ]
 )
 """The built-in exception classes of Python 3.9 (the oldest served), listed once by hand."""
 
@@ -104,3 +158,21 @@ def class_attributes(exception: str) -> frozenset[str]:
     if not isinstance(value, type):
         return frozenset()
     return frozenset(name for name in dir(value) if not name.startswith("_"))
+
+
+BASE_PARAMETERS = frozenset(
+    {"id", "template", "docs_url", "params", "args", "with_traceback", "add_note"}
+)
+"""Attributes every generated exception has; a parameter of that name would shadow one."""
+
+
+def reserved_parameters(exception: str) -> frozenset[str]:
+    """Names a placeholder of an entry of `exception` may not use as its root.
+
+    Parameters become attributes of the generated class, so they must not shadow what the class
+    already has: errcat's own attributes and the built-in's (`errno` on OSError). Entries
+    catalogued in place get no class, and their placeholders name nothing.
+    """
+    if not has_typed_class(exception):
+        return frozenset()
+    return BASE_PARAMETERS | class_attributes(exception)

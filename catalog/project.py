@@ -8,6 +8,7 @@ module name is its path below the *import root*, the folder that holds the packa
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from catalog.config import Config
@@ -77,3 +78,27 @@ def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
         cache_dir=config.root / CACHE_FOLDER if cache else None,
         cwd=config.root,
     )
+
+
+_CLASS_DEFINITION = re.compile(rb"^[ \t]*class[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
+
+
+def defined_classes(config: Config, report: ScanReport) -> dict[str, str]:
+    """Every class name the scanned files define, with the first `path:line` defining it.
+
+    A generated class must not take one of these names: `migrate` imports it into modules of
+    the package, where it would shadow (or be shadowed by) the package's own class. A textual
+    search is enough here and costs only the reads.
+    """
+    found: dict[str, str] = {}
+    for result in report.results:
+        if not result.ok:
+            continue
+        try:
+            data = (config.root / result.path).read_bytes()
+        except OSError:
+            continue
+        for match in _CLASS_DEFINITION.finditer(data):
+            line = data.count(b"\n", 0, match.start()) + 1
+            found.setdefault(match.group(1).decode(), f"{result.path}:{line}")
+    return found

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.ids import new_id
-from catalog.placeholders import parse_placeholders
+from catalog.placeholders import literal_text, parse_placeholders
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _STOPWORDS = frozenset(
@@ -25,7 +26,10 @@ _STOPWORDS = frozenset(
     }
 )  # fmt: skip
 MAX_NAME_WORDS = 6
+MAX_NAME_CHARS = 60
+"""Longest class name `new` makes; the schema allows 100, people read far fewer."""
 SCHEMA_COMMENT = "# yaml-language-server: $schema=schema.json\n"
+_SUFFIXES = ("Error", "Exception", "Warning")
 
 
 @dataclass(frozen=True)
@@ -40,23 +44,54 @@ class Draft:
     """Dotted module whose sites raise it; selects the YAML file."""
 
 
-def class_name(message: str, taken: set[str]) -> str:
-    """A CapWords class name from the message's words (placeholders by their names), unique in `taken`."""
-    text = message
-    for placeholder in parse_placeholders(message):
-        text = text.replace(
-            "{" + placeholder.field, " " + placeholder.root.replace("_", " ") + " {", 1
-        )
+def _short_exception(exception: str) -> str:
+    """The class's own name without its kind: `pkg.errors.InvalidMarker` → `InvalidMarker`."""
+    short = exception.rpartition(".")[2]
+    for suffix in _SUFFIXES:
+        if short.endswith(suffix) and short != suffix:
+            return short.removesuffix(suffix)
+    return short
+
+
+def _capitalised(word: str) -> str:
+    return word if word.isupper() else word[:1].upper() + word[1:]
+
+
+def class_name(message: str, taken: set[str], exception: str = "ValueError") -> str:
+    """A CapWords name from the message's words (placeholders by their names), unique in `taken`.
+
+    A message with no word of its own (`{msg}`, or none at all) is named after its exception
+    too, so the name says what it is (`ValueMsgError`, `BareNotImplementedError`). The name ends
+    with the kind of its exception (`Error`, or `Warning` for warnings) and is at most
+    `MAX_NAME_CHARS` long; `taken` holds every name it must not shadow and receives the result.
+    """
+    fields = parse_placeholders(message)
+    # Each placeholder reads as its root's words; its conversion and spec are not words.
+    text = " ".join(
+        literal + (" " + name.split(".")[0] if name else "")
+        for literal, name, _spec, _conversion in string.Formatter().parse(message)
+    )
+    literal_words = _WORD.findall(literal_text(message).replace("_", " "))
     seen: set[str] = set()
-    words = []
+    words: list[str] = []
+    if not literal_words:
+        words.append("Bare" if not fields else _short_exception(exception))
+        if not fields:
+            words.append(_short_exception(exception))
     for word in _WORD.findall(text.replace("_", " ")):
         if word.lower() not in _STOPWORDS and word.lower() not in seen:
             seen.add(word.lower())
             words.append(word)
-    picked = words[:MAX_NAME_WORDS] or ["Catalogued"]
-    name = "".join(w if w.isupper() else w[:1].upper() + w[1:] for w in picked)
-    if not name.endswith("Error"):
-        name += "Error"
+    suffix = "Warning" if exception.endswith("Warning") else "Error"
+    picked = (words or ["Catalogued"])[:MAX_NAME_WORDS]
+    name = ""
+    for word in picked:
+        if name and len(name) + len(word) + len(suffix) > MAX_NAME_CHARS:
+            break
+        name += _capitalised(word)
+    name = name[: MAX_NAME_CHARS - len(suffix)]
+    if not name.endswith(suffix):
+        name += suffix
     candidate, n = name, 2
     while candidate in taken:
         candidate, n = f"{name}{n}", n + 1
@@ -99,7 +134,8 @@ def plan_drafts(
     for module, exception, message in groups:
         entry_id = new_id(package, exception, message, taken_ids)
         taken_ids.add(entry_id)
-        drafts.append(Draft(entry_id, class_name(message, taken_names), exception, message, module))
+        name = class_name(message, taken_names, exception)
+        drafts.append(Draft(entry_id, name, exception, message, module))
     return drafts
 
 

@@ -143,7 +143,7 @@ def compute_stats(config: Config, scanner: Callable[[Config], ScanReport] | None
 
     `scanner` defaults to scanning the configured package as `errcat check` does.
     """
-    from catalog.commands.common import generated_module, scan_package
+    from catalog.project import generated_module, scan_package
     from catalog.validate import load_valid_catalog
 
     catalog = load_valid_catalog(config.catalog)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
@@ -30,6 +31,8 @@ class TemplateField:
     """`r`, `s`, `a` or None."""
     spec: str
     """Format spec as written, possibly empty."""
+    debug: str | None = None
+    """For a self-documenting field (`{n = }`), the text it prints before the value (`n = `)."""
 
 
 Part = str | TemplateField
@@ -68,7 +71,24 @@ def _field_end(text: str, start: int) -> int:
 
 
 def _split_field(body: str) -> TemplateField:
-    """Split `expr!r:spec` at the top-level `!` (not `!=`) and `:`."""
+    """Split `expr!r:spec` at the top-level `!` (not `!=`) and `:`; see `_debug_field` for `=`."""
+    return _debug_field(_split_parts(body))
+
+
+def _debug_field(field: TemplateField) -> TemplateField:
+    """Resolve a self-documenting field: `{n=}` prints `n=` and then `repr(n)`.
+
+    The printed prefix is the field's source up to and including `=`, spacing included; without
+    a conversion the value is shown with `repr`, unless a format spec is given.
+    """
+    raw = field.expression
+    if not raw.rstrip().endswith("=") or raw.rstrip()[-2:-1] in ("=", "!", "<", ">"):
+        return TemplateField(raw.strip(), field.conversion, field.spec)
+    conversion = field.conversion or (None if field.spec else "r")
+    return TemplateField(raw.rstrip()[:-1].strip(), conversion, field.spec, debug=raw)
+
+
+def _split_parts(body: str) -> TemplateField:
     depth = 0
     quote: str | None = None
     for i, ch in enumerate(body):
@@ -85,10 +105,10 @@ def _split_field(body: str) -> TemplateField:
         elif depth == 0 and ch == "!" and body[i + 1 : i + 2] in ("r", "s", "a"):
             rest = body[i + 2 :]
             if rest == "" or rest.startswith(":"):
-                return TemplateField(body[:i].strip(), body[i + 1], rest[1:])
+                return TemplateField(body[:i], body[i + 1], rest[1:])
         elif depth == 0 and ch == ":" and body[i + 1 : i + 2] != "=":
-            return TemplateField(body[:i].strip(), None, body[i + 1 :])
-    return TemplateField(body.strip(), None, "")
+            return TemplateField(body[:i], None, body[i + 1 :])
+    return TemplateField(body, None, "")
 
 
 def parse_template(template: str) -> list[Part]:
@@ -139,8 +159,12 @@ class CatalogMessage:
     """Keyword parameter → source expression that supplies it at the raise site."""
 
 
-def to_catalog_message(template: str) -> CatalogMessage:
-    """Rewrite a scan template as a catalog message (raises ValueError for unparsable templates)."""
+def to_catalog_message(template: str, reserved: AbstractSet[str] = frozenset()) -> CatalogMessage:
+    """Rewrite a scan template as a catalog message (raises ValueError for unparsable templates).
+
+    A placeholder whose root is in `reserved` (an attribute the exception already has, such as
+    `args`) is renamed `<root>_value`, so a parameter never shadows an attribute.
+    """
     pieces: list[str] = []
     arguments: dict[str, str] = {}
     placeholders: dict[
@@ -150,11 +174,16 @@ def to_catalog_message(template: str) -> CatalogMessage:
         if isinstance(part, str):
             pieces.append(part)
             continue
+        if part.debug is not None:
+            pieces.append(part.debug.replace("{", "{{").replace("}", "}}"))
         placeholder = placeholders.get(part.expression)
         if placeholder is None:
             placeholder = placeholder_for(part.expression)
             root = placeholder.split(".")[0]
             source = _root_source(part.expression, placeholder)
+            if root in reserved:
+                placeholder = root + "_value" + placeholder[len(root) :]
+                root = root + "_value"
             n = 2
             while root in arguments and arguments[root] != source:
                 placeholder = f"{placeholder.split('.')[0]}_{n}"

@@ -3,20 +3,20 @@ placeholders, and references that point at existing entries."""
 
 from __future__ import annotations
 
+import builtins
 from pathlib import Path
 
+from catalog.exceptions import exception_problem, reserved_parameters
 from catalog.findings import CatalogInvalid, Finding, Severity
 from catalog.loader import load_catalog
 from catalog.model import Catalog, Status
 from catalog.placeholders import PlaceholderError, parse_placeholders
 
-RESERVED_NAMES = frozenset({"CatalogError"})
+RESERVED_NAMES = frozenset({"CatalogError", "BY_ID", "DOCS_BASE_URL"})
 """Names the generated module defines itself."""
 
-RESERVED_PARAMETERS = frozenset(
-    {"id", "template", "docs_url", "args", "params", "with_traceback", "add_note"}
-)
-"""Attributes every generated exception already has; a parameter of that name would shadow one."""
+BUILTIN_NAMES = frozenset(dir(builtins))
+"""A class named like a built-in would shadow it wherever `migrate` imports the class."""
 
 
 def validate(catalog: Catalog) -> list[Finding]:
@@ -24,6 +24,7 @@ def validate(catalog: Catalog) -> list[Finding]:
     findings: list[Finding] = []
     first_id: dict[str, str] = {}
     names: dict[str, str] = {}
+    messages: dict[tuple[str, str], str] = {}
     by_id = catalog.by_id()
     for entry in catalog:
         where = entry.where("id")
@@ -46,6 +47,14 @@ def validate(catalog: Catalog) -> list[Finding]:
                     "choose another class name",
                 )
             )
+        elif entry.name in BUILTIN_NAMES:
+            findings.append(
+                Finding.at(
+                    name_at,
+                    f"name {entry.name} would shadow the built-in {entry.name}",
+                    "choose another class name",
+                )
+            )
         elif entry.name in names:
             findings.append(
                 Finding.at(
@@ -56,7 +65,27 @@ def validate(catalog: Catalog) -> list[Finding]:
             )
         else:
             names[entry.name] = f"{name_at.path.name}:{name_at.line}"
+        problem = exception_problem(entry.exception)
+        if problem is not None:
+            findings.append(
+                Finding.at(
+                    entry.where("exception"),
+                    problem,
+                    "write a built-in's name or another class's qualified name",
+                )
+            )
         message_at = entry.where("message")
+        key = (entry.exception, entry.message)
+        if key in messages:
+            findings.append(
+                Finding.at(
+                    message_at,
+                    f"entry {entry.id} has the exception and message of entry {messages[key]}",
+                    "one entry per (exception, message): merge the two and keep one id",
+                )
+            )
+        else:
+            messages[key] = entry.id
         try:
             fields = parse_placeholders(entry.message)
         except PlaceholderError as exc:
@@ -68,8 +97,9 @@ def validate(catalog: Catalog) -> list[Finding]:
                 )
             )
         else:
+            reserved = reserved_parameters(entry.exception)
             for placeholder in fields:
-                if placeholder.root in RESERVED_PARAMETERS:
+                if placeholder.root in reserved:
                     findings.append(
                         Finding.at(
                             message_at,

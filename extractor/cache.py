@@ -22,7 +22,7 @@ from typing import Any
 from extractor.imports import ModuleName
 from extractor.model import FileResult, RaiseSite, ScanFailure, SourceContext
 
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 """Bump when the meaning of a record changes in a way the source hash would not catch."""
 
 _PREFIX = "scan-"
@@ -117,6 +117,7 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                 site.cause,
                 site.ignored,
                 site.keywords,
+                site.arguments,
                 None
                 if site.context is None
                 else (site.context.start_line, site.context.code, site.context.highlight_line),
@@ -134,7 +135,7 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
         (line, column, end_line, end_column, exception, qualified_name, template, function) = (
             fields[:8]
         )
-        reraise, cause, ignored, keywords, context = fields[8:]
+        reraise, cause, ignored, keywords, arguments, context = fields[8:]
         sites.append(
             RaiseSite(
                 path=display,
@@ -150,6 +151,7 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
                 cause=cause,
                 ignored=ignored,
                 keywords=tuple((name, value) for name, value in keywords),
+                arguments=None if arguments is None else tuple(arguments),
                 context=None if context is None else SourceContext(*context),
             )
         )

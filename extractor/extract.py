@@ -155,6 +155,7 @@ class _File:
         column = self.column(node.lineno, node.col_offset)
         exception = template = None
         keywords: tuple[tuple[str, str], ...] = ()
+        arguments: tuple[str, ...] | None = None
         exc = node.exc
         if isinstance(exc, ast.Call):
             exception = _dotted(exc.func)
@@ -167,6 +168,7 @@ class _File:
                     for keyword in exc.keywords
                     if keyword.arg is not None
                 )
+                arguments = tuple(self.text(argument) for argument in exc.args)
         elif exc is not None:
             exception = _dotted(exc)
         return RaiseSite(
@@ -185,6 +187,7 @@ class _File:
             cause=None if node.cause is None else self.text(node.cause),
             ignored=self.ignored(node.lineno, column, node.end_lineno),
             keywords=keywords,
+            arguments=arguments,
             context=self.context(spot),
         )
 

@@ -52,6 +52,9 @@ class RaiseSite:
     """The reason of an `# errcat: ignore[reason]` comment on the raise, or None."""
     keywords: tuple[tuple[str, str], ...] = ()
     """Keyword arguments of the raised call: (name, value source) in call order."""
+    arguments: tuple[str, ...] | None = None
+    """Source of each positional argument of the raised call as written (`*args` keeps its
+    star); None when the raise is not a call (`raise X`, a bare `raise`)."""
     context: SourceContext | None = None
     """The surrounding source for docs pages."""
     entry: str | None = None

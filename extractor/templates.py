@@ -5,7 +5,8 @@ A template is display text: literal text with `{` and `}` doubled, each replacem
 from libcst's code generation of the node, so it is exactly what the file says. Whatever the
 rules below do not cover gives None, never a guess:
 
-1. string literals, implicit concatenation and `+` of strings are joined;
+1. string literals, implicit concatenation and `+` of strings are joined; once a `+` has a string
+   operand, its other operands are fields (`"got " + str(x)` gives `got {str(x)}`);
 2. f-strings keep their literal text and their fields as written;
 3. `"...".format(...)` and `"..." % (...)` put each argument's source in its field, inlining
    arguments that are literal constants;
@@ -53,9 +54,7 @@ def _template(node: cst.BaseExpression, follow: Follow | None, depth: int) -> st
         return _string_template(node)
     if isinstance(node, cst.BinaryOperation):
         if isinstance(node.operator, cst.Add):
-            left = _joinable(node.left)
-            right = _joinable(node.right)
-            return None if left is None or right is None else left + right
+            return _sum_template(node, follow, depth)
         if isinstance(node.operator, cst.Modulo):
             return _percent_template(node)
         return None
@@ -68,11 +67,43 @@ def _template(node: cst.BaseExpression, follow: Follow | None, depth: int) -> st
     return None
 
 
-def _joinable(node: cst.BaseExpression) -> str | None:
-    """The template of an operand of `+`: strings and string formatting, not variables."""
-    if isinstance(node, cst.Name):
-        return None
-    return _template(node, None, _MAX_FOLLOW)
+def _addends(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of a chain of `+` (`a + b + c` parses as `(a + b) + c`), left to right."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return [*_addends(node.left), *_addends(node.right)]
+    return [node]
+
+
+_STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _sum_template(node: cst.BinaryOperation, follow: Follow | None, depth: int) -> str | None:
+    """Rule 1 for `+`: string operands are joined, any other operand is a field.
+
+    Once one operand is a string, `+` only succeeds when every operand is a `str`, and
+    formatting a `str` with an empty spec gives it back unchanged, so `{operand}` renders the
+    same text as the code. Without a string operand the sum may not be a string at all.
+    """
+    pieces: list[str] = []
+    has_string = False
+    for operand in _addends(node):
+        text: str | None = None
+        if isinstance(operand, _STRING_NODES) or _is_string_formatting(operand):
+            text = _template(operand, None, _MAX_FOLLOW)
+            has_string = has_string or text is not None
+        elif isinstance(operand, cst.Name) and follow is not None and depth < _MAX_FOLLOW:
+            value = follow(operand.value)
+            if value is not None and isinstance(value, _STRING_NODES):
+                text = _template(value, None, _MAX_FOLLOW)
+        pieces.append(text if text is not None else "{" + source_of(operand) + "}")
+    return "".join(pieces) if has_string else None
+
+
+def _is_string_formatting(node: cst.BaseExpression) -> bool:
+    """`"...".format(...)` or `"..." % ...`: operands whose template a rule gives."""
+    if isinstance(node, cst.Call):
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value == "format"
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
 
 
 def _simple_value(node: cst.SimpleString) -> str | None:
@@ -126,7 +157,16 @@ def _fstring_text(raw: str, is_raw: bool, quote: str) -> str:
 def _fstring_field(part: cst.FormattedStringExpression) -> str:
     text = "{" + source_of(part.expression)
     if part.equal is not None:
-        text += "="
+        # A self-documenting field (`{n = }`) prints its own source and spacing: keep them.
+        text = (
+            "{"
+            + source_of(part.whitespace_before_expression)
+            + source_of(part.expression)
+            + source_of(part.whitespace_after_expression)
+            + source_of(part.equal.whitespace_before)
+            + "="
+            + source_of(part.equal.whitespace_after)
+        )
     if part.conversion:
         text += "!" + part.conversion
     if part.format_spec is not None:

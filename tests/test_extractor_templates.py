@@ -29,6 +29,11 @@ TEMPLATES = [
     ('raise ValueError("tab\\there")', "tab\there"),
     ("raise ValueError('it''s' \"joined\")", "itsjoined"),
     ('raise ValueError("a " + "b" + "c")', "a bc"),
+    # A `+` with a string operand: the other operands are strings too, so each is a field.
+    ('raise ValueError("a" + suffix)', "a{suffix}"),
+    ('raise ValueError("got " + str(x) + ", want " + repr(y))', "got {str(x)}, want {repr(y)}"),
+    ('raise ValueError(("a" + b) + f"{c}")', "a{b}{c}"),
+    ('raise ValueError(f"{x = }")', "{x = }"),
     ('raise ValueError(\n    "first line, "\n    "second line"\n)', "first line, second line"),
     ('raise ValueError(r"raw \\d")', "raw \\d"),
     # Rule 2: f-strings keep literal text and fields as written.
@@ -62,7 +67,8 @@ TEMPLATES = [
     ('raise ValueError("{} {}".format(a))', None),
     ('raise ValueError("%s %s" % (a,))', None),
     ('raise ValueError("{}".format(*args))', None),
-    ('raise ValueError("a" + suffix)', None),
+    ("raise ValueError(a + b)", None),
+    ('raise ValueError("-" * 3 + b)', None),
     ("raise ValueError(make_message())", None),
     ("raise ValueError(*args)", None),
     ('raise ValueError(b"bytes")', None),

@@ -62,10 +62,11 @@ def _examples_summary(run: ExampleRun, commit: str) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
     from catalog.check import run_check, sort_findings
-    from catalog.commands.common import generated_module, print_findings, scan_package
+    from catalog.commands.common import print_findings
     from catalog.config import load_config
     from catalog.examples import WorkerFailed
     from catalog.findings import Finding
+    from catalog.project import generated_module, scan_package
 
     config = load_config()
     result = run_check(config, scan_package, generated_module(config))

@@ -19,21 +19,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
+    from catalog.check import requires_python_findings
     from catalog.codegen import diff, generate, generated_classes, write_atomically
     from catalog.commands.common import valid_catalog_or_report
     from catalog.config import load_config, read_site_settings
-    from catalog.pythons import read_requires_python
 
     config = load_config()
-    if config.has_pyproject:
-        # The module would fail on the Pythons below the one it supports; a package declaring
-        # them must raise its floor before it ships typed raises.
-        declared = read_requires_python(config.root / "pyproject.toml")
-        finding = declared.finding() if declared is not None else None
-        if finding is not None:
+    # The module would fail on the Pythons below the one it supports; a package declaring
+    # them must raise its floor before it ships typed raises.
+    unservable = requires_python_findings(config)
+    if unservable:
+        for finding in unservable:
             print(finding.format(), file=sys.stderr)
-            print("errcat codegen: nothing written", file=sys.stderr)
-            return 1
+        print("errcat codegen: nothing written", file=sys.stderr)
+        return 1
     settings = read_site_settings(config.root)
     catalog = valid_catalog_or_report(config, "codegen")
     if catalog is None:

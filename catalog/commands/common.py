@@ -1,28 +1,21 @@
-"""Helpers shared by command modules: loading the configured catalog and printing findings."""
+"""Helpers shared by command modules: loading the configured catalog and printing findings.
+
+What the project is (import names, the generated module, the scan) lives in catalog/project.py,
+which every stage uses; only command-line concerns live here.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from catalog.config import Config
 from catalog.findings import Finding, Severity
-from extractor.model import ScanReport
 
 if TYPE_CHECKING:
     from catalog.model import Catalog
-
-
-def module_name(config: Config, path: Path) -> str:
-    """The dotted module name of a project file: `runtime/errors.py` gives `runtime.errors`."""
-    relative = path.resolve().relative_to(config.root).with_suffix("")
-    parts = list(relative.parts)
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
 
 
 def print_findings(
@@ -47,26 +40,6 @@ def print_findings(
         return
     for finding in findings:
         print(finding.format(), file=stream or sys.stderr)
-
-
-def generated_module(config: Config) -> str:
-    """The dotted name of the generated module, as raise sites import it."""
-    return module_name(config, config.generated)
-
-
-def scan_package(config: Config) -> ScanReport:
-    """Scan the configured package, without the generated module (it only defines classes)."""
-    from extractor import scan_paths
-
-    generated = config.generated.resolve()
-    exclude = (
-        (*config.exclude, generated.relative_to(config.package.resolve()).as_posix())
-        if (generated.is_relative_to(config.package.resolve()))
-        else config.exclude
-    )
-    return scan_paths(
-        [config.package], include=config.include, exclude=exclude, base=config.package
-    )
 
 
 def valid_catalog_or_report(config: Config, command: str) -> Catalog | None:

@@ -19,16 +19,13 @@ def run(args: argparse.Namespace) -> int:
     import difflib
     from collections import defaultdict
 
+    from catalog.check import check_codegen_stage
     from catalog.codegen import write_atomically
-    from catalog.commands.common import (
-        generated_module,
-        scan_package,
-        valid_catalog_or_report,
-    )
+    from catalog.commands.common import print_findings, valid_catalog_or_report
     from catalog.config import load_config
-    from catalog.match import Matcher
+    from catalog.match import Matcher, site_message
     from catalog.migrate import MigrateError, Rewrite, migrate_source
-    from catalog.templates import to_catalog_message
+    from catalog.project import generated_module, scan_package
 
     config = load_config()
     catalog = valid_catalog_or_report(config, "migrate")
@@ -41,15 +38,29 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    stale = check_codegen_stage(config, catalog)
+    if stale:
+        # Raises would import classes the module on disk may not define yet.
+        print_findings(stale, as_json=False)
+        print("errcat migrate: nothing rewritten", file=sys.stderr)
+        return 1
     matcher = Matcher(catalog, target_module)
     rewrites: dict[Path, list[Rewrite]] = defaultdict(list)
     for site in scan_package(config).sites:
         match = matcher.match(site)
-        if match is None or match.typed or site.ignored is not None or site.template is None:
+        if match is None or not match.needs_migration or site.ignored is not None:
             continue
-        arguments = to_catalog_message(site.template).arguments
+        message = site_message(site)
+        if message is None or len(site.arguments or ()) > 1 or site.keywords:
+            print(
+                f"{config.root / site.path}:{site.line}:{site.column}: cannot rewrite: it passes "
+                f"more than a message to {match.entry.exception}; raise {match.entry.name} "
+                "by hand",
+                file=sys.stderr,
+            )
+            continue
         rewrites[config.root / site.path].append(
-            Rewrite(site.line, site.column, match.entry.name, arguments)
+            Rewrite(site.line, site.column, match.entry.name, message.arguments)
         )
     changed = 0
     for path, file_rewrites in sorted(rewrites.items()):

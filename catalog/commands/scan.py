@@ -16,15 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalog.config import Config, load_config
+from catalog.project import CACHE_FOLDER
 
 if TYPE_CHECKING:
     from extractor import RaiseSite, ScanReport
 
 NAME = "scan"
 HELP = "List the raise sites of the configured package, or of the given files and folders."
-
-CACHE_FOLDER = ".errcat-cache"
-"""The scan cache's folder, at the project root."""
 
 
 def _positive(text: str) -> int:
@@ -71,9 +69,9 @@ def _attach_entries(sites: Sequence[RaiseSite], config: Config) -> list[RaiseSit
         return list(sites)
     from dataclasses import replace
 
-    from catalog.commands.common import generated_module
     from catalog.loader import load_catalog
     from catalog.match import Matcher
+    from catalog.project import generated_module
     from catalog.validate import validate
 
     catalog, findings = load_catalog(config.catalog)

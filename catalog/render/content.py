@@ -63,7 +63,7 @@ def gather(
     config: Config, catalog: Catalog, *, site_url: str, repo_url: str | None, site_name: str
 ) -> SiteInputs:
     """Scan the package and read the repository and the verified examples for `catalog`."""
-    from catalog.commands.common import generated_module, scan_package
+    from catalog.project import generated_module, scan_package
 
     report = scan_package(config)
     repository = read_repository(config.root, repo_url)
