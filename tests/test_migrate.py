@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 
 import pytest
 
 from catalog.migrate import MigrateError, Rewrite, migrate_source
+from extractor.extract import extract_bytes
+from extractor.imports import ModuleName
 
 BEFORE = textwrap.dedent('''\
     """A module."""
@@ -76,3 +80,238 @@ def test_missing_raise_is_an_error() -> None:
     """A rewrite pointing at no raise statement fails instead of silently doing nothing."""
     with pytest.raises(MigrateError, match=r"no raise statement at 3:1"):
         migrate_source(BEFORE, [Rewrite(3, 1, "X", {})], "runtime.errors")
+
+
+def migrate(source: str, *rewrites: Rewrite) -> str:
+    return migrate_source(source, rewrites, "runtime.errors")
+
+
+def test_bare_class_raise() -> None:
+    """`raise Foo` names the class without calling it; the name alone is replaced."""
+    source = "import os\n\n\ndef f():\n    raise Foo  # bare\n"
+    after = migrate(source, Rewrite(5, 5, "Typed", {}))
+    assert after == (
+        "import os\nfrom runtime.errors import Typed\n\n\ndef f():\n    raise Typed()  # bare\n"
+    )
+
+
+def test_call_spanning_lines_with_comments_is_replaced_whole() -> None:
+    """Comments inside the old call go with it; the `from` clause and what follows stay."""
+    source = textwrap.dedent("""\
+        import os
+
+
+        def f(path):
+            try:
+                os.stat(path)
+            except OSError as exc:
+                raise ValueError(  # why
+                    # the path
+                    f"bad {path}",
+                ) from exc  # after
+            return 1
+    """)
+    after = migrate(source, Rewrite(8, 9, "BadPath", {"path": "path"}))
+    assert after == textwrap.dedent("""\
+        import os
+        from runtime.errors import BadPath
+
+
+        def f(path):
+            try:
+                os.stat(path)
+            except OSError as exc:
+                raise BadPath(path=path) from exc  # after
+            return 1
+    """)
+
+
+def test_crlf_file_keeps_crlf_and_missing_final_newline() -> None:
+    """The inserted import uses the file's line ending; no final newline is added."""
+    source = "import os\r\n\r\ndef f(n):\r\n    raise ValueError(f'{n}')"
+    after = migrate(source, Rewrite(4, 5, "Bad", {"n": "n"}))
+    assert after == (
+        "import os\r\nfrom runtime.errors import Bad\r\n\r\ndef f(n):\r\n    raise Bad(n=n)"
+    )
+
+
+def test_insert_after_last_line_without_newline() -> None:
+    """An anchor on the last line, with no line ending, gets one before the new import."""
+    source = "def f():\n    raise ValueError()\nfrom runtime.errors import (Boom  # c\n)"
+    after = migrate(source, Rewrite(2, 5, "X", {}))
+    assert after == source.replace("ValueError", "X") + "\nfrom runtime.errors import X"
+
+
+def test_statement_after_the_last_import_on_its_line() -> None:
+    """A raise after `;` on the import's line runs before a next line could import the name."""
+    source = "import os; raise ValueError()\n"
+    after = migrate(source, Rewrite(1, 12, "X", {}))
+    assert after == "import os; from runtime.errors import X; raise X()\n"
+
+
+def test_non_ascii_before_the_raise_on_its_line() -> None:
+    """Columns are characters, as the scanner reports them; `ast` gives UTF-8 byte offsets."""
+    source = 'def f(x):\n    s = "é→😀"; raise ValueError(f"{x} ü")  # ñ\n'
+    (site,) = extract_bytes(source.encode(), "m.py", ModuleName("m", False)).sites
+    assert (site.line, site.column) == (2, 16)
+    after = migrate(source, Rewrite(2, 16, "Bad", {"x": "x"}))
+    assert after == (
+        'from runtime.errors import Bad\ndef f(x):\n    s = "é→😀"; raise Bad(x=x)  # ñ\n'
+    )
+
+
+def test_merges_into_existing_import() -> None:
+    """Missing names join the existing statement, sorted; aliases in it are kept."""
+    source = "import os\nfrom runtime.errors import Zed, Alpha as A\n\nraise KeyError('k')\n"
+    after = migrate(source, Rewrite(4, 1, "Middle", {}))
+    assert after == (
+        "import os\nfrom runtime.errors import Alpha as A, Middle, Zed\n\nraise Middle()\n"
+    )
+
+
+def test_merged_import_is_wrapped_when_too_long() -> None:
+    """Past 100 characters the statement is parenthesized, one name per line."""
+    long = ["A" * 30, "B" * 30]
+    source = f"from runtime.errors import {long[0]}, {long[1]}  # noqa\nraise ValueError()\n"
+    after = migrate(source, Rewrite(2, 1, "C" * 30, {}))
+    assert after == (
+        "from runtime.errors import (\n"
+        f"    {long[0]},\n    {long[1]},\n    {'C' * 30},\n"
+        ")  # noqa\n"
+        f"raise {'C' * 30}()\n"
+    )
+
+
+def test_import_with_comments_inside_is_left_alone() -> None:
+    """A parenthesized import holding comments is not rewritten: a new statement follows it."""
+    source = "from runtime.errors import (\n    Boom,  # kept\n)\nraise ValueError()\n"
+    after = migrate(source, Rewrite(4, 1, "Aha", {}))
+    assert after == (
+        "from runtime.errors import (\n    Boom,  # kept\n)\n"
+        "from runtime.errors import Aha\nraise Aha()\n"
+    )
+
+
+def test_type_checking_import_is_no_candidate() -> None:
+    """An import only type checkers see binds nothing at run time: a real one is added."""
+    source = textwrap.dedent("""\
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            from runtime.errors import Bad
+
+
+        def f():
+            raise ValueError()
+    """)
+    after = migrate(source, Rewrite(8, 5, "Bad", {}))
+    assert after == source.replace(
+        "TYPE_CHECKING\n", "TYPE_CHECKING\nfrom runtime.errors import Bad\n", 1
+    ).replace("ValueError()", "Bad()")
+
+
+def test_docstring_and_no_imports() -> None:
+    """The import goes after the docstring, set off from it by a blank line."""
+    source = '"""Doc\nstring."""\n\n\ndef f():\n    raise ValueError()\n'
+    after = migrate(source, Rewrite(6, 5, "Bad", {}))
+    assert after == (
+        '"""Doc\nstring."""\n\nfrom runtime.errors import Bad\n\n\ndef f():\n    raise Bad()\n'
+    )
+
+
+def test_no_docstring_no_imports_after_header_comment() -> None:
+    """A shebang and a header comment stay first; a comment on the first statement stays on it."""
+    source = "#!/usr/bin/env python\n# Header.\n\n# About f.\ndef f():\n    raise ValueError()\n"
+    after = migrate(source, Rewrite(6, 5, "Bad", {}))
+    assert after == source.replace("\n\n#", "\n\nfrom runtime.errors import Bad\n#").replace(
+        "ValueError", "Bad"
+    )
+    bare = "# About f.\ndef f():\n    raise ValueError()\n"
+    assert migrate(bare, Rewrite(3, 5, "Bad", {})) == (
+        "from runtime.errors import Bad\n# About f.\ndef f():\n    raise Bad()\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "from other import Bad",
+        "from runtime.errors import Other as Bad",
+        "import Bad",
+        "def Bad(): pass",
+        "class Bad: pass",
+        "Bad = 1",
+        "try:\n    pass\nexcept OSError as Bad:\n    pass",
+        "def g():\n    global Bad",
+    ],
+)
+def test_name_collision_is_an_error(binding: str) -> None:
+    """A class name bound to something else at top level would change what the module means."""
+    source = f"{binding}\n\n\ndef f():\n    raise ValueError()\n"
+    line = source.count("\n", 0, source.index("raise")) + 1
+    with pytest.raises(MigrateError, match=r"^Bad is already bound in this module; rename"):
+        migrate(source, Rewrite(line, 5, "Bad", {}))
+
+
+def test_raise_inside_nested_functions_and_classes() -> None:
+    """Raises deep in classes, functions, `with`, `try` and `match` are found."""
+    source = textwrap.dedent("""\
+        class A:
+            class B:
+                def f(self, x):
+                    def g():
+                        with open(x):
+                            try:
+                                pass
+                            finally:
+                                match x:
+                                    case 1:
+                                        raise ValueError(f"{x}")
+                    return g
+    """)
+    after = migrate(source, Rewrite(11, 33, "Deep", {"x": "x"}))
+    assert after == "from runtime.errors import Deep\n" + source.replace(
+        'ValueError(f"{x}")', "Deep(x=x)"
+    )
+
+
+def test_two_raises_on_consecutive_lines() -> None:
+    """Two rewrites next to each other, including two statements on one line, both apply."""
+    source = "def f(a):\n    if a: raise ValueError(a); raise KeyError(a)\n    raise TypeError(a)\n"
+    rewrites = [
+        Rewrite(2, 11, "One", {"a": "a"}),
+        Rewrite(2, 32, "Two", {}),
+        Rewrite(3, 5, "Three", {"a": "a"}),
+    ]
+    after = migrate(source, *rewrites)
+    assert after == (
+        "from runtime.errors import One, Three, Two\n"
+        "def f(a):\n    if a: raise One(a=a); raise Two()\n    raise Three(a=a)\n"
+    )
+
+
+def test_byte_order_mark_is_kept() -> None:
+    """The BOM stays first and does not shift the columns of line 1."""
+    source = "\ufeffraise ValueError()\n"
+    assert migrate(source, Rewrite(1, 1, "Bad", {})) == (
+        "\ufefffrom runtime.errors import Bad\nraise Bad()\n"
+    )
+
+
+def test_bare_reraise_is_an_error() -> None:
+    """A bare `raise` has no exception to replace."""
+    with pytest.raises(MigrateError, match=r"the raise at 4:5 re-raises"):
+        migrate("try:\n    pass\nexcept OSError:\n    raise\n", Rewrite(4, 5, "Bad", {}))
+
+
+def test_broken_argument_is_an_error() -> None:
+    """A rewrite that would not parse fails instead of writing a broken file."""
+    with pytest.raises(MigrateError, match=r"the rewritten source does not parse"):
+        migrate("raise ValueError()\n", Rewrite(1, 1, "Bad", {"a": "1 +"}))
+
+
+def test_libcst_is_not_imported() -> None:
+    """Import time matters: the module stays on the standard library."""
+    code = "import sys, catalog.migrate; print('libcst' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
