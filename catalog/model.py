@@ -59,7 +59,8 @@ class Entry:
     name: str
     """Class name of the generated typed exception (CapWords)."""
     exception: str
-    """The built-in exception it subclasses, e.g. `ValueError`."""
+    """A built-in's name (`ValueError`) or another class's qualified name
+    (`packaging.version.InvalidVersion`); see catalog/exceptions.py."""
     message: str
     """`str.format` template; root placeholders are the exception's keyword-only parameters."""
     status: Status
@@ -81,6 +82,11 @@ class Entry:
     """Version of the package in which the error first appeared."""
     field_positions: Mapping[str, Position] = field(default_factory=dict, compare=False)
     """Position of each authored key's value, for findings about one field."""
+
+    @property
+    def headline(self) -> str:
+        """What titles and lists show: the message, or what stands for an empty one."""
+        return self.message or f"{self.exception.rpartition('.')[2]} without a message"
 
     def where(self, key: str) -> Position:
         """The position of `key`'s value, or of the entry when the key is absent."""

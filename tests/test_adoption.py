@@ -170,3 +170,30 @@ def test_the_shops_tests_pass_installed(adopted: Path, version: str, tmp_path: P
     )
     assert run.returncode == 0, run.stderr
     assert "Ran 12 tests" in run.stderr
+
+
+def test_the_site_shows_every_entry(adopted: Path, tmp_path: Path) -> None:
+    """The built API has every entry: in-place classes by qualified name, merged sources, and a
+    readable title for an exception raised without a message."""
+    import json
+
+    here = Path.cwd()
+    os.chdir(adopted)
+    try:
+        assert main(["build", "--out", str(tmp_path / "site")]) == 0
+    finally:
+        os.chdir(here)
+    site = tmp_path / "site"
+    index = json.loads((site / "api" / "errors" / "index.json").read_text())
+    rows = {row["message"]: row for row in index}
+    assert rows["{sku}"]["exception"] == "toyshop.errors.InvalidSku"
+    merged = json.loads(
+        (site / "api" / "errors" / f"{rows['quantity must be positive, got {quantity}']['id']}.json")
+        .read_text()
+    )
+    assert [s["path"] for s in merged["sources"]] == [
+        "src/toyshop/inventory.py",
+        "src/toyshop/orders.py",
+    ]
+    bare = (site / "errors" / rows[""]["id"] / "index.html").read_text()
+    assert "<title>NotImplementedError without a message" in bare

@@ -72,7 +72,7 @@ def issue_url(repository: Repository, entry: Entry, page_url: str) -> str | None
     """A new-issue link on the repository, titled with the entry; None without `repo_url`."""
     if repository.url is None:
         return None
-    title = quote(f"Error page {entry.id}: {entry.message}"[:200], safe="")
+    title = quote(f"Error page {entry.id}: {entry.headline}"[:200], safe="")
     body = quote(f"About {page_url}\n\n", safe="")
     return f"{repository.url}/issues/new?title={title}&body={body}"
 
