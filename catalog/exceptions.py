@@ -4,7 +4,7 @@ An entry's `exception` is either a built-in's name (`ValueError`) or the qualifi
 other class (`packaging.version.InvalidVersion`, `torch.cuda.OutOfMemoryError`). Only built-ins
 get a generated class, and only those where subclassing changes nothing a caller can observe:
 
-- the class exists on every Python the generated module serves (3.9 and later), so
+- the class exists on every Python the generated module serves (3.7 and later), so
   `EncodingWarning` (3.10) or `ExceptionGroup` (3.11) are catalogued in place;
 - it derives from `Exception`: `CatalogError` is an `Exception`, so a typed `SystemExit` would
   start being caught by `except Exception`;
@@ -20,7 +20,7 @@ import builtins
 import keyword
 import re
 
-OLDEST_PYTHON = (3, 9)
+OLDEST_PYTHON = (3, 7)
 """The oldest Python the generated module runs on."""
 
 BUILTIN_EXCEPTIONS = frozenset(
@@ -100,7 +100,7 @@ _OLDEST_PYTHON_EXCEPTIONS = frozenset(
         "ZeroDivisionError",
     ]
 )
-"""The built-in exception classes of Python 3.9 (the oldest served), listed once by hand."""
+"""The built-in exception classes of Python 3.7 (the oldest served), listed once by hand."""
 
 _NOT_FROM_MESSAGE = frozenset({"UnicodeDecodeError", "UnicodeEncodeError", "UnicodeTranslateError"})
 

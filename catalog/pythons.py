@@ -1,10 +1,10 @@
 """Whether a project's `requires-python` admits Pythons the generated module cannot serve.
 
-The generated typed-exception module runs on `OLDEST_PYTHON` (3.9) and later. A package that
-declares `requires-python = ">=3.7"` would install on 3.7 and fail there, so `errcat codegen`
-refuses to write the module for it. The declared range is read with a small PEP 440 specifier
+The generated typed-exception module runs on `OLDEST_PYTHON` (3.7) and later. A package that
+declares `requires-python = ">=3.6"` would install on 3.6 and fail there, so `errcat codegen`
+(and `errcat check`) refuse the module for it. The declared range is read with a small PEP 440 specifier
 evaluator (errcat does not depend on `packaging`): the range starts too low when any final
-release 2.7.0-2.7.99 or 3.0.0-3.8.99 satisfies every clause.
+release 2.7.0-2.7.99 or 3.0.0-3.6.99 satisfies every clause.
 """
 
 from __future__ import annotations
@@ -231,8 +231,8 @@ def _oldest_text() -> str:
 def suggested_specifier(text: str) -> str:
     """`text` with its lower bound raised to `OLDEST_PYTHON`, keeping upper bounds that still fit.
 
-    `>=3.7,<4` gives `>=3.9,<4`; exclusions and bounds below 3.9 are dropped, and when what is
-    kept admits no Python at all the suggestion is plain `>=3.9`.
+    `>=3.6,<4` gives `>=3.7,<4`; exclusions and bounds below 3.7 are dropped, and when what is
+    kept admits no Python at all the suggestion is plain `>=3.7`.
     """
     floor = f">={_oldest_text()}"
     kept = [floor]
@@ -260,7 +260,7 @@ class RequiresPython:
     path: Path
     """The pyproject.toml."""
     text: str
-    """The specifier as declared, e.g. `>=3.9`."""
+    """The specifier as declared, e.g. `>=3.7`."""
     line: int
     """1-based line of the value."""
     column: int

@@ -6,7 +6,7 @@ Each class subclasses `CatalogError` and the built-in it replaces, so `except Va
 catches it. `str(exc)` is the rendered message; the page that explains it is `exc.docs_url`,
 added to the traceback as a note unless the environment sets ERRCAT_DOCS_LINKS=0.
 
-The module runs on Python 3.9 and later. Before 3.11 there is no `add_note`: the note is kept in
+The module runs on Python 3.7 and later. Before 3.11 there is no `add_note`: the note is kept in
 `__notes__` all the same (pytest and the exceptiongroup backport show it), and an uncaught
 catalogued error prints it after the traceback.
 """
@@ -46,7 +46,7 @@ class CatalogError(Exception):
             if hasattr(self, "add_note"):
                 self.add_note(note)
             else:
-                # Python 3.9 and 3.10: the attribute 3.11 would fill, so tools that show notes
+                # Python 3.7 to 3.10: the attribute 3.11 would fill, so tools that show notes
                 # there (pytest, the exceptiongroup backport) show this one too.
                 self.__notes__ = [*getattr(self, "__notes__", ()), note]
 

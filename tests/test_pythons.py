@@ -21,40 +21,42 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize(
     ("specifier", "oldest"),
     [
-        (">=3.8", "3.8"),
-        (">=3.9", None),
-        (">3.8", "3.8.1"),  # 3.8.1 is greater than 3.8
-        (">3.8.99", None),
-        ("~=3.9", None),
-        ("~=3.7", "3.7"),
-        ("~=3.8.2", "3.8.2"),
-        (">=3.9,<4", None),
-        (">=3.7,<4", "3.7"),
+        (">=3.6", "3.6"),
+        (">=3.7", None),  # jinja2 3.1.4
+        (">=3.8", None),  # packaging 24.2, itsdangerous 2.2.0
+        (">3.6", "3.6.1"),  # 3.6.1 is greater than 3.6
+        (">3.6.99", None),
+        ("~=3.7", None),
+        ("~=3.5", "3.5"),
+        ("~=3.6.2", "3.6.2"),
+        (">=3.7,<4", None),
+        (">=3.5,<4", "3.5"),
         ("==3.10.*", None),
-        ("==3.8.*", "3.8"),
-        ("!=3.8.*,>=3.7", "3.7"),
-        ("!=3.8.*,>=3.8", None),
+        ("==3.6.*", "3.6"),
+        ("!=3.6.*,>=3.5", "3.5"),
+        ("!=3.6.*,>=3.6", None),
         (">=2.7,!=3.0.*", "2.7"),
         (">=3.0,!=3.0.*,!=3.1.*", "3.2"),
         ("<3.9", "2.7"),
-        ("<=3.8.5, >=3.8.3", "3.8.3"),
-        ("==3.8.5", "3.8.5"),
-        ("===3.8.10", "3.8.10"),
-        ("===3.8", None),  # arbitrary equality compares the text: no Python calls itself "3.8"
-        ("==3.8.0+local", None),  # a final release has no local label
-        (">= 3.9.0rc1", None),
-        (">=3.9.dev0", None),
-        (">=3.8.post1", "3.8.1"),
-        (">3.8.0.post1", "3.8.1"),
+        ("<3.7", "2.7"),
+        ("<=3.6.5, >=3.6.3", "3.6.3"),
+        ("==3.6.5", "3.6.5"),
+        ("===3.6.10", "3.6.10"),
+        ("===3.6", None),  # arbitrary equality compares the text: no Python calls itself "3.6"
+        ("==3.6.0+local", None),  # a final release has no local label
+        (">= 3.7.0rc1", None),
+        (">=3.7.dev0", None),
+        (">=3.6.post1", "3.6.1"),
+        (">3.6.0.post1", "3.6.1"),
         ("<3.0", "2.7"),
-        (">=v3.7", "3.7"),
-        (" >=3.9 , ", None),  # empty clauses are dropped, as installers drop them
+        (">=v3.6", "3.6"),
+        (" >=3.7 , ", None),  # empty clauses are dropped, as installers drop them
         ("", "2.7"),  # an empty range admits everything
-        ("==1!3.8.*", None),  # another epoch
+        ("==1!3.6.*", None),  # another epoch
     ],
 )
 def test_oldest_admitted_below(specifier: str, oldest: str | None) -> None:
-    """The oldest Python below 3.9 the range admits, X.Y when X.Y.0 is admitted."""
+    """The oldest Python below 3.7 the range admits, X.Y when X.Y.0 is admitted."""
     assert oldest_admitted_below(specifier) == oldest
 
 
@@ -97,12 +99,13 @@ def test_version_ordering() -> None:
 @pytest.mark.parametrize(
     ("specifier", "suggestion"),
     [
-        (">=3.7", ">=3.9"),
-        (">=3.7,<4", ">=3.9,<4"),
-        ("!=3.8.*,>=3.7,!=3.10.1", ">=3.9,!=3.10.1"),
-        ("<3.9", ">=3.9"),  # keeping the bound would admit nothing
-        ("==3.7.*", ">=3.9"),
-        ("garbage", ">=3.9"),
+        (">=3.6", ">=3.7"),
+        (">=3.6,<4", ">=3.7,<4"),
+        ("!=3.6.*,>=3.5,!=3.10.1", ">=3.7,!=3.10.1"),
+        ("<3.9", ">=3.7,<3.9"),  # the bound still admits 3.7 and 3.8
+        ("<3.7", ">=3.7"),  # keeping the bound would admit nothing
+        ("==3.5.*", ">=3.7"),
+        ("garbage", ">=3.7"),
     ],
 )
 def test_suggested_specifier(specifier: str, suggestion: str) -> None:
@@ -121,25 +124,25 @@ def test_position_and_finding(tmp_path: Path) -> None:
     path = _pyproject(
         tmp_path,
         '[tool.other]\nrequires-python = "ignored"\n\n[project]\nname = "x"\n'
-        'requires-python   =  ">=3.7"\n',
+        'requires-python   =  ">=3.6"\n',
     )
     declared = read_requires_python(path)
     assert declared is not None
-    assert (declared.text, declared.line, declared.column) == (">=3.7", 6, 22)
+    assert (declared.text, declared.line, declared.column) == (">=3.6", 6, 22)
     finding = declared.finding()
     assert finding is not None
     assert finding.format(tmp_path) == (
-        'pyproject.toml:6:22: requires-python ">=3.7" admits Python 3.7, older than 3.9, the '
-        'oldest the generated module supports; raise it to ">=3.9"'
+        'pyproject.toml:6:22: requires-python ">=3.6" admits Python 3.6, older than 3.7, the '
+        'oldest the generated module supports; raise it to ">=3.7"'
     )
 
 
 def test_dotted_key_and_quoted_table(tmp_path: Path) -> None:
     """`project.requires-python` at the top and `["project"]` headers are found too."""
-    dotted = read_requires_python(_pyproject(tmp_path, 'project.requires-python = ">3.8"\n'))
+    dotted = read_requires_python(_pyproject(tmp_path, 'project.requires-python = ">3.6"\n'))
     assert dotted is not None and (dotted.line, dotted.column) == (1, 27)
     quoted = read_requires_python(
-        _pyproject(tmp_path, '[[tool.x]]\na = 1\n["project"]\n"requires-python" = ">=3.9"\n')
+        _pyproject(tmp_path, '[[tool.x]]\na = 1\n["project"]\n"requires-python" = ">=3.7"\n')
     )
     assert quoted is not None and (quoted.line, quoted.column) == (4, 21)
     assert quoted.finding() is None
@@ -155,7 +158,7 @@ def test_missing_and_invalid(tmp_path: Path) -> None:
     assert finding is not None
     assert finding.format(tmp_path) == (
         "pyproject.toml:2:19: requires-python \"py3\" is not a valid version specifier: 'py3' is "
-        'not an operator (>=, >, <=, <, ==, !=, ~=, ===) and a version; write it like ">=3.9"'
+        'not an operator (>=, >, <=, <, ==, !=, ~=, ===) and a version; write it like ">=3.7"'
     )
     number = read_requires_python(_pyproject(tmp_path, "[project]\nrequires-python = 3.9\n"))
     assert number is not None
@@ -196,7 +199,7 @@ def test_codegen_refuses_old_requires_python(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], check: bool
 ) -> None:
     """`errcat codegen` (and `--check`) print the finding, exit 1 and write nothing."""
-    (tmp_path / "pyproject.toml").write_text(PROJECT.format(specifier=">=3.7,<4"), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(PROJECT.format(specifier=">=3.6,<4"), encoding="utf-8")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
     (tmp_path / "knowledge").mkdir()
@@ -205,13 +208,13 @@ def test_codegen_refuses_old_requires_python(
     assert main(["codegen", "--check"] if check else ["codegen"]) == 1
     err = capsys.readouterr().err
     assert err.splitlines()[0] == (
-        'pyproject.toml:3:19: requires-python ">=3.7,<4" admits Python 3.7, older than 3.9, the '
-        'oldest the generated module supports; raise it to ">=3.9,<4"'
+        'pyproject.toml:3:19: requires-python ">=3.6,<4" admits Python 3.6, older than 3.7, the '
+        'oldest the generated module supports; raise it to ">=3.7,<4"'
     )
     assert "nothing written" in err
     assert not (tmp_path / "pkg" / "errors.py").exists()
 
-    (tmp_path / "pyproject.toml").write_text(PROJECT.format(specifier=">=3.9,<4"), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(PROJECT.format(specifier=">=3.7,<4"), encoding="utf-8")
     assert main(["codegen"]) == 0
     assert main(["codegen", "--check"]) == 0
     assert "pkg/errors.py is up to date (1 classes)" in capsys.readouterr().out
