@@ -2,9 +2,9 @@
 
 The generated typed-exception module runs on `OLDEST_PYTHON` (3.7) and later. A package that
 declares `requires-python = ">=3.6"` would install on 3.6 and fail there, so `errcat codegen`
-(and `errcat check`) refuse the module for it. The declared range is read with a small PEP 440 specifier
-evaluator (errcat does not depend on `packaging`): the range starts too low when any final
-release 2.7.0-2.7.99 or 3.0.0-3.6.99 satisfies every clause.
+and `errcat check` refuse it. The declared range is read with a small PEP 440 specifier evaluator
+(errcat does not depend on `packaging`): the range starts too low when any final release
+2.7.0-2.7.99 or 3.0.0-3.6.99 satisfies every clause.
 """
 
 from __future__ import annotations
