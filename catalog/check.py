@@ -16,11 +16,12 @@ from pathlib import Path
 
 from catalog.codegen import generate
 from catalog.config import Config, read_site_settings
-from catalog.exceptions import site_exception
+from catalog.exceptions import has_typed_class, site_exception
 from catalog.findings import Finding, Severity
 from catalog.loader import load_catalog
 from catalog.match import Matcher
 from catalog.model import Catalog, Status
+from catalog.project import defined_classes
 from catalog.validate import draft_warnings, validate
 from extractor.model import RaiseSite, ScanReport
 
@@ -199,7 +200,19 @@ def check_sites_stage(
                 "run: errcat new, then errcat migrate; or mark it # errcat: ignore[reason]",
             )
         )
+    classes = defined_classes(config, report)
     for entry in catalog:
+        if has_typed_class(entry.exception) and entry.name in classes:
+            # migrate imports the generated class into the package's modules by this name.
+            findings.append(
+                Finding.at(
+                    entry.where("name"),
+                    f"name {entry.name} is also a class of the package "
+                    f"({Path(classes[entry.name]).name}); the two would shadow each other",
+                    "rename the entry and its raises",
+                    stage="entries",
+                )
+            )
         if entry.status is not Status.RETIRED and entry.id not in raised:
             at = entry.position
             findings.append(
