@@ -89,8 +89,19 @@ def sdist(package: Package) -> Path:
     found = sorted(folder.glob(f"{package.name}-{package.version}.tar.gz"))
     if not found:
         done = run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary"]
-            + [":all:", f"{package.name}=={package.version}", "--dest", str(folder)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"{package.name}=={package.version}",
+                "--dest",
+                str(folder),
+            ],
             cwd=folder,
         )
         if done.returncode != 0:
@@ -115,8 +126,14 @@ def environment(package: Package, version: str, python: str) -> Path:
         if run([python, "-m", "venv", str(venv)], cwd=CACHE).returncode != 0:
             raise SystemExit(f"cannot create a Python {version} environment")
         done = run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-            + list(package.test_requirements),
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                *list(package.test_requirements),
+            ],
             cwd=CACHE,
         )
         if done.returncode != 0:

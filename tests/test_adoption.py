@@ -188,8 +188,12 @@ def test_the_site_shows_every_entry(adopted: Path, tmp_path: Path) -> None:
     rows = {row["message"]: row for row in index}
     assert rows["{sku}"]["exception"] == "toyshop.errors.InvalidSku"
     merged = json.loads(
-        (site / "api" / "errors" / f"{rows['quantity must be positive, got {quantity}']['id']}.json")
-        .read_text()
+        (
+            site
+            / "api"
+            / "errors"
+            / f"{rows['quantity must be positive, got {quantity}']['id']}.json"
+        ).read_text()
     )
     assert [s["path"] for s in merged["sources"]] == [
         "src/toyshop/inventory.py",
