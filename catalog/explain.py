@@ -16,18 +16,30 @@ A template with fewer than `MIN_LITERAL_CHARS` literal non-space characters (e.g
 `{label}: {err}`), or with no word that can serve as an anchor, would match almost any line: it
 is *weak* and matches only through its id, its class name before a colon, or its docs link.
 
-A line naming a catalogued class before a colon (`...BorrowRequiresMps: ...`) is that entry,
+A line naming a generated class before a colon (`...BorrowRequiresMps: ...`) is that entry,
 and a `For further information visit .../errors/<id>/` note is the entry of that id (a note
-right after its own message line is not counted twice).
+right after its own message line is not counted twice). Any other class before the colon
+(`packaging.version.InvalidVersion: ...`, `ValueError: ...`) narrows the candidates to the
+entries raised as that class, the message deciding among them; when none of them matches, every
+entry is tried, as for a bare message. Entries whose class is not generated (qualified names,
+built-ins such as `SystemExit`) are known by that class: it is what a traceback prints, so even
+a weak template of theirs matches after it, and an entry's `name` is only a label for them.
+
+Everything that does not depend on the text matched is precomputed once into a `MatcherTable`,
+plain data that can be stored (see catalog/explain_index.py); a matcher built on a table
+compiles a template's regex only when a line selects it as a candidate, so one query against a
+large catalog compiles a handful of patterns, not all of them.
 """
 
 from __future__ import annotations
 
+import marshal
 import re
 import string
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from catalog.model import Catalog
@@ -77,7 +89,7 @@ _COMMON_WORDS = frozenset(
     ]
 )
 _LINK = re.compile(r"/errors/([0-9a-f]{16})/")
-_CLASS_PREFIX = re.compile(r"\s*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*): ?(.*)\Z", re.DOTALL)
+_CLASS_PREFIX = re.compile(r"\s*((?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)): ?(.*)\Z", re.DOTALL)
 
 
 def words(text: str) -> list[bytes]:
@@ -105,36 +117,167 @@ class MatchResult:
     """How it matched: `message`, `class` (a class name before a colon) or `link` (docs URL)."""
 
 
+ROW_KEYS = ("id", "message", "exception", "name", "status", "module", "url")
+"""The fields of a table row, in order: what a `MatchResult` reports about its entry."""
+
+Row = tuple[str, str, str, str, str, str, str]
+"""An entry's `ROW_KEYS` values."""
+Spec = tuple[str, tuple[str, ...], int, bytes | None, bool, str, bool]
+"""A template's precomputed matching data: regex source, placeholder fields, literal
+characters, anchor (None for a weak template), whether it starts with a placeholder, its
+longest literal piece, and whether its entry has a generated class."""
+
+
+@dataclass(frozen=True)
+class MatcherTable:
+    """Everything a matcher needs that does not depend on the text matched.
+
+    Only built-in types (tuples, dicts, str, bytes, int), so `to_data()` can be stored with
+    `marshal`. Each template is kept marshalled on its own and decoded the first time a query
+    needs it: loading a stored table then costs little more than reading its bytes.
+    """
+
+    templates: tuple[bytes, ...]
+    """Each template's `(Row, Spec)`, marshalled; the maps below hold indices into it."""
+    by_id: dict[str, int]
+    """The first template of each id."""
+    by_name: dict[str, int]
+    """The first template of each class name."""
+    by_anchor: dict[bytes, tuple[int, ...]]
+    """Strong templates by their anchor word."""
+    by_untyped_class: dict[str, tuple[int, ...]]
+    """Templates of entries without a generated class, by their `exception`."""
+
+    @classmethod
+    def build(cls, rows: Iterable[Mapping[str, str]]) -> MatcherTable:
+        """The table of `rows`: `id`, `message`, and optionally the other `ROW_KEYS`."""
+        from catalog.exceptions import has_typed_class
+        from catalog.placeholders import literal_text, parse_placeholders
+
+        prepared: list[tuple[Row, list[str], str, int, tuple[str, ...]]] = []
+        for row in rows:
+            values: Row = (
+                row["id"],
+                row["message"],
+                row.get("exception", ""),
+                row.get("name", ""),
+                row.get("status", ""),
+                row.get("module", ""),
+                row.get("url", ""),
+            )
+            safe, regex, literal_chars = _compile(values[1])
+            fields = tuple(p.field for p in parse_placeholders(values[1]))
+            if len("".join(literal_text(values[1]).split())) < MIN_LITERAL_CHARS:
+                safe = []
+            prepared.append((values, safe, regex, literal_chars, fields))
+        frequency: dict[str, int] = {}
+        for _row, safe, *_rest in prepared:
+            for word in set(safe):
+                frequency[word] = frequency.get(word, 0) + 1
+        templates: list[bytes] = []
+        by_id: dict[str, int] = {}
+        by_name: dict[str, int] = {}
+        by_anchor: dict[bytes, list[int]] = {}
+        by_untyped: dict[str, list[int]] = {}
+        for index, (values, safe, regex, literal_chars, fields) in enumerate(prepared):
+            message, exception, name = values[1], values[2], values[3]
+            anchor = (
+                min(safe, key=lambda w: _anchor_rank(w, frequency[w])).encode("utf-8")
+                if safe
+                else None
+            )
+            # A row that does not say its class is taken at its name, as rows always were.
+            typed = has_typed_class(exception) if exception else True
+            fragment = max(
+                (part[0] for part in string.Formatter().parse(message)), key=len, default=""
+            )
+            starts_with_field = bool(fields) and not string_starts_literal(message)
+            spec: Spec = (regex, fields, literal_chars, anchor, starts_with_field, fragment, typed)
+            templates.append(marshal.dumps((values, spec)))
+            by_id.setdefault(values[0], index)
+            if name:
+                by_name.setdefault(name, index)
+            if anchor is not None:
+                by_anchor.setdefault(anchor, []).append(index)
+            if not typed:
+                by_untyped.setdefault(exception, []).append(index)
+        return cls(
+            templates=tuple(templates),
+            by_id=by_id,
+            by_name=by_name,
+            by_anchor={word: tuple(indices) for word, indices in by_anchor.items()},
+            by_untyped_class={key: tuple(indices) for key, indices in by_untyped.items()},
+        )
+
+    def template(self, index: int) -> tuple[Row, Spec]:
+        """The row and spec of template `index`."""
+        row, spec = marshal.loads(self.templates[index])
+        return row, spec
+
+    def class_names(self) -> dict[str, int]:
+        """The names of generated classes (what tracebacks print), each with its template."""
+        untyped = {index for indices in self.by_untyped_class.values() for index in indices}
+        return {name: index for name, index in self.by_name.items() if index not in untyped}
+
+    def to_data(self) -> tuple[Any, ...]:
+        """The table as built-in values only (the inverse of `from_data`)."""
+        return (self.templates, self.by_id, self.by_name, self.by_anchor, self.by_untyped_class)
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...]) -> MatcherTable:
+        """A table from `to_data()`'s value; raises ValueError when it has the wrong shape."""
+        kinds = (tuple, dict, dict, dict, dict)
+        if not (
+            isinstance(data, tuple)
+            and len(data) == len(kinds)
+            and all(isinstance(part, kind) for part, kind in zip(data, kinds, strict=True))
+        ):
+            raise ValueError("not a matcher table")
+        return cls(*data)
+
+
 @dataclass(frozen=True)
 class _Template:
-    row: Mapping[str, str]
-    pattern: re.Pattern[str]
+    row: Row
+    regex: str
     fields: tuple[str, ...]
     literal_chars: int
     anchor: bytes | None
     starts_with_field: bool
     fragment: str
     """The longest literal piece: a substring test that rejects most candidates before the regex."""
+    typed: bool
+    """Whether the entry has a generated class (its `name` is then what tracebacks print)."""
 
     @property
     def weak(self) -> bool:
         return self.anchor is None
 
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        # Compiled on first use: most templates of a large catalog are never a candidate.
+        return re.compile(self.regex, re.DOTALL)
+
     def result(self, found: re.Match[str] | None, via: str) -> MatchResult:
-        row = self.row
+        entry_id, message, exception, name, status, module, url = self.row
         values = tuple(zip(self.fields, found.groups(), strict=True)) if found else ()
         return MatchResult(
-            id=row["id"],
-            message=row["message"],
+            id=entry_id,
+            message=message,
             literal_chars=self.literal_chars,
-            exception=row.get("exception", ""),
-            name=row.get("name", ""),
-            status=row.get("status", ""),
-            module=row.get("module", ""),
-            url=row.get("url", ""),
+            exception=exception,
+            name=name,
+            status=status,
+            module=module,
+            url=url,
             values=values,
             via=via,
         )
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        if self.fragment not in text:
+            return None
+        return self.pattern.fullmatch(text)
 
     def search(self, text: str) -> re.Match[str] | None:
         if self.fragment not in text:
@@ -188,96 +331,59 @@ def _anchor_rank(word: str, frequency: int) -> tuple[bool, bool, int, int, str]:
 
 
 class MessageMatcher:
-    """Matches concrete messages and log lines against catalog templates; built once."""
+    """Matches concrete messages and log lines against catalog templates.
 
-    def __init__(self, rows: Iterable[Mapping[str, str]]) -> None:
-        from catalog.placeholders import literal_text, parse_placeholders
+    Built on a `MatcherTable`; each template is materialized, and its regex compiled, the first
+    time a line makes it a candidate.
+    """
 
-        prepared: list[tuple[Mapping[str, str], list[str], str, int, tuple[str, ...]]] = []
-        for row in rows:
-            safe, regex, literal_chars = _compile(row["message"])
-            fields = tuple(p.field for p in parse_placeholders(row["message"]))
-            non_space = len("".join(literal_text(row["message"]).split()))
-            if non_space < MIN_LITERAL_CHARS:
-                safe = []
-            prepared.append((row, safe, regex, literal_chars, fields))
-        frequency: dict[str, int] = {}
-        for _row, safe, *_rest in prepared:
-            for word in set(safe):
-                frequency[word] = frequency.get(word, 0) + 1
-        self._templates: list[_Template] = []
-        self._by_anchor: dict[bytes, list[_Template]] = {}
-        self._by_id: dict[str, _Template] = {}
-        self._by_name: dict[str, _Template] = {}
-        for row, safe, regex, literal_chars, fields in prepared:
-            anchor = (
-                min(
-                    safe,
-                    key=lambda w: _anchor_rank(w, frequency[w]),
-                ).encode("utf-8")
-                if safe
-                else None
-            )
-            template = _Template(
-                row=row,
-                pattern=re.compile(regex, re.DOTALL),
-                fields=fields,
-                literal_chars=literal_chars,
-                anchor=anchor,
-                starts_with_field=bool(fields) and not string_starts_literal(row["message"]),
-                fragment=max(
-                    (part[0] for part in string.Formatter().parse(row["message"])),
-                    key=len,
-                    default="",
-                ),
-            )
-            self._templates.append(template)
-            self._by_id.setdefault(row["id"], template)
-            if row.get("name"):
-                self._by_name.setdefault(row["name"], template)
-            if anchor is not None:
-                self._by_anchor.setdefault(anchor, []).append(template)
-        self._class_words = {name.encode("utf-8") for name in self._by_name}
-        self._anchors = frozenset(self._by_anchor) | self._class_words
+    def __init__(self, table: MatcherTable) -> None:
+        self.table = table
+        self._built: list[_Template | None] = [None] * len(table.templates)
+        self._class_words: frozenset[bytes] | None = None
+        self._anchors: frozenset[bytes] | None = None
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, str]]) -> MessageMatcher:
         """A matcher over index rows: `id`, `message`, `exception`, and optionally `name`,
         `status`, `module`, `url` (the API's `index.json` rows fit)."""
-        return cls(rows)
+        return cls(MatcherTable.build(rows))
 
     @classmethod
     def from_catalog(cls, catalog: Catalog, base_url: str = "") -> MessageMatcher:
         """A matcher over every entry of `catalog`; with `base_url`, results carry page URLs."""
-        return cls(
-            {
-                "id": entry.id,
-                "message": entry.message,
-                "exception": entry.exception,
-                "name": entry.name,
-                "status": entry.status.value,
-                "module": entry.module,
-                "url": f"{base_url}errors/{entry.id}/" if base_url else "",
-            }
-            for entry in catalog
-        )
+        return cls.from_rows(catalog_rows(catalog, base_url))
 
     def __len__(self) -> int:
-        return len(self._templates)
+        return len(self.table.templates)
+
+    def _template(self, index: int) -> _Template:
+        template = self._built[index]
+        if template is None:
+            row, spec = self.table.template(index)
+            template = _Template(row, *spec)
+            self._built[index] = template
+        return template
 
     def is_weak(self, entry_id: str) -> bool:
         """Whether the entry matches only by id, class name or link, never by its text."""
-        return self._by_id[entry_id].weak
+        return self._template(self.table.by_id[entry_id]).weak
 
     def by_id(self, entry_id: str) -> MatchResult | None:
         """The entry of an id, as a result (`via` is `link`)."""
-        template = self._by_id.get(entry_id)
-        return template.result(None, "link") if template else None
+        index = self.table.by_id.get(entry_id)
+        return self._template(index).result(None, "link") if index is not None else None
 
     def by_name(self, name: str) -> MatchResult | None:
         """The entry of a class name, as a result (`via` is `class`)."""
-        template = self._by_name.get(name)
-        return template.result(None, "class") if template else None
+        index = self.table.by_name.get(name)
+        return self._template(index).result(None, "class") if index is not None else None
+
+    def by_class(self, exception: str) -> list[MatchResult]:
+        """The entries raised as `exception` when that class has no generated classes (`via`
+        is `class`): `packaging.version.InvalidVersion` finds every entry of that class."""
+        found = [self._template(i) for i in self.table.by_untyped_class.get(exception, ())]
+        return sorted((t.result(None, "class") for t in found), key=lambda r: r.id)
 
     def match(self, message: str) -> list[MatchResult]:
         """The entries `message` matches, best first: the most specific one and its ties.
@@ -299,27 +405,52 @@ class MessageMatcher:
         if not text:
             return []
         link = _LINK.search(text)
-        if link and link.group(1) in self._by_id:
-            return [self._by_id[link.group(1)].result(None, "link")]
+        if link and link.group(1) in self.table.by_id:
+            return [self._template(self.table.by_id[link.group(1)]).result(None, "link")]
         prefix = _CLASS_PREFIX.match(text)
         if prefix:
-            named = self._by_name.get(prefix.group(1))
-            rest = prefix.group(2).strip()
-            if named is not None:
-                return [named.result(named.pattern.fullmatch(rest), "class")]
-            found = self._best(rest, full=True) or self._best(rest, full=False)
+            qualified, name, rest = prefix.group(1), prefix.group(2), prefix.group(3).strip()
+            named = self.table.by_name.get(name)
+            if named is not None and self._template(named).typed:
+                template = self._template(named)
+                return [template.result(template.fullmatch(rest), "class")]
+            narrowed = self._of_class(qualified, named, rest)
+            found = (
+                self._best(rest, narrowed, full=True) or self._best(rest, narrowed, full=False)
+                if narrowed
+                else []
+            )
             if found:
                 return found
-        return self._best(text, full=True) or self._best(text, full=False)
+            candidates = list(self._candidates(rest))
+            found = self._best(rest, candidates, full=True) or self._best(
+                rest, candidates, full=False
+            )
+            if found:
+                return found
+        candidates = list(self._candidates(text))
+        return self._best(text, candidates, full=True) or self._best(text, candidates, full=False)
 
-    def _candidates(self, text: str) -> Iterator[_Template]:
-        for word in set(words(text)).intersection(self._by_anchor):
-            yield from self._by_anchor[word]
+    def _of_class(self, qualified: str, named: int | None, rest: str) -> list[int]:
+        """Templates a class name before a colon points at: the strong candidates of `rest`
+        raised as that class, every template of a class without generated classes, and the
+        entry whose name (a label, not a class of its own) is the class's."""
+        picked = [i for i in self._candidates(rest) if self._template(i).row[2] == qualified]
+        picked += self.table.by_untyped_class.get(qualified, ())
+        if named is not None:
+            picked.append(named)
+        return list(dict.fromkeys(picked))
 
-    def _best(self, text: str, *, full: bool) -> list[MatchResult]:
+    def _candidates(self, text: str) -> Iterator[int]:
+        by_anchor = self.table.by_anchor
+        for word in set(words(text)).intersection(by_anchor):
+            yield from by_anchor[word]
+
+    def _best(self, text: str, candidates: Iterable[int], *, full: bool) -> list[MatchResult]:
         best: list[MatchResult] = []
-        for template in self._candidates(text):
-            found = template.pattern.fullmatch(text) if full else template.search(text)
+        for index in candidates:
+            template = self._template(index)
+            found = template.fullmatch(text) if full else template.search(text)
             if found is None:
                 continue
             result = template.result(found, "message")
@@ -334,6 +465,9 @@ class MessageMatcher:
 
         Each line counts once, for its best match (ties count for each tied entry).
         """
+        if self._class_words is None or self._anchors is None:
+            self._class_words = frozenset(name.encode("utf-8") for name in self.table.class_names())
+            self._anchors = frozenset(self.table.by_anchor) | self._class_words
         counts: dict[str, int] = {}
         anchors = self._anchors
         previous: list[str] = []
@@ -356,25 +490,42 @@ class MessageMatcher:
         return counts
 
     def _scan_line(self, line: str, tokens: list[bytes], has_link: bool) -> list[str]:
+        table = self.table
         if has_link:
             link = _LINK.search(line)
-            if link and link.group(1) in self._by_id:
+            if link and link.group(1) in table.by_id:
                 return [link.group(1)]
-        present = self._class_words.intersection(tokens)
-        for name in present:
+        assert self._class_words is not None
+        for name in self._class_words.intersection(tokens):
             decoded = name.decode("utf-8")
             if re.search(rf"(?<![\w]){re.escape(decoded)}: ", line + " "):
-                return [self._by_name[decoded].row["id"]]
+                return [self._template(table.by_name[decoded]).row[0]]
+        built = self._built
         best: list[_Template] = []
-        for word in set(tokens).intersection(self._by_anchor):
-            for template in self._by_anchor[word]:
+        for word in set(tokens).intersection(table.by_anchor):
+            for index in table.by_anchor[word]:
+                template = built[index] or self._template(index)
                 if template.search(line) is None:
                     continue
                 if not best or template.literal_chars > best[0].literal_chars:
                     best = [template]
                 elif template.literal_chars == best[0].literal_chars:
                     best.append(template)
-        return sorted(t.row["id"] for t in best)
+        return sorted(t.row[0] for t in best)
+
+
+def catalog_rows(catalog: Catalog, base_url: str = "") -> Iterator[dict[str, str]]:
+    """The matcher rows of every entry of `catalog`; with `base_url`, rows carry page URLs."""
+    for entry in catalog:
+        yield {
+            "id": entry.id,
+            "message": entry.message,
+            "exception": entry.exception,
+            "name": entry.name,
+            "status": entry.status.value,
+            "module": entry.module,
+            "url": f"{base_url}errors/{entry.id}/" if base_url else "",
+        }
 
 
 def string_starts_literal(message: str) -> bool:
@@ -388,14 +539,19 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
 
 
 def lookup(query: str, matcher: MessageMatcher) -> list[MatchResult]:
-    """What `errcat explain QUERY` shows: an id, a (qualified) class name, or a message."""
+    """What `errcat explain QUERY` shows: an id, a class name (a generated class's, possibly
+    qualified, or the class of entries without one, such as `packaging.version.InvalidVersion`),
+    or a message."""
     query = query.strip()
     if _ID.match(query):
         found = matcher.by_id(query)
         if found is not None:
             return [found]
     if _DOTTED.match(query):
-        found = matcher.by_name(query.rsplit(".", 1)[-1])
-        if found is not None:
-            return [found]
+        of_class = matcher.by_class(query)
+        if of_class:
+            return of_class
+        named = matcher.by_name(query.rsplit(".", 1)[-1])
+        if named is not None:
+            return [named]
     return matcher.match(query)

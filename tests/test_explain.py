@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -368,3 +370,375 @@ def test_empty_or_binary_stdin_is_a_clear_message(
     assert (code, out) == (1, "")
     assert err.startswith(f"errcat explain: {said}")
     assert "Traceback" not in err
+
+
+# The compiled index and its cache, on small projects of their own.
+
+PYPROJECT = """\
+[tool.errcat]
+package = "pkg"
+catalog = "knowledge"
+generated = "pkg/errors.py"
+"""
+
+POOL_YAML = """\
+module: pkg.pool
+errors:
+  - id: "00000000000000a1"
+    name: PoolSizeNotPositive
+    exception: ValueError
+    status: draft
+    message: "pool size must be positive, got {size}"
+  - id: "00000000000000a2"
+    name: CannotTakeFromPool
+    exception: RuntimeError
+    status: active
+    message: "cannot take {n} from a pool of {pool}"
+    meaning: The pool holds fewer items than were asked for.
+    solutions:
+      - "Ask for at most `len(pool)` items."
+      - "Grow the pool first."
+    example:
+      before: "raise RuntimeError('cannot take 3 from a pool of 2')"
+      after: "pass"
+    trigger: "`take(pool, n)` with `n > pool`."
+    situations:
+      - "A batch size larger than the pool."
+"""
+
+QUALIFIED_YAML = """\
+module: pkg.versions
+errors:
+  - id: "00000000000000b1"
+    name: InvalidVersionString
+    exception: packaging.version.InvalidVersion
+    status: draft
+    message: "Invalid version: {version!r}"
+  - id: "00000000000000b2"
+    name: InvalidVersion
+    exception: packaging.version.InvalidVersion
+    status: draft
+    message: "version {version} has no release segment"
+  - id: "00000000000000b3"
+    name: VersionOutOfRange
+    exception: ValueError
+    status: draft
+    message: "Invalid version: {version!r} is out of range"
+"""
+
+
+def _project(root: Path, *, qualified: bool = False) -> Path:
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(
+        "site_name: Pool\nsite_url: https://docs.example.org/pool/\n", encoding="utf-8"
+    )
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "knowledge").mkdir()
+    (root / "knowledge" / "pool.yaml").write_text(POOL_YAML, encoding="utf-8")
+    if qualified:
+        (root / "knowledge" / "versions.yaml").write_text(QUALIFIED_YAML, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    return root
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["explain", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _index_file(root: Path) -> Path:
+    from catalog.explain_index import index_path
+
+    return index_path(load_config(root))
+
+
+def test_the_index_is_cached_and_a_second_call_does_not_load_the_yaml(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first call writes `.errcat-cache/explain-index.marshal`; the next answers from it
+    without loading the catalog, and prints the same."""
+    first = _run(["cannot take 3 from a pool of 2"], capsys)
+    assert first[0] == 0 and first[1].startswith("CannotTakeFromPool  00000000000000a2")
+    assert "More: https://docs.example.org/pool/errors/00000000000000a2/" in first[1]
+    assert _index_file(project).is_file()
+
+    def refuse(folder: Path) -> Catalog:
+        raise AssertionError("the catalog was loaded although the index is current")
+
+    monkeypatch.setattr("catalog.validate.load_valid_catalog", refuse)
+    assert _run(["cannot take 3 from a pool of 2"], capsys) == first
+
+
+def test_a_changed_yaml_file_invalidates_the_index(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Editing a catalog file (here: a message) is seen by the very next call."""
+    assert _run(["pool size must be positive, got -1"], capsys)[0] == 0
+    yaml_file = project / "knowledge" / "pool.yaml"
+    yaml_file.write_text(
+        POOL_YAML.replace("pool size must be positive", "pool size must exceed zero"),
+        encoding="utf-8",
+    )
+    code, _out, err = _run(["pool size must be positive, got -1"], capsys)
+    assert code == 1 and "nothing in the catalog matches" in err
+    code, out, _err = _run(["pool size must exceed zero, got -1", "--json"], capsys)
+    assert code == 0
+    [match] = json.loads(out)["matches"]
+    assert (match["id"], match["values"]) == ("00000000000000a1", {"size": "-1"})
+
+
+def test_a_new_catalog_file_and_a_new_site_url_invalidate_the_index(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The key covers the set of files, not only their contents, and mkdocs.yml's site_url."""
+    assert _run(["00000000000000a1"], capsys)[0] == 0
+    (project / "knowledge" / "more.yaml").write_text(
+        POOL_YAML.replace("pkg.pool", "pkg.more")
+        .replace("00000000000000a1", "00000000000000c1")
+        .replace("00000000000000a2", "00000000000000c2")
+        .replace("PoolSize", "MorePoolSize")
+        .replace("CannotTake", "MoreCannotTake")
+        .replace("pool size", "spare pool size")
+        .replace("cannot take", "will not lend"),
+        encoding="utf-8",
+    )
+    code, out, _ = _run(["00000000000000c1"], capsys)
+    assert code == 0 and out.startswith("MorePoolSizeNotPositive  00000000000000c1")
+    (project / "mkdocs.yml").write_text("site_url: https://elsewhere.example/\n", "utf-8")
+    code, out, _ = _run(["00000000000000c1", "--json"], capsys)
+    assert (
+        json.loads(out)["matches"][0]["url"] == "https://elsewhere.example/errors/00000000000000c1/"
+    )
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: b"", id="empty"),
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
+        pytest.param(lambda data: data[:-40] + bytes(40), id="bytes-zeroed"),
+        pytest.param(lambda data: b"\x80\x04garbage that is no index\n" * 50, id="garbage"),
+        pytest.param(
+            lambda data: data.replace(b"errcat-explain-index", b"errcat-explain-INDEX", 1),
+            id="wrong-magic",
+        ),
+    ],
+)
+def test_a_damaged_cache_file_is_ignored_and_rebuilt(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: object,
+) -> None:
+    """A cache file that is empty, cut short, overwritten or foreign is a miss: the call
+    answers as always and leaves a good index behind."""
+    from catalog.explain_index import catalog_key, read_cached
+
+    expected = _run(["CannotTakeFromPool", "--json"], capsys)
+    path = _index_file(project)
+    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    assert _run(["CannotTakeFromPool", "--json"], capsys) == expected
+    key = catalog_key(load_config(project))
+    assert key is not None and read_cached(path, key) is not None
+
+
+def test_an_unwritable_cache_folder_only_costs_speed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """When the cache cannot be written (here a file stands where its folder should be),
+    explain answers all the same."""
+    (project / ".errcat-cache").write_text("not a folder", encoding="utf-8")
+    code, out, _ = _run(["00000000000000a2"], capsys)
+    assert code == 0 and out.startswith("CannotTakeFromPool  00000000000000a2")
+
+
+def test_an_invalid_catalog_fails_as_before_and_is_never_served_from_the_cache(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A catalog with problems is exit 2 with the count and `errcat check`, even when an index
+    of its previous, valid state is cached; nothing is written for the broken one."""
+    assert _run(["00000000000000a1"], capsys)[0] == 0
+    before = _index_file(project).read_bytes()
+    (project / "knowledge" / "pool.yaml").write_text(
+        POOL_YAML.replace("status: draft", "status: someday"), encoding="utf-8"
+    )
+    for _ in range(2):
+        code, out, err = _run(["00000000000000a1"], capsys)
+        assert (code, out) == (2, "")
+        assert err == "errcat explain: the catalog has 1 problem(s); run: errcat check\n"
+    assert _index_file(project).read_bytes() == before
+
+
+def test_results_are_identical_with_and_without_the_cache(catalog: Catalog) -> None:
+    """Over every entry of this project's catalog, by id, by name, by message and by traceback
+    line: the index read back from its file answers exactly as a matcher built from the loaded
+    catalog, and shows the same entry."""
+    from catalog.explain import lookup
+    from catalog.explain_index import ExplainIndex, build_index
+
+    site_url = "http://127.0.0.1:8000/"
+    built = build_index(catalog, site_url)
+    stored = ExplainIndex.from_bytes(built.to_bytes())
+    direct, cached = MessageMatcher.from_catalog(catalog, site_url), stored.matcher()
+    entries = catalog.by_id()
+    for entry in catalog:
+        concrete = render_sample(entry.message, 0)
+        for query in (
+            entry.id,
+            entry.name,
+            f"runtime.errors.{entry.name}",
+            concrete,
+            f"{entry.exception}: {concrete}",
+        ):
+            assert lookup(query, cached) == lookup(query, direct), query
+        shown = stored.entry(entry.id)
+        original = entries[entry.id]
+        assert (shown.name, shown.message, shown.status, shown.meaning, shown.solutions) == (
+            original.name,
+            original.message,
+            original.status.value,
+            original.meaning,
+            original.solutions,
+        )
+    log = LOG.splitlines()
+    assert cached.scan_lines(log) == direct.scan_lines(log)
+
+
+def test_command_output_is_identical_with_and_without_the_cache(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every kind of query prints the same from a fresh build and from the cached file."""
+    queries = [
+        ["00000000000000a2"],
+        ["CannotTakeFromPool", "--json"],
+        ["cannot take 3 from a pool of 2"],
+        ["RuntimeError: cannot take 3 from a pool of 2", "--json"],
+        ["nothing like this"],
+    ]
+    fresh = []
+    for query in queries:
+        shutil.rmtree(project / ".errcat-cache", ignore_errors=True)
+        fresh.append(_run(query, capsys))
+    assert [_run(query, capsys) for query in queries] == fresh
+    log = b"x\nRuntimeError: cannot take 3 from a pool of 2\npool size must be positive, got 0\n"
+    shutil.rmtree(project / ".errcat-cache")
+    monkeypatch.setattr(sys, "stdin", _Stdin(log))
+    from_scratch = _run(["-", "--json"], capsys)
+    monkeypatch.setattr(sys, "stdin", _Stdin(log))
+    assert _run(["-", "--json"], capsys) == from_scratch
+    assert [row["id"] for row in json.loads(from_scratch[1])["errors"]] == [
+        "00000000000000a2",
+        "00000000000000a1",
+    ]
+
+
+HEAVY = ("yaml", "jsonschema", "libcst", "jinja2")
+_PROBE = f"""\
+import sys
+from catalog.cli import main
+code = main(sys.argv[1:])
+heavy = sorted({{name.split(".")[0] for name in sys.modules}} & {set(HEAVY)!r})
+print("heavy modules:", *heavy, file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_cached_call_imports_no_heavy_module(tmp_path: Path) -> None:
+    """In a fresh interpreter, a call answered from the index imports neither yaml, jsonschema,
+    libcst nor jinja2; the call that built it did import yaml (so the probe sees imports)."""
+    root = _project(tmp_path)
+
+    def probe() -> tuple[str, list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE, "explain", "00000000000000a1"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        last = done.stderr.splitlines()[-1]
+        assert last.startswith("heavy modules:"), done.stderr
+        return done.stdout, last.split()[2:]
+
+    built_out, built_heavy = probe()
+    cached_out, cached_heavy = probe()
+    assert "yaml" in built_heavy
+    assert cached_heavy == []
+    assert cached_out == built_out and cached_out.startswith("PoolSizeNotPositive  ")
+
+
+def test_traceback_lines_of_qualified_classes_find_their_entry_by_message() -> None:
+    """`packaging.version.InvalidVersion: ...` narrows the candidates to the entries of that
+    class: the message decides among them, an entry named like the class gets no line that is
+    not its own, and a built-in's entry with the same words is only found under its class."""
+    from catalog.explain import lookup
+
+    matcher = MessageMatcher.from_rows(
+        [
+            {"id": "00000000000000b1", "message": "Invalid version: {version!r}",
+             "exception": "packaging.version.InvalidVersion", "name": "InvalidVersionString"},
+            {"id": "00000000000000b2", "message": "version {version} has no release segment",
+             "exception": "packaging.version.InvalidVersion", "name": "InvalidVersion"},
+            {"id": "00000000000000b3", "message": "Invalid version: {version!r} is out of range",
+             "exception": "ValueError", "name": "VersionOutOfRange"},
+            {"id": "00000000000000b4", "message": "{what}: {why}",
+             "exception": "mypkg.errors.LoadFailed", "name": "LoadFailedAnyhow"},
+        ]
+    )  # fmt: skip
+    line = "packaging.version.InvalidVersion: Invalid version: 'x' is out of range"
+    assert _ids(matcher.match(line)) == ["00000000000000b1"]
+    assert _ids(matcher.match("Invalid version: 'x' is out of range")) == ["00000000000000b3"]
+    [found] = matcher.match("packaging.version.InvalidVersion: Invalid version: 'x'")
+    assert (found.id, found.via, found.values) == (
+        "00000000000000b1",
+        "message",
+        (("version", "'x'"),),
+    )
+    # The name of an entry without a generated class is a label: it claims no other message.
+    assert _ids(matcher.match("packaging.version.InvalidVersion: version 1.x has no release segment")) == ["00000000000000b2"]  # fmt: skip
+    # No entry of the class matches: every entry is tried, as for a bare message.
+    assert _ids(matcher.match("builtins.RuntimeError: Invalid version: 'x' is out of range")) == ["00000000000000b3"]  # fmt: skip
+    # A weak template matches after its own qualified class, never by its text alone.
+    assert matcher.match("disk: full") == []
+    assert _ids(matcher.match("mypkg.errors.LoadFailed: disk: full")) == ["00000000000000b4"]
+    # As a query, the qualified class lists its entries; the label still names one entry.
+    assert _ids(lookup("packaging.version.InvalidVersion", matcher)) == [
+        "00000000000000b1",
+        "00000000000000b2",
+    ]
+    assert _ids(lookup("InvalidVersionString", matcher)) == ["00000000000000b1"]
+
+
+def test_qualified_class_entries_through_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end, cold and cached: a traceback line of a qualified class finds its entry."""
+    from catalog.findings import CatalogInvalid
+
+    root = _project(tmp_path, qualified=True)
+    monkeypatch.chdir(root)
+    try:
+        load_valid_catalog(load_config(root).catalog)
+    except CatalogInvalid as exc:
+        if any("exception" in finding.message for finding in exc.findings):
+            pytest.skip("the catalog schema does not accept qualified exception names yet")
+        raise
+    line = "packaging.version.InvalidVersion: Invalid version: 'x'"
+    for _ in range(2):
+        code, out, _ = _run([line, "--json"], capsys)
+        assert code == 0
+        [match] = json.loads(out)["matches"]
+        assert (match["id"], match["exception"], match["values"]) == (
+            "00000000000000b1",
+            "packaging.version.InvalidVersion",
+            {"version": "'x'"},
+        )

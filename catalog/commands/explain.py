@@ -2,6 +2,9 @@
 
 QUERY is an entry id, a class name, a concrete message (or a traceback's last line), or `-` to
 read a traceback or a whole log from standard input, streamed line by line.
+
+Answers come from the compiled index cached in `.errcat-cache/` (catalog/explain_index.py):
+after the first call on a catalog, a call reads one file instead of loading the YAML.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     from catalog.explain import MatchResult, MessageMatcher
-    from catalog.model import Entry
+    from catalog.explain_index import ExplainEntry, ExplainIndex
 
 NAME = "explain"
 HELP = "explain an error: QUERY is an id, a class name, a message, or - to read a traceback or log"
@@ -59,16 +62,18 @@ def _indented(text: str) -> list[str]:
     return ["  " + line if line else "" for line in text.strip().splitlines()]
 
 
-def render(entry: Entry, result: MatchResult, style: _Style, count: int | None = None) -> str:
+def render(
+    entry: ExplainEntry, result: MatchResult, style: _Style, count: int | None = None
+) -> str:
     """The entry for a terminal: heading, message, values read, prose, and the page link."""
     seen = f", seen {count} time{'s' if count != 1 else ''}" if count is not None else ""
     lines = [
-        f"{style(entry.name, '1')}  {entry.id}  {entry.exception}, {entry.status.value}{seen}",
+        f"{style(entry.name, '1')}  {entry.id}  {entry.exception}, {entry.status}{seen}",
         "  " + style(entry.message, "36"),
     ]
     for field, value in result.values:
         lines.append(f"    {field} = {value}")
-    if entry.status.value == "draft":
+    if entry.status == "draft":
         lines += ["", "  This entry is a draft: its explanation is not written yet."]
     if entry.retired_reason:
         lines += ["", style("Retired", "1"), *_indented(entry.retired_reason)]
@@ -92,12 +97,12 @@ def render(entry: Entry, result: MatchResult, style: _Style, count: int | None =
     return "\n".join(lines)
 
 
-def _as_json(entry: Entry, result: MatchResult) -> dict[str, object]:
+def _as_json(entry: ExplainEntry, result: MatchResult) -> dict[str, object]:
     return {
         "id": entry.id,
         "name": entry.name,
         "exception": entry.exception,
-        "status": entry.status.value,
+        "status": entry.status,
         "message": entry.message,
         "module": entry.module,
         "url": result.url,
@@ -170,7 +175,7 @@ def read_lines(stream: BinaryIO) -> Iterator[str]:
     return _split(chain([head], iter(lambda: stream.read(CHUNK_BYTES), b"")))
 
 
-def _explain_stream(matcher: MessageMatcher, entries: dict[str, Entry], as_json: bool) -> int:
+def _explain_stream(matcher: MessageMatcher, index: ExplainIndex, as_json: bool) -> int:
     lines_read = 0
 
     def counted(lines: Iterator[str]) -> Iterator[str]:
@@ -188,7 +193,7 @@ def _explain_stream(matcher: MessageMatcher, entries: dict[str, Entry], as_json:
         print(f"errcat explain: cannot read standard input: {exc}", file=sys.stderr)
         return 2
     found = [
-        (entries[entry_id], result, count)
+        (index.entry(entry_id), result, count)
         for entry_id, count in counts.items()
         if (result := matcher.by_id(entry_id)) is not None
     ]
@@ -198,7 +203,7 @@ def _explain_stream(matcher: MessageMatcher, entries: dict[str, Entry], as_json:
                 "id": entry.id,
                 "name": entry.name,
                 "exception": entry.exception,
-                "status": entry.status.value,
+                "status": entry.status,
                 "message": entry.message,
                 "url": result.url,
                 "count": count,
@@ -224,24 +229,23 @@ def _explain_stream(matcher: MessageMatcher, entries: dict[str, Entry], as_json:
 
 
 def run(args: argparse.Namespace) -> int:
-    from catalog.config import load_config, read_site_settings
-    from catalog.explain import MessageMatcher, lookup
+    from catalog.config import load_config
+    from catalog.explain import lookup
+    from catalog.explain_index import load_index
     from catalog.findings import CatalogInvalid
-    from catalog.validate import load_valid_catalog
 
     config = load_config()
     try:
-        catalog = load_valid_catalog(config.catalog)
+        index = load_index(config)
     except CatalogInvalid as exc:
         print(
             f"errcat explain: the catalog has {len(exc.findings)} problem(s); run: errcat check",
             file=sys.stderr,
         )
         return 2
-    matcher = MessageMatcher.from_catalog(catalog, read_site_settings(config.root).site_url)
-    entries = catalog.by_id()
+    matcher = index.matcher()
     if args.query == "-":
-        return _explain_stream(matcher, entries, args.json)
+        return _explain_stream(matcher, index, args.json)
     if not args.query.strip():
         print("errcat explain: the query is empty; give an id, a class name or a message",
               file=sys.stderr)  # fmt: skip
@@ -250,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         payload = {
             "query": args.query,
-            "matches": [_as_json(entries[r.id], r) for r in results],
+            "matches": [_as_json(index.entry(r.id), r) for r in results],
         }
         json.dump(payload, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -265,5 +269,5 @@ def run(args: argparse.Namespace) -> int:
     style = _Style(sys.stdout)
     if len(results) > 1:
         print(f"{len(results)} entries match equally well:\n")
-    print("\n\n".join(render(entries[r.id], r, style) for r in results))
+    print("\n\n".join(render(index.entry(r.id), r, style) for r in results))
     return 0
