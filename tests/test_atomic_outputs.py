@@ -1,24 +1,25 @@
 """`errcat codegen` and `errcat new` killed with SIGKILL mid-run leave the old output or the new.
 
-Each command runs as a real process on a synthetic project big enough to take about a second
-(hundreds of catalog entries, hundreds of raise sites). One uninterrupted run gives the new
-output and the run's length; further runs start again from the old output and are killed after
-seeded random delays spread over that length. After every kill, each output file must equal,
-byte for byte, either what it was before or what the uninterrupted run wrote; a truncated or
-half-written file fails. Temporary files a killed run could not remove are tolerated (SIGKILL
+Each command runs as a real process, stopped at a chosen point of its writing: a small wrapper
+makes the process pause at the N-th call of `os.fsync` (a staged file is written, nothing is
+replaced yet) or of `os.replace` (the N-th file is about to be swapped in), announce it with a
+marker file, and wait; the test waits for the marker, then kills the process with SIGKILL. So
+every kill lands exactly where it is meant to, however loaded the machine is. After each kill,
+every output file must equal, byte for byte, either what it was before or what an
+uninterrupted run writes; temporary files a killed run could not remove are tolerated (SIGKILL
 allows no clean-up) but must never be taken for output.
 """
 
 from __future__ import annotations
 
-import random
 import signal
 import subprocess
 import sys
-import time
+import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import wait_for
 
 from catalog.loader import load_file
 
@@ -33,39 +34,63 @@ catalog = "knowledge"
 generated = "pkg/errors.py"
 """
 
-ENTRIES = 700
+ENTRIES = 300
 MODULES = 4
-SITES_PER_MODULE = 90
-KILLS = 6
+SITES_PER_MODULE = 30
 RUN_TIMEOUT = 120.0
 
+# Runs errcat with `os.<call>` pausing at its N-th call; argv: call, N, marker, errcat args.
+_PAUSING = textwrap.dedent(
+    """
+    import os, sys, time
+    call, nth, marker = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    original = getattr(os, call)
+    seen = []
 
-def _errcat(root: Path, *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "catalog", *args],
+    def pausing(*args, **kwargs):
+        seen.append(None)
+        if len(seen) == nth:
+            open(marker, "w").close()
+            time.sleep(3600)
+        return original(*args, **kwargs)
+
+    setattr(os, call, pausing)
+    import errcat
+    sys.exit(errcat.main(sys.argv[4:]))
+    """
+)
+
+
+def _complete(root: Path, *args: str) -> None:
+    """Run the command to its end."""
+    done = subprocess.run(
+        [sys.executable, "-m", "errcat", *args], cwd=root, capture_output=True, timeout=RUN_TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr.decode()
+
+
+def _kill_at(root: Path, call: str, nth: int, *args: str) -> None:
+    """Run the command until the `nth` call of `os.<call>`, then SIGKILL it there."""
+    marker = root / f".paused-{call}-{nth}"
+    marker.unlink(missing_ok=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", _PAUSING, call, str(nth), str(marker), *args],
         cwd=root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-
-
-def _complete(root: Path, *args: str) -> float:
-    """Run to the end; return the wall time."""
-    start = time.perf_counter()
-    process = _errcat(root, *args)
-    _, err = process.communicate(timeout=RUN_TIMEOUT)
-    assert process.returncode == 0, err.decode()
-    return time.perf_counter() - start
-
-
-def _kill_after(root: Path, args: tuple[str, ...], delay: float) -> bool:
-    """Start the command, SIGKILL it after `delay` seconds; whether it was still running."""
-    process = _errcat(root, *args)
-    time.sleep(delay)
-    running = process.poll() is None
-    process.send_signal(signal.SIGKILL)
-    process.communicate(timeout=RUN_TIMEOUT)
-    return running
+    try:
+        reached = wait_for(lambda: marker.exists() or process.poll() is not None, RUN_TIMEOUT)
+        assert reached and marker.exists(), (
+            f"the run ended before the {nth}. os.{call}: {process.stderr.read().decode()}"
+            if process.poll() is not None
+            else "the run never reached its pause point"
+        )
+        assert process.poll() is None  # paused, so the kill lands mid-write
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=RUN_TIMEOUT)
+    marker.unlink()
 
 
 def _big_catalog(revision: str) -> str:
@@ -86,7 +111,8 @@ def _temporaries(folder: Path) -> list[Path]:
 
 
 def test_codegen_killed_leaves_old_or_new_module(tmp_path: Path) -> None:
-    """After SIGKILL at any moment, runtime/errors.py is the old module or the new, never a mix."""
+    """Killed while the new module is staged or about to replace the old one, codegen leaves
+    the old module, whole; the run after it writes the new one."""
     root = tmp_path
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     (root / "pkg").mkdir()
@@ -98,22 +124,19 @@ def test_codegen_killed_leaves_old_or_new_module(tmp_path: Path) -> None:
     _complete(root, "codegen")
     old = target.read_bytes()
     catalog.write_text(_big_catalog("second"), encoding="utf-8")
-    length = _complete(root, "codegen")
+    _complete(root, "codegen")
     new = target.read_bytes()
-    assert old != new and len(new) > 200_000
-    outcomes: list[str] = []
-    rng = random.Random(20240611)
-    for _ in range(KILLS):
+    assert old != new
+    for call in ("fsync", "replace"):
         target.write_bytes(old)
-        running = _kill_after(root, ("codegen",), rng.uniform(0.1, 1.05) * length)
-        now = target.read_bytes()
-        assert now in (old, new), f"errors.py is neither old nor new ({len(now)} bytes)"
-        outcomes.append(("killed " if running else "finished ") + ("old" if now == old else "new"))
-        compile(now, str(target), "exec")  # whichever it is, it is a whole module
-    # Some kill must have hit a running process, or the test proved nothing.
-    assert any(o.startswith("killed") for o in outcomes), outcomes
+        _kill_at(root, call, 1, "codegen")
+        assert target.read_bytes() == old, f"killed at os.{call}, errors.py is not the old module"
+        compile(target.read_bytes(), str(target), "exec")
     # Leftover temporaries are hidden and not Python: nothing scans or imports them.
+    assert _temporaries(root / "pkg")
     assert all(not p.name.endswith(".py") for p in _temporaries(root / "pkg"))
+    _complete(root, "codegen")
+    assert target.read_bytes() == new
 
 
 def _package(root: Path) -> None:
@@ -134,8 +157,9 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def test_new_killed_leaves_each_catalog_file_old_or_new(tmp_path: Path) -> None:
-    """After SIGKILL at any moment, each catalog file is as before or as `new` writes it, and
-    loads; files `new` creates either exist whole or not at all."""
+    """Killed while staging, before the first swap or between two swaps, `new` leaves each
+    catalog file as it was or as an uninterrupted run writes it, and each one loads; files it
+    creates exist whole or not at all, and files are swapped in name order."""
     root = tmp_path
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     _package(root)
@@ -151,28 +175,24 @@ def test_new_killed_leaves_each_catalog_file_old_or_new(tmp_path: Path) -> None:
             encoding="utf-8",
         )
     old = _snapshot(knowledge)
-    length = _complete(root, "new")
+    _complete(root, "new")
     new = _snapshot(knowledge)
-    assert sorted(new) == [f"unit{m}.yaml" for m in range(MODULES)]
+    names = sorted(new)
+    assert names == [f"unit{m}.yaml" for m in range(MODULES)]
     assert all(new[name] != old[name] for name in old)
-    outcomes: list[str] = []
-    rng = random.Random(20240612)
-    for _ in range(KILLS):
+    # (call, nth) → how many files, in name order, are new after the kill.
+    for call, nth, swapped in (("fsync", 2, 0), ("replace", 1, 0), ("replace", 3, 2)):
         for path in knowledge.glob("*.yaml"):
             path.unlink()
         for name, data in old.items():
             (knowledge / name).write_bytes(data)
-        running = _kill_after(root, ("new",), rng.uniform(0.1, 1.05) * length)
+        _kill_at(root, call, nth, "new")
         now = _snapshot(knowledge)
-        assert set(now) <= set(new)
-        states = []
-        for name, data in now.items():
-            assert data in (old.get(name), new[name]), f"{name} is neither old nor new"
-            assert load_file(knowledge / name)[1] == []
-            states.append("new" if data == new[name] else "old")
-        states += ["absent"] * (len(new) - len(now))
-        outcomes.append(("killed: " if running else "finished: ") + ",".join(sorted(states)))
-    assert any(o.startswith("killed") for o in outcomes), outcomes
+        for index, name in enumerate(names):
+            expected = new[name] if index < swapped else old.get(name)
+            assert now.get(name) == expected, f"killed at os.{call} #{nth}: {name}"
+            if name in now:
+                assert load_file(knowledge / name)[1] == []
     assert all(p.suffix == ".tmp" for p in _temporaries(knowledge))
 
 

@@ -10,14 +10,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
-import re
+import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from helpers import exact, wait_for
 
 from runtime.transport import determine_tensor_transport_mode
 from runtime.transport.cuda_ipc import (
@@ -31,11 +35,6 @@ from runtime.transport.memory_pool import StreamOrderedMmFeaturePool
 
 FAKE_HANDLE: tuple[Any, ...] = (0, b"handle", 1 << 20, 0, b"ref", 0, b"event", False)
 CUDA_BUFFER_MESSAGE = "byte_tensor must be a sufficiently large contiguous uint8 tensor on cuda:{}"
-
-
-def exact(text: str) -> str:
-    """A `match` pattern for exactly `text`."""
-    return re.escape(text) + "$"
 
 
 def pool_without_cuda() -> MmItemMemoryPool:
@@ -68,8 +67,32 @@ def proxy(handle: tuple[Any, ...] = FAKE_HANDLE, **overrides: Any) -> CudaIpcTen
 
 
 def test_module_imports_without_initialising_cuda() -> None:
-    """Importing the transport touches no CUDA state."""
-    assert not torch.cuda.is_initialized() or torch.cuda.is_available()
+    """Importing the transport starts no CUDA: in a fresh interpreter whose CUDA entry points
+    fail loudly, the import succeeds and CUDA is still uninitialised afterwards."""
+    probe = textwrap.dedent(
+        """
+        import torch
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("CUDA was initialised at import")
+
+        torch.cuda._lazy_init = refuse
+        torch.cuda.init = refuse
+        torch.cuda.current_device = refuse
+        torch.cuda.set_device = refuse
+        import runtime.transport.cuda_ipc
+        print(torch.cuda.is_initialized())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
 
 
 def test_copy_tensor_requires_a_cuda_tensor() -> None:
@@ -179,15 +202,6 @@ def test_determine_tensor_transport_mode() -> None:
 
 SPAWN = multiprocessing.get_context("spawn")
 CHILD_TIMEOUT = 120.0
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 def consume_on_gpu(proxies: list[CudaIpcTensorTransportProxy], conn: Connection) -> None:

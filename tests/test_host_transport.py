@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
-import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 
 import pytest
 import torch
+from helpers import exact, wait_for
 
 from runtime.transport.host import (
     HostMmItemMemoryPool,
@@ -25,20 +25,6 @@ from runtime.transport.host import (
 
 SPAWN = multiprocessing.get_context("spawn")
 CHILD_TIMEOUT = 60.0
-
-
-def exact(text: str) -> str:
-    """A `match` pattern for exactly `text`."""
-    return re.escape(text) + "$"
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 @pytest.fixture

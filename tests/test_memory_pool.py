@@ -7,11 +7,11 @@ is kept idle (long interval) and passes are run with `recycle()`, so every step 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Iterator
 
 import pytest
 import torch
+from helpers import exact
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -31,11 +31,6 @@ from runtime.transport.memory_pool import (
 )
 
 PoolFactory = Callable[..., StreamOrderedMmFeaturePool]
-
-
-def exact(text: str) -> str:
-    """A `match` pattern for exactly `text`."""
-    return re.escape(text) + "$"
 
 
 def build_pool(

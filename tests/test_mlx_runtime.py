@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import mlx.core as mx
 import pytest
 import torch
+from helpers import exact
 from packaging.version import Version
 
 from runtime import mlx_runtime
@@ -28,11 +29,6 @@ def wrong_pair(torch_version: str, mlx_version: str) -> str:
         "SGLANG_USE_MLX requires stable Torch 2.13.x and MLX >= 0.32.0; "
         f"found Torch {torch_version} + MLX {mlx_version}; reinstall with the srt_mps extra"
     )
-
-
-def exactly(message: str) -> str:
-    """A `match=` pattern that accepts `message` and nothing more."""
-    return "^" + re.escape(message) + "$"
 
 
 @pytest.fixture(autouse=True)
@@ -145,7 +141,7 @@ def test_answer_is_fixed_by_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("enabled")
 def test_this_machine_lacks_mps() -> None:
     """On this CPU-only machine the real check passes the versions and stops at MPS."""
-    with pytest.raises(RuntimeError, match=exactly(NO_MPS)):
+    with pytest.raises(RuntimeError, match=exact(NO_MPS)):
         use_mlx()
 
 
@@ -153,7 +149,7 @@ def test_this_machine_lacks_mps() -> None:
 def test_missing_mlx(monkeypatch: pytest.MonkeyPatch) -> None:
     """An unimportable mlx.core is reported first, without the import error chained."""
     monkeypatch.setitem(sys.modules, "mlx.core", None)
-    with pytest.raises(RuntimeError, match=exactly(NOT_INSTALLED)) as caught:
+    with pytest.raises(RuntimeError, match=exact(NOT_INSTALLED)) as caught:
         use_mlx()
     assert caught.value.__cause__ is None
     assert caught.value.__suppress_context__
@@ -170,7 +166,7 @@ def test_unsupported_pair(
     """A Torch outside stable 2.13.x or an MLX below stable 0.32.0 names both versions."""
     monkeypatch.setattr(torch, "__version__", torch_version)
     monkeypatch.setattr(mx, "__version__", mlx_version)
-    with pytest.raises(RuntimeError, match=exactly(wrong_pair(torch_version, mlx_version))):
+    with pytest.raises(RuntimeError, match=exact(wrong_pair(torch_version, mlx_version))):
         use_mlx()
 
 
@@ -179,7 +175,7 @@ def test_unknown_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     """A missing version attribute is shown as `unknown`."""
     monkeypatch.delattr(torch, "__version__")
     monkeypatch.delattr(mx, "__version__")
-    with pytest.raises(RuntimeError, match=exactly(wrong_pair("unknown", "unknown"))):
+    with pytest.raises(RuntimeError, match=exact(wrong_pair("unknown", "unknown"))):
         use_mlx()
 
 
@@ -188,7 +184,7 @@ def test_versions_are_checked_before_devices(monkeypatch: pytest.MonkeyPatch) ->
     """With both a bad version and no MPS, the version message wins."""
     monkeypatch.setattr(torch, "__version__", "2.12.0")
     mlx_version = vars(mx)["__version__"]  # the stubs do not declare it
-    with pytest.raises(RuntimeError, match=exactly(wrong_pair("2.12.0", mlx_version))):
+    with pytest.raises(RuntimeError, match=exact(wrong_pair("2.12.0", mlx_version))):
         use_mlx()
 
 
@@ -197,7 +193,7 @@ def test_missing_mps_api(monkeypatch: pytest.MonkeyPatch) -> None:
     """A Torch build without an MPS `is_available` counts as no MPS device."""
     monkeypatch.delattr(torch.backends.mps, "is_available")
     monkeypatch.setattr(mx.metal, "is_available", lambda: True)
-    with pytest.raises(RuntimeError, match=exactly(NO_MPS)):
+    with pytest.raises(RuntimeError, match=exact(NO_MPS)):
         use_mlx()
 
 
@@ -205,7 +201,7 @@ def test_missing_mps_api(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_no_metal(monkeypatch: pytest.MonkeyPatch) -> None:
     """With MPS available but MLX Metal not, the Metal check fails."""
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
-    with pytest.raises(RuntimeError, match=exactly(NO_METAL)):
+    with pytest.raises(RuntimeError, match=exact(NO_METAL)):
         use_mlx()
 
 
@@ -214,7 +210,7 @@ def test_missing_metal_api(monkeypatch: pytest.MonkeyPatch) -> None:
     """An MLX without `mx.metal` counts as no Metal device."""
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
     monkeypatch.delattr(mx, "metal")
-    with pytest.raises(RuntimeError, match=exactly(NO_METAL)):
+    with pytest.raises(RuntimeError, match=exact(NO_METAL)):
         use_mlx()
 
 
@@ -222,7 +218,7 @@ def test_missing_metal_api(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_failures_are_not_cached(monkeypatch: pytest.MonkeyPatch) -> None:
     """A failed validation raises again on the next call, and succeeds once the cause is fixed."""
     for _ in range(2):
-        with pytest.raises(RuntimeError, match=exactly(NO_MPS)):
+        with pytest.raises(RuntimeError, match=exact(NO_MPS)):
             use_mlx()
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
     monkeypatch.setattr(mx.metal, "is_available", lambda: True)

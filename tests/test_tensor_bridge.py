@@ -15,6 +15,7 @@ import mlx.core as mx
 import numpy as np
 import pytest
 import torch
+from helpers import exact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,11 +55,6 @@ FLOAT64_TO_MPS = (
 NOT_A_SEQUENCE = "mlx_call_multi operation must return a non-empty tuple or list of MLX arrays"
 NOT_ARRAYS = "mlx_call_multi outputs must be MLX arrays"
 NO_MLX = "The MLX tensor bridge requires MLX >= 0.32.0"
-
-
-def exactly(message: str) -> str:
-    """A `match=` pattern that accepts `message` and nothing more."""
-    return "^" + re.escape(message) + "$"
 
 
 def sample(dtype: torch.dtype) -> torch.Tensor:
@@ -206,7 +202,7 @@ def test_float64_stays_float64() -> None:
 
 def test_complex128_is_rejected() -> None:
     """complex128 raises instead of silently becoming complex64."""
-    with pytest.raises(ValueError, match=exactly(COMPLEX128)):
+    with pytest.raises(ValueError, match=exact(COMPLEX128)):
         torch_to_mlx(torch.zeros(2, dtype=torch.complex128))
 
 
@@ -235,7 +231,7 @@ def test_autograd_is_dropped() -> None:
 def test_unsupported_device_is_rejected() -> None:
     """A tensor that is neither on the CPU nor on MPS is refused, naming its device."""
     message = "The MLX tensor bridge supports CPU and MPS tensors, got meta"
-    with pytest.raises(ValueError, match=exactly(message)):
+    with pytest.raises(ValueError, match=exact(message)):
         torch_to_mlx(meta_tensor())
 
 
@@ -315,14 +311,14 @@ def test_export_to_unsupported_target_is_rejected(
 ) -> None:
     """An export target other than cpu/mps is refused before anything is evaluated."""
     message = f"The MLX tensor bridge supports CPU and MPS targets, got {torch.device(device)}"
-    with pytest.raises(ValueError, match=exactly(message)):
+    with pytest.raises(ValueError, match=exact(message)):
         mlx_to_torch(mx.ones(2), device=device)
     assert evals.calls == []
 
 
 def test_float64_export_to_mps_is_rejected(evals: Recorder) -> None:
     """float64 cannot go to MPS, and the refusal comes before any evaluation."""
-    with pytest.raises(ValueError, match=exactly(FLOAT64_TO_MPS)):
+    with pytest.raises(ValueError, match=exact(FLOAT64_TO_MPS)):
         mlx_to_torch(mx.array([1.0], dtype=mx.float64), device="mps")
     assert evals.calls == []
 
@@ -402,7 +398,7 @@ def test_unsupported_target_is_rejected_before_any_work(
     """A bad target is refused before the operation runs, anything is fenced or copied."""
     operation = Recorder()
     message = "The MLX tensor bridge supports CPU and MPS targets, got meta"
-    with pytest.raises(ValueError, match=exactly(message)):
+    with pytest.raises(ValueError, match=exact(message)):
         call(operation, torch.ones(2), device="meta")
     assert (operation.calls, fences.calls, imports.calls) == ([], [], [])
 
@@ -413,7 +409,7 @@ def test_unsupported_input_is_rejected_before_any_copy(
 ) -> None:
     """An input on an unsupported device is refused before any input is copied."""
     message = "The MLX tensor bridge supports CPU and MPS tensors, got meta"
-    with pytest.raises(ValueError, match=exactly(message)):
+    with pytest.raises(ValueError, match=exact(message)):
         call(lambda *a: a, torch.ones(2), meta_tensor())
     assert (fences.calls, imports.calls) == ([], [])
 
@@ -423,7 +419,7 @@ def test_complex128_input_is_rejected_before_any_copy(
     call: Callable[..., Any], imports: Recorder
 ) -> None:
     """A complex128 input is refused before any input is copied."""
-    with pytest.raises(ValueError, match=exactly(COMPLEX128)):
+    with pytest.raises(ValueError, match=exact(COMPLEX128)):
         call(lambda *a: a, torch.ones(2), torch.zeros(2, dtype=torch.complex128))
     assert imports.calls == []
 
@@ -437,7 +433,7 @@ def test_mlx_call_multi_needs_a_non_empty_sequence(result: object, evals: Record
     def operation(_: mx.array) -> Any:  # Any: deliberately breaks the declared return type
         return result
 
-    with pytest.raises(TypeError, match=exactly(NOT_A_SEQUENCE)):
+    with pytest.raises(TypeError, match=exact(NOT_A_SEQUENCE)):
         mlx_call_multi(operation, torch.ones(1))
     assert evals.calls == []
 
@@ -448,14 +444,14 @@ def test_mlx_call_multi_needs_mlx_arrays(evals: Recorder) -> None:
     def operation(a: mx.array) -> Any:  # Any: deliberately breaks the declared return type
         return (a, torch.ones(1))
 
-    with pytest.raises(TypeError, match=exactly(NOT_ARRAYS)):
+    with pytest.raises(TypeError, match=exact(NOT_ARRAYS)):
         mlx_call_multi(operation, torch.ones(1))
     assert evals.calls == []
 
 
 def test_mlx_call_multi_float64_to_mps_is_rejected(evals: Recorder) -> None:
     """A float64 output bound for MPS is refused before evaluation."""
-    with pytest.raises(ValueError, match=exactly(FLOAT64_TO_MPS)):
+    with pytest.raises(ValueError, match=exact(FLOAT64_TO_MPS)):
         mlx_call_multi(lambda a: (a,), torch.ones(1, dtype=torch.float64), device="mps")
     assert evals.calls == []
 
@@ -466,7 +462,7 @@ def test_mlx_call_multi_float64_to_mps_is_rejected(evals: Recorder) -> None:
 def test_view_of_cpu_tensor_is_rejected(fences: Recorder) -> None:
     """An MlxTensorView needs an MPS tensor; the refusal comes before any fence."""
     message = "MlxTensorView requires a Torch MPS tensor, got cpu"
-    with pytest.raises(ValueError, match=exactly(message)):
+    with pytest.raises(ValueError, match=exact(message)):
         MlxTensorView(torch.ones(2))
     assert fences.calls == []
 
@@ -474,14 +470,14 @@ def test_view_of_cpu_tensor_is_rejected(fences: Recorder) -> None:
 def test_synchronized_view_of_cpu_tensor_is_rejected() -> None:
     """The internal pre-fenced constructor applies the same device check."""
     message = "MlxTensorView requires a Torch MPS tensor, got meta"
-    with pytest.raises(ValueError, match=exactly(message)):
+    with pytest.raises(ValueError, match=exact(message)):
         MlxTensorView._from_synchronized(meta_tensor())
 
 
 def test_borrow_names_every_device(fences: Recorder) -> None:
     """Borrowing lists every input's device and fences nothing."""
     message = "borrow_torch_tensors requires MPS tensors, got cpu, meta, cpu"
-    with pytest.raises(ValueError, match=exactly(message)):
+    with pytest.raises(ValueError, match=exact(message)):
         borrow_torch_tensors(torch.ones(1), meta_tensor(), torch.ones(1), synchronize=True)
     assert fences.calls == []
 
@@ -510,7 +506,7 @@ def test_borrow_nothing(fences: Recorder) -> None:
 @pytest.mark.usefixtures("without_mlx")
 def test_missing_mlx_is_a_clear_error(call: Callable[[], object]) -> None:
     """Without an importable mlx.core every entry point raises one clear error, chain hidden."""
-    with pytest.raises(RuntimeError, match=exactly(NO_MLX)) as caught:
+    with pytest.raises(RuntimeError, match=exact(NO_MLX)) as caught:
         call()
     assert caught.value.__cause__ is None
     assert caught.value.__suppress_context__
