@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import threading
+import types
 import time
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
@@ -229,10 +230,21 @@ def test_lifecycle_across_processes(
 
 
 def test_dead_consumer_lease_is_reclaimed(
-    pools: list[HostMmItemMemoryPool], children: list[BaseProcess]
+    pools: list[HostMmItemMemoryPool],
+    children: list[BaseProcess],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A consumer killed before acknowledging loses its lease after `lease_timeout`."""
-    pool = make_pool(pools, lease_timeout=2.0)
+    """A consumer killed before acknowledging loses its lease after `lease_timeout`.
+
+    The pool's clock is shifted forward only once the child has read and been killed, so the
+    deadline can never pass while a slow child is still starting or reading.
+    """
+    from runtime.transport import memory_pool
+
+    shift = [0.0]
+    clock = types.SimpleNamespace(monotonic=lambda: time.monotonic() + shift[0])
+    monkeypatch.setattr(memory_pool, "time", clock)
+    pool = make_pool(pools, lease_timeout=60.0)
     parent_conn, child_conn = SPAWN.Pipe()
     child = SPAWN.Process(target=read_and_hang, args=(pool.handle, child_conn), daemon=True)
     child.start()
@@ -248,7 +260,8 @@ def test_dead_consumer_lease_is_reclaimed(
     child.join(CHILD_TIMEOUT)
     parent_conn.close()
     assert pool.active_lease_count == 1
-    assert wait_for(lambda: pool.active_lease_count == 0, timeout=10.0)
+    shift[0] = 61.0  # the deadline has passed: the recycler reclaims the dead consumer's lease
+    assert wait_for(lambda: pool.active_lease_count == 0)
     assert pool.pool.available_ranges == [(pool.pool.data_start, pool.pool.memory_size)]
 
 
