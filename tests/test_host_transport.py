@@ -9,8 +9,8 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import threading
-import types
 import time
+import types
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
