@@ -21,7 +21,6 @@ import anyio
 import pytest
 
 from catalog.cli import main
-from catalog.serve import ServeOptions, bind, build_server, create_app
 from catalog.serve.app import SiteHolder
 from catalog.serve.site import Document, load_site
 
@@ -88,24 +87,51 @@ def swap_symlink(link: Path, target: Path) -> None:
     os.replace(fresh, link)
 
 
+# The server runs in a child process: granian's main process owns the signals of its main thread
+# and forks its workers, so it cannot run in a thread of the test process.
+SERVER_CHILD = """
+import json, sys
+from pathlib import Path
+from catalog.serve import ServeOptions, bind, create_app, serve, url_of
+settings = json.loads(sys.argv[1])
+app = create_app(Path(settings["site"]), **settings["app"])
+sock = bind("127.0.0.1", 0)
+print(url_of(sock), flush=True)
+sys.exit(serve(app, sock, ServeOptions(**settings["options"])))
+"""
+
+
 @contextmanager
-def running(site: Path, options: ServeOptions | None = None, **app_options: float) -> Iterator[int]:
-    """Serve `site` on a free loopback port in a thread; yields the port."""
-    app = create_app(site, **app_options)  # type: ignore[arg-type]
-    sock = bind("127.0.0.1", 0)
-    server = build_server(app, options or ServeOptions(graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "the server did not start within 10 s"
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+def running(
+    site: Path, options: dict[str, object] | None = None, **app_options: float
+) -> Iterator[int]:
+    """Serve `site` on a free loopback port in a child process; yields the port.
+
+    `options` are ServeOptions fields (default: a 1 s graceful stop). On leaving, the server is
+    stopped with SIGINT and must exit 0 within 15 s.
+    """
+    settings = {
+        "site": str(site),
+        "app": app_options,
+        "options": {"graceful_shutdown": 1, **(options or {})},
+    }
+    command = [sys.executable, "-c", SERVER_CHILD, json.dumps(settings)]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        try:
+            assert process.stdout is not None and process.stderr is not None
+            line = process.stdout.readline()
+            if not line.startswith("http://127.0.0.1:"):
+                process.kill()
+                pytest.fail(f"the server did not start: {line!r} {process.stderr.read()}")
+            yield int(line.removeprefix("http://127.0.0.1:").split("/")[0])
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=15) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 Reply = tuple[int, dict[str, str], bytes]
@@ -436,7 +462,7 @@ def test_overlong_urls_and_headers_get_a_clean_4xx(port: int) -> None:
 
 def test_slow_client_is_cut_off_while_others_are_served(built: Path) -> None:
     """A client that dribbles its request head is disconnected; others are answered meanwhile."""
-    with running(built, ServeOptions(header_timeout=0.5, graceful_shutdown=1)) as port:
+    with running(built, {"header_timeout": 0.5}) as port:
         slow = socket.create_connection(("127.0.0.1", port), timeout=5)
         started = time.monotonic()
         closed_after = None

@@ -1,4 +1,4 @@
-"""`errcat serve [--host H] [--port P] [--site DIR] [--log]`: serve the built site and its API."""
+"""`errcat serve [--host H] [--port P] [--site DIR] [--workers N] [--log]`: serve the site and API."""
 
 from __future__ import annotations
 
@@ -20,6 +20,16 @@ def _port(text: str) -> int:
     return port
 
 
+def _workers(text: str) -> int:
+    try:
+        workers = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"workers {text!r} is not a number") from None
+    if not 1 <= workers <= 64:
+        raise argparse.ArgumentTypeError(f"workers {workers} is outside 1-64")
+    return workers
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument(
@@ -30,6 +40,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="the built site folder (default build/site under the project root)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="worker processes, to use more cores (1); each follows errcat build on its own",
     )
     parser.add_argument("--log", action="store_true", help="log one line per request")
 
@@ -42,7 +58,7 @@ def _shown(path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here so that `errcat --help` does not pay for Starlette and uvicorn.
+    # Imported here so that `errcat --help` does not pay for Starlette and granian.
     from catalog.config import load_config
     from catalog.serve import BindError, ServeOptions, SiteError, bind, create_app, serve, url_of
 
@@ -64,4 +80,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"errcat serve: {exc}", file=sys.stderr)
         return 2
     print(f"Serving {_shown(site)} on {url_of(sock)} (Ctrl-C to stop)", flush=True)
-    return serve(app, sock, ServeOptions(access_log=args.log))
+    return serve(app, sock, ServeOptions(access_log=args.log, workers=args.workers))

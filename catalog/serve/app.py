@@ -2,12 +2,13 @@
 
 Routes, first match wins:
 
-- `GET`/`HEAD` `/api/errors/index.json`, `/api/schema.json`, `/api/errors/<id>` and
-  `/api/errors/<id>.json`: `application/json` with a strong `ETag`, `Cache-Control:
-  public, max-age=300`, `304` for a matching `If-None-Match` (lists, weak tags and `*`), gzip
-  for clients that accept it. An unknown or malformed id is a JSON `404`
+- `GET`/`HEAD` `/api/errors/index.json`, `/api/schema.json`, `/api/openapi.json`,
+  `/api/errors/<id>` and `/api/errors/<id>.json`: `application/json` with a strong `ETag`,
+  `Cache-Control: public, max-age=300`, `304` for a matching `If-None-Match` (lists, weak tags and
+  `*`), gzip for clients that accept it. An unknown or malformed id is a JSON `404`
   (`{"error": "not_found", "id": ..., "message": ...}`); a malformed id (anything but 16
-  lowercase hex digits) is answered before the site is looked at.
+  lowercase hex digits) is answered before the site is looked at. These answers are computed
+  when a site is loaded and sent by a fast path ahead of routing (`catalog.serve.fast`).
 - `GET /api/match?message=...`: the catalog entries whose message template matches a concrete
   message, best first; `200` with an empty `matches` list when none does, `400` for a missing
   or overlong message.
@@ -18,12 +19,14 @@ Routes, first match wins:
 
 Other methods get `405` with `Allow: GET, HEAD`. Paths that try to leave the site (`..`, `.`,
 backslashes, NUL, encoded `/` `\\` NUL) get `400` before any lookup; overlong paths or query
-strings `414`; more than 16 KiB of headers `431` (`catalog.serve.guard`).
+strings `414`; more than 16 KiB of headers `431` (`catalog.serve.guard`). Every answer under
+`/api/` allows any origin, and API preflights are answered (`catalog.serve.cors`).
 
 `errcat build` swaps `build/site` (a symlink) atomically. The server re-resolves it at most once
 per `recheck_interval` seconds on a request, and when it points somewhere new, loads that
 folder (in a worker thread) and answers from it from then on; a new folder that is incomplete is
-reported and the old one kept.
+reported and the old one kept. A request is answered wholly from the site current when it
+arrived, so during a swap every answer is either the old build's or the new one's.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,9 +51,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalog.ids import is_valid_id
+from catalog.serve.cors import Cors
+from catalog.serve.fast import FAST_METHODS, Prepared, Variant, fast_variant, prepare_site
 from catalog.serve.guard import RequestGuard, error_response
-from catalog.serve.negotiation import accepts_gzip, none_match
-from catalog.serve.site import BUILD_COMMAND, Document, LoadedSite, SiteError, load_site
+from catalog.serve.negotiation import accepts_gzip
+from catalog.serve.site import BUILD_COMMAND, LoadedSite, SiteError, load_site
 
 if TYPE_CHECKING:
     from catalog.explain import MessageMatcher
@@ -64,15 +70,18 @@ ECHO_LIMIT = 100
 """Characters of a bad id quoted back in a 404."""
 # Static text compresses well; the level trades little size for much CPU per request.
 STATIC_GZIP_LEVEL = 6
+PATHSEND = "http.response.pathsend"
 
 logger = logging.getLogger("errcat.serve")
 
 
 class Served:
-    """One loaded site and what answers from it: its files and, once asked for, its matcher."""
+    """One loaded site and what answers from it: its documents' prepared answers, its files and,
+    once asked for, its matcher."""
 
     def __init__(self, site: LoadedSite) -> None:
         self.site = site
+        self.prepared: dict[str, Prepared] = prepare_site(site)
         self.files: ASGIApp = GZipMiddleware(
             _CacheHeaders(StaticFiles(directory=site.root, html=True)),
             compresslevel=STATIC_GZIP_LEVEL,
@@ -100,10 +109,10 @@ class Served:
 class SiteHolder:
     """The site being served, following `errcat build`'s swaps of the site symlink."""
 
-    def __init__(self, site: Path, loaded: LoadedSite, recheck_interval: float) -> None:
+    def __init__(self, site: Path, loaded: LoadedSite | Served, recheck_interval: float) -> None:
         self.site = site
         self.recheck_interval = recheck_interval
-        self._served = Served(loaded)
+        self._served = loaded if isinstance(loaded, Served) else Served(loaded)
         self._next_check = time.monotonic() + recheck_interval
         self._loading = False
         self._rejected: str | None = None
@@ -120,16 +129,22 @@ class SiteHolder:
             return self._served
         self._loading = True
         try:
-            loaded = await anyio.to_thread.run_sync(load_site, Path(target))
+            # Loading and preparing every answer happen off the event loop; the swap is one
+            # assignment, so a request sees the old site or the new one, never a mixture.
+            served = await anyio.to_thread.run_sync(_load_served, Path(target))
         except SiteError as exc:
             self._rejected = target
             logger.warning("errcat serve: kept the previous site: %s", exc)
         else:
-            self._served = Served(loaded)
+            self._served = served
             self._rejected = None
         finally:
             self._loading = False
         return self._served
+
+
+def _load_served(root: Path) -> Served:
+    return Served(load_site(root))
 
 
 class _CacheHeaders:
@@ -154,21 +169,15 @@ class _CacheHeaders:
         await self.app(scope, receive, send_with_cache_control)
 
 
-def document_response(request: Request, document: Document) -> Response:
-    """`document` as JSON, honouring `If-None-Match` and `Accept-Encoding`."""
-    gzipped = document.gzipped is not None and accepts_gzip(request.headers.get("accept-encoding"))
-    headers = {
-        "ETag": document.gzip_etag if gzipped else document.etag,
-        "Cache-Control": API_CACHE_CONTROL,
-        "Vary": "Accept-Encoding",
-    }
-    # Both tags name the same content, so either one revalidates.
-    if none_match(request.headers.get("if-none-match"), (document.etag, document.gzip_etag)):
-        return Response(status_code=304, headers=headers)
-    if gzipped:
-        headers["Content-Encoding"] = "gzip"
-        return Response(document.gzipped, media_type="application/json", headers=headers)
-    return Response(document.body, media_type="application/json", headers=headers)
+def variant_response(request: Request, prepared: Prepared) -> Response:
+    """The prepared answer that `request`'s `Accept-Encoding` and `If-None-Match` select."""
+    variant: Variant = prepared.select(
+        request.headers.get("accept-encoding"), request.headers.get("if-none-match")
+    )
+    response = Response(variant.body, status_code=variant.status)
+    # The prepared headers exactly, so that this path and the fast path answer alike.
+    response.raw_headers = list(variant.headers)
+    return response
 
 
 def _not_found(ident: str, message: str) -> JSONResponse:
@@ -186,15 +195,15 @@ class Api:
     def __init__(self, holder: SiteHolder) -> None:
         self.holder = holder
 
-    async def index(self, request: Request) -> Response:
+    async def document(self, request: Request) -> Response:
+        """`index.json`, `schema.json` or `openapi.json`, where the site has it."""
         served = await self.holder.current()
-        return document_response(request, served.site.index)
-
-    async def schema(self, request: Request) -> Response:
-        served = await self.holder.current()
-        if served.site.schema is None:
-            return error_response(request.url.path, 404, "not_found", "this site has no schema")
-        return document_response(request, served.site.schema)
+        prepared = served.prepared.get(request.url.path)
+        if prepared is None:
+            return error_response(
+                request.url.path, 404, "not_found", "this site was built without this file"
+            )
+        return variant_response(request, prepared)
 
     async def entry(self, request: Request) -> Response:
         ident: str = request.path_params["ident"]
@@ -205,12 +214,12 @@ class Api:
                 ident, "not an error id: expected 16 lowercase hex digits, e.g. f978622eed176d93"
             )
         served = await self.holder.current()
-        document = served.site.entries.get(name)
-        if document is None:
+        prepared = served.prepared.get(f"/api/errors/{name}")
+        if prepared is None:
             return _not_found(
                 name, f"no error {name} in this catalog; all ids: /api/errors/index.json"
             )
-        return document_response(request, document)
+        return variant_response(request, prepared)
 
     async def match(self, request: Request) -> Response:
         messages = request.query_params.getlist("message")
@@ -264,7 +273,24 @@ class _Files:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         served = await self.holder.current()
-        await served.files(scope, receive, send)
+        await served.files(_without_pathsend_for_gzip(scope), receive, send)
+
+
+def _without_pathsend_for_gzip(scope: Scope) -> Scope:
+    """`scope` without the server's `pathsend` extension when the client accepts gzip.
+
+    Starlette sends a file by path where the server offers `http.response.pathsend` (granian
+    does), and a body sent that way never passes through the gzip middleware. A client that
+    accepts gzip gets the file streamed through it instead; others keep the faster path.
+    """
+    extensions = scope.get("extensions") or {}
+    if PATHSEND not in extensions:
+        return scope
+    accept = next((value for name, value in scope["headers"] if name == b"accept-encoding"), None)
+    if accept is None or not accepts_gzip(accept.decode("latin-1")):
+        return scope
+    kept = {name: value for name, value in extensions.items() if name != PATHSEND}
+    return {**scope, "extensions": kept}
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -280,12 +306,55 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return response
 
 
+class ErrcatApp:
+    """The server's ASGI app: the fast path for the API's documents, then the general app."""
+
+    def __init__(self, holder: SiteHolder, general: ASGIApp, recipe: AppRecipe) -> None:
+        self.holder = holder
+        self.general = general
+        self.recipe = recipe
+        """How to build this app again (in a worker process that did not inherit it)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] in FAST_METHODS:
+            path: str = scope["path"]
+            if path.startswith("/api/"):
+                served = await self.holder.current()
+                variant = fast_variant(scope, served.prepared)
+                if variant is not None:
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": variant.status,
+                            "headers": variant.wire,
+                        }
+                    )
+                    body = b"" if scope["method"] == "HEAD" else variant.body
+                    await send({"type": "http.response.body", "body": body})
+                    return
+        await self.general(scope, receive, send)
+
+
+@dataclass(frozen=True)
+class AppRecipe:
+    """The arguments of `create_app`: picklable, so a spawned worker can build the same app."""
+
+    site: Path
+    recheck_interval: float
+    build_hint: str
+
+    def __call__(self) -> ErrcatApp:
+        return create_app(
+            self.site, recheck_interval=self.recheck_interval, build_hint=self.build_hint
+        )
+
+
 def create_app(
     site: Path,
     *,
     recheck_interval: float = 1.0,
     build_hint: str = f"run: {BUILD_COMMAND}",
-) -> Starlette:
+) -> ErrcatApp:
     """The server's ASGI app for the built site at `site` (a folder or a symlink to one).
 
     Loads the site's API now and raises SiteError (naming `build_hint`) when the site is missing
@@ -295,19 +364,20 @@ def create_app(
     api = Api(holder)
     get = ["GET"]  # Starlette adds HEAD to every GET route.
     routes = [
-        Route("/api/errors/index.json", api.index, methods=get),
-        Route("/api/schema.json", api.schema, methods=get),
+        Route("/api/errors/index.json", api.document, methods=get),
+        Route("/api/schema.json", api.document, methods=get),
+        Route("/api/openapi.json", api.document, methods=get),
         Route("/api/errors/{ident}", api.entry, methods=get),
         Route("/api/match", api.match, methods=get),
         Route("/api/{rest:path}", api.unknown, methods=get),
         Mount("/", app=_Files(holder)),
     ]
-    app = Starlette(
+    general = Starlette(
         routes=routes,
-        middleware=[Middleware(RequestGuard)],
-        # No body is ever read (uvicorn pauses reading a large one), so none needs a limit;
-        # refusing them with 413 would hide the 405 that tells a client what is wrong.
+        # CORS outside the guard, so that the guard's refusals under /api/ are readable too.
+        middleware=[Middleware(Cors), Middleware(RequestGuard)],
+        # No body is ever read, so none needs a limit; refusing them with 413 would hide the
+        # 405 that tells a client what is wrong.
         exception_handlers={HTTPException: _http_error},
     )
-    app.state.holder = holder
-    return app
+    return ErrcatApp(holder, general, AppRecipe(Path(site), recheck_interval, build_hint))

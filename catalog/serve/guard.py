@@ -23,7 +23,8 @@ on a head still arriving, not on one that came in a single read, hence this chec
 # change which file a path names.
 _ENCODED_SEPARATORS = (b"%2f", b"%5c", b"%00")
 _BAD_CHARACTERS = re.compile(r"[\\\x00-\x1f\x7f]")
-_NOSNIFF = (b"x-content-type-options", b"nosniff")
+NOSNIFF = (b"x-content-type-options", b"nosniff")
+"""Sent with every answer, so browsers trust the declared types."""
 
 
 def error_response(path: str, status: int, code: str, message: str) -> Response:
@@ -77,7 +78,7 @@ class RequestGuard:
 
         async def send_nosniff(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), _NOSNIFF]}
+                message = {**message, "headers": [*message.get("headers", []), NOSNIFF]}
             await send(message)
 
         refused = refusal(scope)

@@ -1,29 +1,49 @@
-"""Running the app under uvicorn: binding the port up front, limits, and a clean stop.
+"""Running the app under granian: binding the port up front, limits, workers, and a clean stop.
 
-The socket is bound before uvicorn starts so that a port in use is reported as a plain message
-(exit 2) rather than a log line from inside the server, and so that tests can bind port 0.
+granian (a Rust HTTP server: hyper parses HTTP/1.1, Python only runs the app) replaced uvicorn's
+pure-Python h11 parser, which cost most of each request's time. What `errcat serve` guarantees
+and where each is kept:
+
+- Port in use, port 0: the socket is bound here before granian starts, so a port in use is a
+  plain message (exit 2) rather than a log line from inside the server, and `--port 0` gets one
+  port for every worker. granian is handed the bound socket (its workers inherit it and all
+  accept from it) instead of binding its own; `_BoundServer` is the only place that reaches
+  into granian's internals for that, pinned by the exact version in constraints.txt.
+- The request deadline: hyper's header read timeout (`header_timeout`) closes a connection that
+  has not sent a whole request head within that many seconds of opening or of the previous
+  answer, so a slow client cannot hold a connection, and an idle keep-alive connection is
+  closed after the same time.
+- Header limits: hyper reads a head of up to `MAX_HEAD_BUFFER` bytes (and at most 100 header
+  lines), answering `431` beyond; below that the app's guard answers its JSON `431` for more
+  than 16 KiB. Reading the whole head before answering means the client has finished sending,
+  so the answer is not lost to a reset.
+- A clean stop: granian's main process turns Ctrl-C and SIGTERM into a graceful stop of its
+  workers (each gets `graceful_shutdown` seconds to finish running requests, then is killed),
+  and `serve` returns 0.
+- `--workers N`: N processes, each with its own copy of the site, each following
+  `errcat build`'s swaps on its own.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import errno
-import signal
 import socket
-import threading
-from collections.abc import Generator
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-import h11
-import uvicorn
 from starlette.types import ASGIApp
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 BACKLOG = 1024
-"""Pending connections the kernel queues before the server accepts them."""
-MAX_HEADER_BYTES = 16 * 1024
-"""Longest request line plus headers h11 buffers; longer requests get 400 and are closed."""
+"""Pending connections the kernel queues before a worker accepts them."""
+MAX_HEAD_BUFFER = 256 * 1024
+"""Most bytes of one request head the HTTP layer buffers; beyond it answers 431 itself. Larger
+than the guard's 16 KiB so that the app answers most oversized heads with its JSON 431."""
+
+# Apps handed to `serve`, by token: a forked worker finds its app here (inherited with the
+# parent's memory) instead of loading the site again.
+_APPS: dict[str, ASGIApp] = {}
 
 
 class BindError(Exception):
@@ -36,77 +56,15 @@ class ServeOptions:
 
     access_log: bool = False
     """Log a line per request (`errcat serve --log`)."""
+    workers: int = 1
+    """Worker processes (`errcat serve --workers N`)."""
     limit_concurrency: int = 512
-    """Open connections plus running requests beyond which new requests get 503."""
-    keep_alive: int = 5
-    """Seconds an idle keep-alive connection stays open."""
+    """Requests a worker runs at once; further ones wait until one finishes."""
     header_timeout: float = 15.0
     """Seconds a client has to send a whole request head, counted from the connection (or the
-    previous response); a client that dribbles its headers is disconnected after it."""
+    previous response); a client that dribbles its headers, or sits idle, is disconnected."""
     graceful_shutdown: int = 5
-    """Seconds running requests get to finish after Ctrl-C."""
-
-
-class _DeadlineProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for receiving each request head.
-
-    uvicorn's keep-alive timer restarts on every byte received, so a client that sends one byte
-    a second would hold its connection (and a slot of `limit_concurrency`) forever.
-    """
-
-    header_timeout: float = ServeOptions.header_timeout
-    _head_deadline: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm_head_deadline()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._arm_head_deadline()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_head_deadline()
-        super().connection_lost(exc)
-
-    def _arm_head_deadline(self) -> None:
-        self._cancel_head_deadline()
-        if not self.transport.is_closing():
-            self._head_deadline = self.loop.call_later(self.header_timeout, self._head_overdue)
-
-    def _cancel_head_deadline(self) -> None:
-        if self._head_deadline is not None:
-            self._head_deadline.cancel()
-            self._head_deadline = None
-
-    def _head_overdue(self) -> None:
-        self._head_deadline = None
-        waiting_for_head = self.conn.their_state is h11.IDLE and (
-            self.cycle is None or self.cycle.response_complete
-        )
-        if waiting_for_head and not self.transport.is_closing():
-            self.transport.close()
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, stopping on Ctrl-C or SIGTERM without re-raising the signal.
-
-    uvicorn re-raises a captured signal after its graceful shutdown so that the default handler
-    ends the process; for `errcat serve` a requested stop is a normal exit (code 0).
-    """
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        handled = (signal.SIGINT, signal.SIGTERM)
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+    """Seconds running requests get to finish after Ctrl-C or SIGTERM."""
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -118,7 +76,7 @@ def bind(host: str, port: int) -> socket.socket:
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
-        # As uvicorn does: a restarted server can rebind while old connections linger.
+        # A restarted server can rebind while old connections linger.
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
         sock.listen(BACKLOG)
@@ -145,36 +103,117 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}/"
 
 
-def build_server(app: ASGIApp, options: ServeOptions | None = None) -> uvicorn.Server:
-    """A uvicorn server for `app` with the limits in `options`; start it with `.run(sockets=...)`."""
+@dataclass(frozen=True)
+class _AppLoader:
+    """What a granian worker calls to get the app: picklable, for workers that are spawned."""
+
+    token: str
+    recipe: Callable[[], ASGIApp] | None
+
+    def __call__(self, target: str) -> ASGIApp:
+        app = _APPS.get(self.token)
+        if app is None:
+            if self.recipe is None:
+                raise RuntimeError("errcat serve: this worker cannot rebuild the app")
+            app = self.recipe()
+        return app
+
+
+def _logging_config() -> dict[str, Any]:
+    # granian logs to stdout by default; `errcat serve` keeps stdout for its address line and
+    # the access log, and sends granian's own messages to stderr with errcat's others.
+    return {
+        "handlers": {
+            "console": {
+                "formatter": "generic",
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+            },
+            "access": {
+                "formatter": "access",
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stdout",
+            },
+        }
+    }
+
+
+def build_server(sock: socket.socket, options: ServeOptions | None = None) -> Any:
+    """A granian server for the bound `sock` with the limits in `options` (not started)."""
+    from granian.constants import HTTPModes, Interfaces, Loops
+    from granian.http import HTTP1Settings
+    from granian.log import LogLevels
+
     options = options or ServeOptions()
-    protocol = type(
-        "DeadlineProtocol", (_DeadlineProtocol,), {"header_timeout": options.header_timeout}
-    )
-    config = uvicorn.Config(
-        app,
-        http=protocol,
-        ws="none",
-        lifespan="off",
-        interface="asgi3",
-        access_log=options.access_log,
-        log_level="info" if options.access_log else "warning",
-        server_header=False,
-        proxy_headers=False,
-        limit_concurrency=options.limit_concurrency,
+    server_class = _bound_server_class()
+    sock.set_inheritable(True)
+    host, port = sock.getsockname()[:2]
+    server = server_class(
+        "errcat",
+        address=host,
+        port=port,
+        interface=Interfaces.ASGINL,
+        workers=max(1, options.workers),
+        # uvloop where it is installed (it is on Linux and macOS): a faster event loop.
+        loop=Loops.auto,
+        http=HTTPModes.http1,
+        websockets=False,
         backlog=BACKLOG,
-        timeout_keep_alive=options.keep_alive,
-        timeout_graceful_shutdown=options.graceful_shutdown,
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        backpressure=options.limit_concurrency,
+        http1_settings=HTTP1Settings(
+            header_read_timeout=max(1, round(options.header_timeout * 1000)),
+            keep_alive=True,
+            max_buffer_size=MAX_HEAD_BUFFER,
+        ),
+        log_level=LogLevels.warning,
+        log_dictconfig=_logging_config(),
+        log_access=options.access_log,
+        workers_kill_timeout=max(1, options.graceful_shutdown),
     )
-    return _Server(config)
+    server.errcat_socket = sock
+    return server
+
+
+def _bound_server_class() -> type:
+    from granian._granian import SocketHolder
+    from granian.server.mp import MPServer
+
+    class _BoundServer(MPServer):
+        """granian's process server, serving a socket bound before it started."""
+
+        errcat_socket: socket.socket
+
+        def _init_shared_socket(self) -> None:
+            # granian binds its own socket here (one per worker on Linux, with SO_REUSEPORT);
+            # every worker accepts from ours instead, the way granian does on other systems.
+            sock = self.errcat_socket
+            self._ssp = None
+            # The stub omits the (fd, uds, backlog) constructor that granian itself uses.
+            holder: Any = SocketHolder(sock.fileno(), False, BACKLOG)  # type: ignore[call-arg]
+            self._shd = holder
+            fd: Any = sock.fileno()
+            self._sfd = fd
+            self._sso = sock
+
+    return _BoundServer
 
 
 def serve(app: ASGIApp, sock: socket.socket, options: ServeOptions | None = None) -> int:
-    """Serve `app` on the bound `sock` until Ctrl-C or SIGTERM; returns the exit code (0)."""
-    server = build_server(app, options)
+    """Serve `app` on the bound `sock` until Ctrl-C or SIGTERM; returns the exit code.
+
+    0 after a requested stop; 1 if a worker died on its own (granian then stops them all).
+    """
+    server = build_server(sock, options)
+    token = f"app-{id(app)}"
+    _APPS[token] = app
+    recipe = getattr(app, "recipe", None)
     try:
-        server.run(sockets=[sock])
+        server.serve(target_loader=_AppLoader(token, recipe))
+    except SystemExit as exc:
+        # granian's main process exits 1 when a worker died; report it as the exit code.
+        return exc.code if isinstance(exc.code, int) else 1
     finally:
+        _APPS.pop(token, None)
         sock.close()
+    sys.stdout.flush()
     return 0

@@ -21,6 +21,7 @@ BUILD_COMMAND = "errcat build"
 INDEX_PAGE = "index.html"
 API_INDEX = "api/errors/index.json"
 API_SCHEMA = "api/schema.json"
+API_OPENAPI = "api/openapi.json"
 ERRORS_FOLDER = "api/errors"
 # Bodies are compressed once at load, so the slowest level costs nothing per request.
 GZIP_LEVEL = 9
@@ -68,6 +69,8 @@ class LoadedSite:
     """`api/errors/index.json`."""
     schema: Document | None
     """`api/schema.json`, or None where the build wrote none."""
+    openapi: Document | None
+    """`api/openapi.json`, or None where the build wrote none (a site built before it existed)."""
     rows: tuple[dict[str, str], ...] = field(repr=False)
     """The index rows in its order, string fields only (what a message matcher is built from)."""
 
@@ -105,6 +108,10 @@ def _index_rows(path: Path, data: bytes) -> tuple[dict[str, str], ...]:
     )
 
 
+def _optional(path: Path) -> Document | None:
+    return Document.from_bytes(path.read_bytes()) if path.is_file() else None
+
+
 def load_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> LoadedSite:
     """Check `site` and read its JSON API into memory. Raises SiteError."""
     root = check_site(site, build_hint)
@@ -118,8 +125,8 @@ def load_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> LoadedSi
                 ident, dot, suffix = item.name.partition(".")
                 if dot and suffix == "json" and is_valid_id(ident) and item.is_file():
                     entries[ident] = Document.from_bytes(Path(item.path).read_bytes())
-        schema_path = root / API_SCHEMA
-        schema = Document.from_bytes(schema_path.read_bytes()) if schema_path.is_file() else None
+        schema = _optional(root / API_SCHEMA)
+        openapi = _optional(root / API_OPENAPI)
     except OSError as exc:
         raise SiteError(f"cannot read the site's API under {root}: {exc}") from None
     return LoadedSite(
@@ -127,5 +134,6 @@ def load_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> LoadedSi
         entries=entries,
         index=Document.from_bytes(index_bytes),
         schema=schema,
+        openapi=openapi,
         rows=rows,
     )

@@ -1,0 +1,169 @@
+"""Answers for the API's documents, computed once per loaded site, and the path that sends them.
+
+Every JSON file of the API has at most four answers: the file, its gzip form, and a `304` for
+each. They differ only in which request headers chose them, so they are built when a site is
+loaded (headers and bodies as bytes) and a request for `/api/errors/<id>` is a dictionary lookup
+and two ASGI messages, without routing, middleware or header objects.
+
+The fast path takes only what it can answer exactly as the general app would: `GET`/`HEAD` of a
+path sent literally (no percent-encoding), a query and headers within the guard's limits.
+Everything else falls through to the general app, which answers the same documents from the
+same `Prepared` values (so both paths send the same headers) and handles every other case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from starlette.types import Scope
+
+from catalog.serve.guard import MAX_HEADERS, MAX_QUERY, NOSNIFF
+from catalog.serve.negotiation import accepts_gzip, none_match
+from catalog.serve.site import Document, LoadedSite
+
+Headers = tuple[tuple[bytes, bytes], ...]
+API_CACHE_CONTROL = b"public, max-age=300"
+CORS_HEADERS: Headers = (
+    (b"access-control-allow-origin", b"*"),
+    # ETag is not a CORS-safelisted response header: without this a page's script cannot
+    # read it to revalidate.
+    (b"access-control-expose-headers", b"ETag"),
+)
+"""What every JSON answer carries so that a page on any origin can read it."""
+FAST_METHODS = frozenset({"GET", "HEAD"})
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One answer to a document request, ready to send."""
+
+    status: int
+    headers: Headers
+    """The representation's headers (type, length, tags, caching), as the general app sends them
+    before its middleware adds `nosniff` and CORS."""
+    wire: list[tuple[bytes, bytes]]
+    """`headers` plus `nosniff` and CORS: what the fast path sends as is."""
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Every answer to one document: plain, gzip, and the `304` of each."""
+
+    plain: Variant
+    gzipped: Variant | None
+    """None where gzip would not be smaller (then gzip is never sent)."""
+    not_modified: Variant
+    not_modified_gzipped: Variant
+    etags: tuple[str, str]
+    """Both strong tags (plain and gzip): either one revalidates, they name the same content."""
+
+    def select(self, accept_encoding: str | None, if_none_match: str | None) -> Variant:
+        """The answer for a request with these header values (None: header absent)."""
+        gzipped = self.gzipped is not None and _accepts_gzip(accept_encoding)
+        if if_none_match is not None and none_match(if_none_match, self.etags):
+            return self.not_modified_gzipped if gzipped else self.not_modified
+        if gzipped:
+            assert self.gzipped is not None
+            return self.gzipped
+        return self.plain
+
+
+@lru_cache(maxsize=256)
+def _accepts_gzip(header: str | None) -> bool:
+    # Clients send a handful of distinct Accept-Encoding values; parsing each once is enough.
+    return accepts_gzip(header)
+
+
+def _variant(status: int, headers: Iterable[tuple[bytes, bytes]], body: bytes) -> Variant:
+    representation = tuple(headers)
+    return Variant(status, representation, [*representation, NOSNIFF, *CORS_HEADERS], body)
+
+
+def prepare(document: Document) -> Prepared:
+    """Every answer to `document`, headers encoded once."""
+    plain_tag = document.etag.encode("ascii")
+    gzip_tag = document.gzip_etag.encode("ascii")
+    caching = ((b"cache-control", API_CACHE_CONTROL), (b"vary", b"Accept-Encoding"))
+    json_type = (b"content-type", b"application/json")
+    plain = _variant(
+        200,
+        (
+            json_type,
+            (b"content-length", b"%d" % len(document.body)),
+            (b"etag", plain_tag),
+            *caching,
+        ),
+        document.body,
+    )
+    gzipped = None
+    if document.gzipped is not None:
+        gzipped = _variant(
+            200,
+            (
+                json_type,
+                (b"content-length", b"%d" % len(document.gzipped)),
+                (b"content-encoding", b"gzip"),
+                (b"etag", gzip_tag),
+                *caching,
+            ),
+            document.gzipped,
+        )
+    return Prepared(
+        plain=plain,
+        gzipped=gzipped,
+        not_modified=_variant(304, ((b"etag", plain_tag), *caching), b""),
+        not_modified_gzipped=_variant(304, ((b"etag", gzip_tag), *caching), b""),
+        etags=(document.etag, document.gzip_etag),
+    )
+
+
+def prepare_site(site: LoadedSite) -> dict[str, Prepared]:
+    """Request path → answers, for every JSON document of `site` (ids with and without `.json`)."""
+    table: dict[str, Prepared] = {"/api/errors/index.json": prepare(site.index)}
+    if site.schema is not None:
+        table["/api/schema.json"] = prepare(site.schema)
+    if site.openapi is not None:
+        table["/api/openapi.json"] = prepare(site.openapi)
+    for ident, document in site.entries.items():
+        prepared = prepare(document)
+        table[f"/api/errors/{ident}"] = prepared
+        table[f"/api/errors/{ident}.json"] = prepared
+    return table
+
+
+def fast_variant(scope: Scope, table: Mapping[str, Prepared]) -> Variant | None:
+    """The answer to `scope` when the fast path can give it exactly, else None.
+
+    None means: let the general app answer (it refuses what the guard refuses, with the same
+    limits, and decodes what the fast path does not).
+    """
+    path: str = scope["path"]
+    prepared = table.get(path)
+    if prepared is None:
+        return None
+    raw = scope.get("raw_path")
+    # A percent-encoded target may decode to a document's path; the guard has a say on those.
+    if raw is not None and raw != path.encode("ascii"):
+        return None
+    if len(scope.get("query_string", b"")) > MAX_QUERY:
+        return None
+    size = 0
+    accept_encoding: bytes | None = None
+    if_none_match: bytes | None = None
+    for name, value in scope["headers"]:
+        size += len(name) + len(value)
+        # The first of repeated headers counts, as in Starlette's `Headers.get`.
+        if name == b"accept-encoding":
+            if accept_encoding is None:
+                accept_encoding = value
+        elif name == b"if-none-match" and if_none_match is None:
+            if_none_match = value
+    if size > MAX_HEADERS:
+        return None
+    return prepared.select(
+        None if accept_encoding is None else accept_encoding.decode("latin-1"),
+        None if if_none_match is None else if_none_match.decode("latin-1"),
+    )
