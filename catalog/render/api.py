@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.model import Entry
+from catalog.render.deploy import site_files
 from catalog.render.repository import Repository
 from catalog.render.sources import Source
 
@@ -93,9 +94,12 @@ def dumps(document: object) -> str:
 
 
 def write_api(site_dir: Path, documents: Mapping[str, object]) -> None:
-    """Write `documents` (site-relative path → JSON value) under `site_dir`."""
-    for folder in sorted({str(Path(path).parent) for path in documents}):
+    """Write `documents` (site-relative path → JSON value) under `site_dir`, with the OpenAPI
+    description and the files static hosts and nginx read (`catalog.render.deploy`)."""
+    texts = {path: dumps(document) for path, document in documents.items()}
+    texts.update(site_files(documents))
+    for folder in sorted({str(Path(path).parent) for path in texts}):
         (site_dir / folder).mkdir(parents=True, exist_ok=True)
-    for path, document in documents.items():
+    for path, text in texts.items():
         # Plain writes: the build writes into a fresh folder that is switched in only when whole.
-        (site_dir / path).write_text(dumps(document), encoding="utf-8")
+        (site_dir / path).write_text(text, encoding="utf-8")
