@@ -5,10 +5,14 @@ Layout under the project's `build/` folder (nothing is written into `site/`)::
 
     build/docs/            hand-written site/docs + generated pages (rebuilt every time)
     build/mkdocs.yml       the project's mkdocs.yml pointed at build/docs (no errcat plugin)
-    build/site-<stamp>-<pid>/   one finished build
+    build/site-<stamp>-<pid>.partial/   a build in progress (or the leftover of a killed one)
+    build/site-<stamp>-<pid>/   one finished build (renamed from .partial once complete)
     build/site -> site-<stamp>-<pid>    a symlink, replaced with os.replace
+    build/.errcat-build.lock    held (flock) by the one build composing and publishing
 
-A failed or killed build leaves `build/site` pointing at the previous, whole folder. The output
+One build at a time composes, builds and publishes: the others wait for the lock (bounded) or
+give up with BuildBusy. A failed or killed build leaves `build/site` pointing at the previous,
+whole folder. The output
 holds no clock time: dates are the commit's, and MkDocs' sitemap dates come from
 SOURCE_DATE_EPOCH, set to the commit time.
 """
@@ -16,11 +20,12 @@ SOURCE_DATE_EPOCH, set to the commit time.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +34,7 @@ import yaml
 
 from catalog.config import Config, read_site_settings
 from catalog.findings import CatalogInvalid, Finding
-from catalog.render import SiteContent, api, gather, render
+from catalog.render import SiteContent, SiteInputs, api, gather, render
 from catalog.render.content import clashes, default_nav
 from catalog.validate import load_valid_catalog
 
@@ -37,10 +42,19 @@ BUILD_FOLDER = "build"
 COMPOSED_DOCS = "docs"
 COMPOSED_CONFIG = "mkdocs.yml"
 DEFAULT_DOCS_DIR = "site/docs"
+LOCK_NAME = ".errcat-build.lock"
+PARTIAL = ".partial"
+WAIT_SECONDS = 600.0
+"""How long a build waits for another one to finish before it gives up."""
+_POLL_SECONDS = 0.1
 
 
 class BuildError(Exception):
     """The build could not run or MkDocs stopped; the published site is unchanged."""
+
+
+class BuildBusy(BuildError):
+    """Another build kept the lock for longer than this one would wait."""
 
 
 @dataclass(frozen=True)
@@ -204,14 +218,111 @@ def run_mkdocs(config_file: Path, site_dir: Path, timestamp: int | None) -> None
 
 
 def _version_pattern(name: str) -> re.Pattern[str]:
-    return re.compile(rf"^{re.escape(name)}-\d{{8}}T\d{{6}}-\d+(-\d+)?$")
+    """Finished versions of `name` (group 2: a build still in progress or killed)."""
+    return re.compile(rf"^{re.escape(name)}-\d{{8}}T\d{{6}}-(\d+)(?:-\d+)?({re.escape(PARTIAL)})?$")
+
+
+def _temporary_link_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^\.{re.escape(name)}\.(\d+)\.tmp$")
+
+
+def _running_elsewhere(pid: int) -> bool:
+    """Whether another process has this pid: its leftovers may be a build still in progress.
+
+    This process's own pid counts as gone: it builds one version at a time, under the lock.
+    """
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _lock_holder(fd: int) -> int | None:
+    """The pid the lock's holder wrote into the lock file, once it has."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _take_lock(
+    path: Path, deadline: float, wait: float, on_wait: Callable[[int | None], None] | None
+) -> tuple[int, bool]:
+    """An open descriptor holding `path`'s exclusive flock, and whether it had to wait.
+
+    flock (not a pid file) so that a killed holder releases it with its last descriptor; the pid
+    written into the file is only for the messages of those waiting.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    waited = announced = False
+    blocked_at = time.monotonic()
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                pass
+            holder = _lock_holder(fd)
+            now = time.monotonic()
+            if now >= deadline:
+                who = f"the build started by pid {holder}" if holder else "another build"
+                if wait <= 0:
+                    raise BuildBusy(f"{who} holds the lock {path}; not waiting for it")
+                raise BuildBusy(f"gave up after {wait:g} s waiting for {who} (lock: {path})")
+            waited = True
+            # The holder writes its pid just after taking the lock: give it a moment to.
+            if not announced and on_wait and (holder or now - blocked_at >= 1.0):
+                on_wait(holder)
+                announced = True
+            time.sleep(_POLL_SECONDS)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, waited
+
+
+@contextlib.contextmanager
+def build_lock(
+    folders: list[Path],
+    wait: float = WAIT_SECONDS,
+    on_wait: Callable[[int | None], None] | None = None,
+) -> Iterator[bool]:
+    """Hold the build lock of each folder (the compose folder, the publish folder); yield
+    whether this build had to wait for another.
+
+    Locks are taken in a fixed (sorted) order so that two builds needing the same two folders
+    cannot each hold one and wait for the other. Raises BuildBusy after `wait` seconds.
+    """
+    deadline = time.monotonic() + wait
+    waited = False
+    with contextlib.ExitStack() as held:
+        for lock_file in sorted({folder.resolve() / LOCK_NAME for folder in folders}):
+            fd, had_to_wait = _take_lock(lock_file, deadline, wait, on_wait)
+            held.callback(os.close, fd)  # closing the descriptor releases the flock
+            waited = waited or had_to_wait
+        yield waited
 
 
 def _fresh_version(out: Path) -> Path:
-    """A version folder name nobody uses: never build into the published folder."""
+    """A version folder name nobody uses (finished or in progress): never build into the
+    published folder."""
     stem = f"{out.name}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     candidate, count = out.with_name(stem), 0
-    while candidate.exists() or candidate.is_symlink():
+
+    def taken(path: Path) -> bool:
+        partial = path.with_name(path.name + PARTIAL)
+        return any(p.exists() or p.is_symlink() for p in (path, partial))
+
+    while taken(candidate):
         count += 1
         candidate = out.with_name(f"{stem}-{count}")
     return candidate
@@ -236,20 +347,50 @@ def switch(out: Path, version: Path) -> Path | None:
 
 
 def prune(out: Path, keep: set[Path]) -> None:
-    """Remove versions of `out` other than `keep` (older builds and leftovers of killed ones)."""
-    pattern = _version_pattern(out.name)
-    kept = {path.resolve() for path in keep}
-    for candidate in out.parent.iterdir():
-        if pattern.match(candidate.name) and candidate.is_dir() and candidate.resolve() not in kept:
-            shutil.rmtree(candidate, ignore_errors=True)
+    """Remove older versions of `out` and leftovers of killed builds, sparing `keep`.
 
-
-def build_site(config: Config, out: Path, build_dir: Path | None = None) -> BuildResult:
-    """Validate, compose (in `build_dir`, default `<root>/build`), build and publish.
-
-    Raises CatalogInvalid (nothing written) or BuildError (the published site untouched).
+    Never removed: `keep` (the new and the previous version, which `errcat serve` may still be
+    answering from until it next re-resolves the symlink), whatever `out` points at now, and
+    anything a build still running may own (a .partial folder or a temporary link whose pid is
+    alive). Called under the build lock; it never raises, as the site is already published.
     """
-    started = time.perf_counter()
+    versions, links = _version_pattern(out.name), _temporary_link_pattern(out.name)
+    kept = {path.resolve() for path in keep}
+    with contextlib.suppress(OSError, RuntimeError):  # RuntimeError: a symlink loop
+        if out.is_symlink():
+            kept.add(out.resolve())
+    try:
+        candidates = list(out.parent.iterdir())
+    except OSError:
+        return
+    for candidate in candidates:
+        if match := links.match(candidate.name):
+            if candidate.is_symlink() and not _running_elsewhere(int(match.group(1))):
+                with contextlib.suppress(OSError):
+                    candidate.unlink()
+            continue
+        match = versions.match(candidate.name)
+        if not match or candidate.is_symlink() or not candidate.is_dir():
+            continue
+        if candidate.resolve() in kept:
+            continue
+        if match.group(2) and _running_elsewhere(int(match.group(1))):
+            continue
+        shutil.rmtree(candidate, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What a build read from the tree: all of it checked before anything is written."""
+
+    settings: dict[str, Any]
+    docs_source: Path
+    inputs: SiteInputs
+    content: SiteContent
+
+
+def _prepare(config: Config) -> _Prepared:
+    """Validate the catalog and render the pages; CatalogInvalid with every finding."""
     catalog = load_valid_catalog(config.catalog)
     settings_file = read_mkdocs_yaml(config.root)
     site = read_site_settings(config.root)
@@ -277,27 +418,59 @@ def build_site(config: Config, out: Path, build_dir: Path | None = None) -> Buil
                 for path in hidden
             ]
         )
+    return _Prepared(settings_file, docs_source, inputs, content)
 
+
+def build_site(
+    config: Config,
+    out: Path,
+    build_dir: Path | None = None,
+    *,
+    wait: float = WAIT_SECONDS,
+    on_wait: Callable[[int | None], None] | None = None,
+) -> BuildResult:
+    """Validate, compose (in `build_dir`, default `<root>/build`), build and publish.
+
+    One build at a time per compose folder and per publish folder: this one waits up to `wait`
+    seconds for the others (calling `on_wait` with the holder's pid once, when it starts to).
+    Raises CatalogInvalid (nothing written), BuildBusy (nothing written but the lock file) or
+    BuildError (the published site untouched).
+    """
+    started = time.perf_counter()
+    # Checked before the lock so that an invalid catalog writes nothing, not even build/.
+    prepared = _prepare(config)
     build_dir = build_dir or config.root / BUILD_FOLDER
-    build_dir.mkdir(parents=True, exist_ok=True)
-    config_file = compose(config.root, build_dir, docs_source, content, settings_file)
-
     out = out if out.is_absolute() else Path.cwd() / out
+    build_dir.mkdir(parents=True, exist_ok=True)
     out.parent.mkdir(parents=True, exist_ok=True)
-    version = _fresh_version(out)
-    try:
-        run_mkdocs(config_file, version, inputs.repository.timestamp)
-        api.write_api(version, content.api)
-    except BaseException:
-        shutil.rmtree(version, ignore_errors=True)
-        raise
-    previous = switch(out, version)
-    prune(out, {version, *([previous] if previous else [])})
+    with build_lock([build_dir, out.parent], wait, on_wait) as waited:
+        if waited:
+            # The tree may have changed while another build ran: publish it as it is now, so
+            # that the build that gets its turn last also publishes the newest tree.
+            prepared = _prepare(config)
+        # build/docs and build/mkdocs.yml are shared by every build of the checkout: they are
+        # only rewritten and read under the lock.
+        config_file = compose(
+            config.root, build_dir, prepared.docs_source, prepared.content, prepared.settings
+        )
+        version = _fresh_version(out)
+        # Built under a .partial name and renamed once whole: a folder with a version's name is
+        # always a complete site, and prune knows a leftover from a retired version.
+        partial = version.with_name(version.name + PARTIAL)
+        try:
+            run_mkdocs(config_file, partial, prepared.inputs.repository.timestamp)
+            api.write_api(partial, prepared.content.api)
+            partial.rename(version)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        previous = switch(out, version)
+        prune(out, {version, *([previous] if previous else [])})
     return BuildResult(
         out=out,
         version=version,
-        pages=len(content.pages),
-        api_files=len(content.api),
-        commit=inputs.repository.short_commit,
+        pages=len(prepared.content.pages),
+        api_files=len(prepared.content.api),
+        commit=prepared.inputs.repository.short_commit,
         seconds=time.perf_counter() - started,
     )

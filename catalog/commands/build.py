@@ -1,4 +1,5 @@
-"""`errcat build [--out DIR]`: the docs site and the JSON API, switched in atomically."""
+"""`errcat build [--out DIR] [--wait SECONDS]`: the docs site and the JSON API, switched in
+atomically; one build at a time per folder, the others wait for their turn."""
 
 from __future__ import annotations
 
@@ -18,11 +19,34 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the site is published, as a symlink to the finished build (default: build/site)",
     )
+    parser.add_argument(
+        "--wait",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="how long to wait for another build of the same folders to finish before giving "
+        "up with exit 2 (default: 600; 0: do not wait)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 or more), got {text!r}")
+    return value
+
+
+def _announce_wait(pid: int | None) -> None:
+    who = f"the build started by pid {pid}" if pid else "another build"
+    print(f"errcat build: waiting for {who} to finish", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for MkDocs.
-    from catalog.build import BUILD_FOLDER, BuildError, build_site
+    from catalog.build import BUILD_FOLDER, WAIT_SECONDS, BuildBusy, BuildError, build_site
     from catalog.commands.common import print_findings
     from catalog.config import ConfigError, load_config
     from catalog.findings import CatalogInvalid
@@ -30,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load_config()
         out = args.out or config.root / BUILD_FOLDER / "site"
-        result = build_site(config, out)
+        wait = WAIT_SECONDS if args.wait is None else args.wait
+        result = build_site(config, out, wait=wait, on_wait=_announce_wait)
     except ConfigError as exc:
         print(f"errcat build: {exc}", file=sys.stderr)
         return 2
@@ -38,9 +63,16 @@ def run(args: argparse.Namespace) -> int:
         print_findings(exc.findings, as_json=False)
         print(f"errcat build: {len(exc.findings)} problem(s); nothing was built", file=sys.stderr)
         return 1
+    except BuildBusy as exc:
+        # Not this tree's fault: an environment error, like a folder that cannot be written.
+        print(f"errcat build: {exc}; the published site is unchanged", file=sys.stderr)
+        return 2
     except BuildError as exc:
         print(f"errcat build: {exc}; the published site is unchanged", file=sys.stderr)
         return 1
+    except OSError as exc:
+        print(f"errcat build: {exc}; the published site is unchanged", file=sys.stderr)
+        return 2
     print(
         f"errcat build: {result.pages} pages and {result.api_files} API files from commit "
         f"{result.commit} in {result.seconds:.1f} s; published {result.out} -> {result.version.name}"
