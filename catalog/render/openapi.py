@@ -160,12 +160,19 @@ def openapi_document(entry_schema: dict[str, Any] | None = None) -> dict[str, An
         "schema": _ref("schemas", "EntryId"),
     }
     entry_schema_ref: dict[str, Any] = _ref("schemas", "Entry")
+    # The first row's id is an entry's: a client (or a test) reaches real entries from here.
     to_entry = {
-        "entry": {
-            "operationId": "getError",
+        name: {
+            "operationId": operation,
             "parameters": {"id": "$response.body#/0/id"},
             "description": "The first row's id is an entry's id.",
         }
+        for name, operation in (
+            ("entry", "getError"),
+            ("entryFile", "getErrorFile"),
+            ("entryHeaders", "getErrorHead"),
+            ("entryFileHeaders", "getErrorFileHead"),
+        )
     }
     paths = {
         "/api/errors/index.json": _path_item(

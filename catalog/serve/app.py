@@ -36,7 +36,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -55,6 +55,7 @@ from catalog.serve.cors import Cors
 from catalog.serve.fast import FAST_METHODS, Prepared, Variant, fast_variant, prepare_site
 from catalog.serve.guard import RequestGuard, error_response
 from catalog.serve.negotiation import accepts_gzip
+from catalog.serve.rsgi import serve_rsgi
 from catalog.serve.site import BUILD_COMMAND, LoadedSite, SiteError, load_site
 
 if TYPE_CHECKING:
@@ -307,7 +308,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 class ErrcatApp:
-    """The server's ASGI app: the fast path for the API's documents, then the general app."""
+    """The server's app, ASGI and RSGI: the fast path for the API's documents, then the general
+    (Starlette) app. granian runs it over RSGI; any ASGI server can run it too."""
 
     def __init__(self, holder: SiteHolder, general: ASGIApp, recipe: AppRecipe) -> None:
         self.holder = holder
@@ -333,6 +335,10 @@ class ErrcatApp:
                     await send({"type": "http.response.body", "body": body})
                     return
         await self.general(scope, receive, send)
+
+    async def __rsgi__(self, scope: Any, proto: Any) -> None:
+        """The same app under granian's native interface (`catalog.serve.rsgi`)."""
+        await serve_rsgi(self, scope, proto)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from starlette.types import Scope
 
@@ -44,7 +45,9 @@ class Variant:
     """The representation's headers (type, length, tags, caching), as the general app sends them
     before its middleware adds `nosniff` and CORS."""
     wire: list[tuple[bytes, bytes]]
-    """`headers` plus `nosniff` and CORS: what the fast path sends as is."""
+    """`headers` plus `nosniff` and CORS: what the fast path sends as is (ASGI)."""
+    wire_text: list[tuple[str, str]]
+    """`wire` as text, the form RSGI (granian's native interface) takes."""
     body: bytes
 
 
@@ -79,7 +82,9 @@ def _accepts_gzip(header: str | None) -> bool:
 
 def _variant(status: int, headers: Iterable[tuple[bytes, bytes]], body: bytes) -> Variant:
     representation = tuple(headers)
-    return Variant(status, representation, [*representation, NOSNIFF, *CORS_HEADERS], body)
+    wire = [*representation, NOSNIFF, *CORS_HEADERS]
+    text = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in wire]
+    return Variant(status, representation, wire, text, body)
 
 
 def prepare(document: Document) -> Prepared:
@@ -135,7 +140,7 @@ def prepare_site(site: LoadedSite) -> dict[str, Prepared]:
 
 
 def fast_variant(scope: Scope, table: Mapping[str, Prepared]) -> Variant | None:
-    """The answer to `scope` when the fast path can give it exactly, else None.
+    """The answer to the ASGI request `scope` when the fast path can give it exactly, else None.
 
     None means: let the general app answer (it refuses what the guard refuses, with the same
     limits, and decodes what the fast path does not).
@@ -167,3 +172,14 @@ def fast_variant(scope: Scope, table: Mapping[str, Prepared]) -> Variant | None:
         None if accept_encoding is None else accept_encoding.decode("latin-1"),
         None if if_none_match is None else if_none_match.decode("latin-1"),
     )
+
+
+def fast_variant_rsgi(scope: Any, table: Mapping[str, Prepared]) -> Variant | None:
+    """`fast_variant` for an RSGI scope (granian's: path decoded, headers as text)."""
+    prepared = table.get(scope.path)
+    if prepared is None or len(scope.query_string) > MAX_QUERY:
+        return None
+    headers = scope.headers
+    if sum(len(name) + len(value) for name, value in headers.items()) > MAX_HEADERS:
+        return None
+    return prepared.select(headers.get("accept-encoding"), headers.get("if-none-match"))

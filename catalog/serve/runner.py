@@ -140,7 +140,7 @@ def _logging_config() -> dict[str, Any]:
 
 def build_server(sock: socket.socket, options: ServeOptions | None = None) -> Any:
     """A granian server for the bound `sock` with the limits in `options` (not started)."""
-    from granian.constants import HTTPModes, Interfaces, Loops
+    from granian.constants import HTTPModes, Interfaces, Loops, RuntimeModes
     from granian.http import HTTP1Settings
     from granian.log import LogLevels
 
@@ -152,10 +152,14 @@ def build_server(sock: socket.socket, options: ServeOptions | None = None) -> An
         "errcat",
         address=host,
         port=port,
-        interface=Interfaces.ASGINL,
+        # The app's RSGI side: the fast path answers with one call (catalog.serve.rsgi).
+        interface=Interfaces.RSGI,
         workers=max(1, options.workers),
         # uvloop where it is installed (it is on Linux and macOS): a faster event loop.
         loop=Loops.auto,
+        # One Rust thread per worker next to its Python thread: granian's multi-threaded runtime
+        # hands every request across threads, which halves throughput on a small machine.
+        runtime_mode=RuntimeModes.st,
         http=HTTPModes.http1,
         websockets=False,
         backlog=BACKLOG,
