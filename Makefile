@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # Re-install only when the project's metadata or pins change.
 STAMP := $(VENV)/.errcat-installed
 
-.PHONY: setup test browser serve build lint clean
+.PHONY: setup test browser nginx serve build lint clean
 
 setup: $(STAMP)
 
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 # Quality gates and the drift gate first (a stale runtime/errors.py, an uncatalogued raise or
 # an example that does not raise its entry fails fast), then the whole suite.
-test: setup browser
+test: setup browser nginx
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -34,6 +34,18 @@ browser:
 		|| { apt-get update >/dev/null 2>&1 \
 		     && apt-get install -y --no-install-recommends chromium chromium-driver >/dev/null 2>&1; } \
 		|| echo "could not install chromium; the browser tests will be skipped"; \
+	fi
+
+# Debian's nginx for the deployment tests (the server block errcat build writes, run against a
+# built site): installed when running as root and missing; elsewhere those tests skip and say why.
+nginx:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& ! { command -v nginx || test -x /usr/sbin/nginx; } >/dev/null 2>&1; then \
+		echo "installing nginx for the deployment tests"; \
+		apt-get install -y --no-install-recommends nginx >/dev/null 2>&1 \
+		|| { apt-get update >/dev/null 2>&1 \
+		     && apt-get install -y --no-install-recommends nginx >/dev/null 2>&1; } \
+		|| echo "could not install nginx; the nginx deployment tests will be skipped"; \
 	fi
 
 # Builds the docs site and JSON API into build/site, then serves them on http://127.0.0.1:8000.
