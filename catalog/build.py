@@ -36,6 +36,7 @@ from catalog.config import Config, read_site_settings
 from catalog.findings import CatalogInvalid, Finding
 from catalog.render import SiteContent, SiteInputs, api, gather, render
 from catalog.render.content import clashes, default_nav
+from catalog.render.site_settings import merged_settings
 from catalog.validate import load_valid_catalog
 
 BUILD_FOLDER = "build"
@@ -111,10 +112,11 @@ _Dumper.add_representer(_Tagged, _represent_tagged)
 
 
 def read_mkdocs_yaml(root: Path) -> dict[str, Any]:
-    """The project's mkdocs.yml as data (custom tags kept), or a minimal Material config."""
+    """The project's mkdocs.yml as data (custom tags kept), or only a site name: errcat's
+    settings (theme, extensions, search) are merged in by `composed_config`."""
     path = root / "mkdocs.yml"
     if not path.is_file():
-        return {"site_name": root.name, "theme": {"name": "material"}, "plugins": ["search"]}
+        return {"site_name": root.name}
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -138,11 +140,12 @@ def _without_errcat(plugins: object) -> object:
 def composed_config(
     root: Path, build_dir: Path, settings: dict[str, Any], handwritten: list[str]
 ) -> dict[str, Any]:
-    """mkdocs.yml for the composed folder; relative paths are made relative to `build_dir`."""
-    config = dict(settings)
+    """mkdocs.yml for the composed folder, with the settings errcat's pages need merged in
+    (`catalog.render.site_settings`); relative paths are made relative to `build_dir`."""
+    config = merged_settings(settings)
     config["docs_dir"] = COMPOSED_DOCS
     config["site_dir"] = "composed-site"  # errcat build overrides it; for other engines' runs
-    config["plugins"] = _without_errcat(config.get("plugins", ["search"]))
+    config["plugins"] = _without_errcat(config["plugins"])
     theme = config.get("theme")
     if isinstance(theme, dict) and isinstance(theme.get("custom_dir"), str):
         theme = dict(theme)
@@ -200,11 +203,24 @@ def _source_date(timestamp: int | None) -> Iterator[None]:
             os.environ["SOURCE_DATE_EPOCH"] = old
 
 
-def run_mkdocs(config_file: Path, site_dir: Path, timestamp: int | None) -> None:
-    """Build `config_file` into `site_dir` with MkDocs; BuildError when MkDocs stops."""
+def run_mkdocs(
+    config_file: Path,
+    site_dir: Path,
+    timestamp: int | None,
+    render: tuple[Config, SiteContent] | None = None,
+) -> None:
+    """Build `config_file` into `site_dir` with MkDocs; BuildError when MkDocs stops.
+
+    With `render` (the project and what `render` made of it), errcat's MkDocs plugin takes part
+    in the build for the generated pages only: the composed mkdocs.yml names no errcat plugin,
+    so that other engines can read it, but errcat's own build renders those pages its way
+    (`catalog.render.fastpath`: cached, their search entries written rather than parsed).
+    """
     from mkdocs import exceptions
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
+
+    from catalog.mkdocs_plugin import ErrcatPlugin
 
     try:
         with _source_date(timestamp):
@@ -212,6 +228,9 @@ def run_mkdocs(config_file: Path, site_dir: Path, timestamp: int | None) -> None
             mkdocs_config = load_config(
                 config_file=str(config_file), site_dir=str(site_dir), strict=True
             )
+            if render is not None:
+                project, content = render
+                mkdocs_config.plugins["errcat"] = ErrcatPlugin.for_composed_build(project, content)
             build(mkdocs_config)
     except exceptions.MkDocsException as exc:
         raise BuildError(f"mkdocs stopped: {exc}") from None
@@ -458,7 +477,12 @@ def build_site(
         # always a complete site, and prune knows a leftover from a retired version.
         partial = version.with_name(version.name + PARTIAL)
         try:
-            run_mkdocs(config_file, partial, prepared.inputs.repository.timestamp)
+            run_mkdocs(
+                config_file,
+                partial,
+                prepared.inputs.repository.timestamp,
+                (config, prepared.content),
+            )
             api.write_api(partial, prepared.content.api)
             partial.rename(version)
         except BaseException:

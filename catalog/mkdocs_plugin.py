@@ -7,6 +7,11 @@ the same pages `errcat build` composes, and `mkdocs serve` reloads when a catalo
       - search
       - errcat:
           catalog: catalog/errors   # default: [tool.errcat] catalog in pyproject.toml
+
+The plugin also adds the Markdown extensions errcat's pages need to those mkdocs.yml lists, and a
+search plugin when there is none (`catalog.render.site_settings`), and renders the generated
+pages through `catalog.render.fastpath` (cached under `.errcat-cache/`). `errcat build` runs the
+same plugin on its composed folder, there only for the rendering.
 """
 
 from __future__ import annotations
@@ -15,16 +20,23 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import jinja2
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.livereload import LiveReloadServer
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, event_priority, get_plugins
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
 
 from catalog.config import DEFAULT_SITE_URL, Config, ConfigError, load_config
 from catalog.findings import CatalogInvalid
+from catalog.project import CACHE_FOLDER
+from catalog.render.content import SiteContent
+from catalog.render.fastpath import Accelerator
+from catalog.render.site_settings import SEARCH_PLUGINS, SEARCH_SEPARATOR, add_extensions
 
 log = logging.getLogger("mkdocs.plugins.errcat")
 
@@ -45,6 +57,18 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
     def __init__(self) -> None:
         self._project: Config | None = None
         self._api: dict[str, object] = {}
+        self._composed: SiteContent | None = None
+        self._accelerator: Accelerator | None = None
+
+    @classmethod
+    def for_composed_build(cls, project: Config, content: SiteContent) -> ErrcatPlugin:
+        """The plugin as `errcat build` runs it on its composed folder: the pages are already
+        there and the API is written by the build, so it only renders them."""
+        plugin = cls()
+        plugin.load_config({})
+        plugin._project = project
+        plugin._composed = content
+        return plugin
 
     def _load_project(self, config: MkDocsConfig) -> Config:
         root = Path(config.config_file_path).resolve().parent
@@ -69,11 +93,27 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             )
         return project
 
+    @event_priority(100)  # before the search plugin reads its settings
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
-        self._project = self._load_project(config)
+        if self._composed is None or self._project is None:
+            self._project = self._load_project(config)
+        added = add_extensions(config.markdown_extensions, config.mdx_configs)
+        if added:
+            log.debug("errcat: added the Markdown extensions %s", ", ".join(added))
+        _ensure_search(config)
+        self._accelerator = Accelerator(self._project.root / CACHE_FOLDER)
         return config
 
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        if self._accelerator is not None:
+            self._accelerator.pre_build(config)
+
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
+        if self._composed is not None:
+            if self._accelerator is not None:
+                self._accelerator.set_pages(self._composed.fast, self._composed.search)
+            return files
+
         from catalog.render import gather, render
         from catalog.render.content import default_nav
         from catalog.validate import load_valid_catalog
@@ -93,7 +133,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         for failure in inputs.scan_failures:
             log.warning("cannot scan %s; its raise sites are missing from the pages", failure)
         content = render(inputs)
-        for path in content.pages:
+        for path in content.fast:
             existing = files.get_file_from_path(path)
             if existing is not None:
                 raise PluginError(
@@ -105,12 +145,64 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         for path, text in content.pages.items():
             files.append(File.generated(config, path, content=text))
         self._api = content.api
+        if self._accelerator is not None:
+            self._accelerator.set_pages(content.fast, content.search)
         return files
 
+    def on_nav(
+        self, nav: Navigation, /, *, config: MkDocsConfig, files: Files
+    ) -> Navigation | None:
+        if self._accelerator is not None:
+            self._accelerator.nav(nav)
+        return nav
+
+    def on_pre_page(self, page: Page, /, *, config: MkDocsConfig, files: Files) -> Page | None:
+        if self._accelerator is not None:
+            self._accelerator.pre_page(page)
+        return page
+
+    @event_priority(-100)  # once every other plugin has changed the page's HTML
+    def on_page_content(
+        self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        if self._accelerator is not None:
+            self._accelerator.page_content(page)
+        return html
+
+    def on_env(
+        self, env: jinja2.Environment, /, *, config: MkDocsConfig, files: Files
+    ) -> jinja2.Environment | None:
+        if self._accelerator is not None:
+            self._accelerator.env(env)
+        return env
+
+    @event_priority(-100)
+    def on_page_context(
+        self, context: Any, /, *, page: Page, config: MkDocsConfig, nav: Navigation
+    ) -> Any:
+        if self._accelerator is not None:
+            self._accelerator.page_context(page, context)
+        return context
+
+    @event_priority(100)  # the theme's output as it came, before any plugin changes it
+    def on_post_page(self, output: str, /, *, page: Page, config: MkDocsConfig) -> str | None:
+        if self._accelerator is not None:
+            return self._accelerator.post_page(page, output)
+        return output
+
+    @event_priority(-100)  # after the search plugin has written its index
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         from catalog.render.api import write_api
 
-        write_api(Path(config.site_dir), self._api)
+        if self._accelerator is not None:
+            self._accelerator.post_build(config)
+            self._accelerator.finish(succeeded=True)
+        if self._composed is None:
+            write_api(Path(config.site_dir), self._api)
+
+    def on_build_error(self, *, error: Exception) -> None:
+        if self._accelerator is not None:
+            self._accelerator.finish(succeeded=False)
 
     def on_serve(
         self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any
@@ -121,3 +213,23 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if project.package.is_dir():
             server.watch(str(project.package))
         return server
+
+
+def _ensure_search(config: MkDocsConfig) -> None:
+    """A search plugin for the error pages, with errcat's separator unless one is set; runs
+    before the search plugin's own on_config, which reads the setting."""
+    for name, plugin in config.plugins.items():
+        if name in SEARCH_PLUGINS:
+            if hasattr(plugin.config, "separator") and not plugin.config.separator:
+                plugin.config.separator = SEARCH_SEPARATOR
+            return
+    available = get_plugins()
+    theme_search = "material/search" if config.theme.name == "material" else "search"
+    name = theme_search if theme_search in available else "search"
+    plugin = available[name].load()()
+    errors, _ = plugin.load_config({"separator": SEARCH_SEPARATOR}, config.config_file_path)
+    if errors:
+        raise PluginError(f"errcat: cannot add the search plugin: {errors}")
+    # Added while MkDocs runs the on_config handlers: the list is walked in order, so the new
+    # plugin's own on_config (lower priority than errcat's) still runs.
+    config.plugins[name] = plugin

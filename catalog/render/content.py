@@ -7,16 +7,18 @@ Both `errcat build` and the MkDocs plugin start here, so the two routes publish 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from catalog.config import Config
 from catalog.model import Catalog, Entry, Status
-from catalog.render import api, pages
+from catalog.render import api, blocks, pages
 from catalog.render.related import related_entries
 from catalog.render.repository import Repository, read_repository
+from catalog.render.search import SearchDoc, error_doc
 from catalog.render.sources import Source, sources_by_entry
 from catalog.stats import Stats, catalog_stats
 from catalog.verified import RESULTS_FILE, Verification, load_results, verified_on
@@ -49,14 +51,39 @@ class SiteInputs:
     """The coverage figures `errcat stats` prints, for the home page."""
 
 
+class _Markdown(Mapping[str, str]):
+    """Each page's Markdown, expanded from its recorded form only when asked for: a whole
+    catalog's pages are not held twice."""
+
+    def __init__(self, fast: Mapping[str, blocks.FastPage]) -> None:
+        self._fast = fast
+
+    def __getitem__(self, path: str) -> str:
+        return self._fast[path].markdown()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fast)
+
+    def __len__(self) -> int:
+        return len(self._fast)
+
+
 @dataclass(frozen=True)
 class SiteContent:
     """The generated part of a site."""
 
-    pages: dict[str, str]
-    """Docs-relative path → Markdown, sorted by path."""
+    fast: dict[str, blocks.FastPage]
+    """Docs-relative path → the page as rendered (text with block markers, and the blocks),
+    sorted by path."""
     api: dict[str, object]
     """Site-relative path → JSON value."""
+    search: dict[str, SearchDoc] = field(default_factory=dict)
+    """Docs-relative path of an error page → its search entry."""
+
+    @property
+    def pages(self) -> Mapping[str, str]:
+        """Docs-relative path → Markdown, sorted by path."""
+        return _Markdown(self.fast)
 
 
 def gather(
@@ -89,6 +116,13 @@ def _groups(entries: list[Entry], key: str) -> list[pages.Group]:
     return [pages.Group(name, name, tuple(grouped[name])) for name in sorted(grouped)]
 
 
+def _recorded(page: Callable[..., str], *args: Any, **kwargs: Any) -> blocks.FastPage:
+    """`page(*args, **kwargs)`, with the blocks it emits kept apart."""
+    with blocks.recording() as recorded:
+        text = page(*args, **kwargs)
+    return blocks.FastPage(text, tuple(recorded))
+
+
 def render(inputs: SiteInputs) -> SiteContent:
     """Every generated page and API document."""
     entries = list(inputs.catalog)
@@ -96,13 +130,17 @@ def render(inputs: SiteInputs) -> SiteContent:
     related = related_entries(inputs.catalog, inputs.sources)
     package = inputs.config.package.name
     site_path = urlsplit(inputs.site_url).path or "/"
-    generated: dict[str, str] = {}
+    generated: dict[str, blocks.FastPage] = {}
+    search: dict[str, SearchDoc] = {}
     documents: dict[str, object] = {}
+    results = dict(inputs.verified)
     for entry in entries:
         sources = inputs.sources.get(entry.id, ())
-        verified = verified_on(entry, dict(inputs.verified))
+        verified = verified_on(entry, results)
         replacement = by_id.get(entry.replaced_by) if entry.replaced_by else None
-        generated[f"errors/{entry.id}.md"] = pages.error_page(
+        path = f"errors/{entry.id}.md"
+        generated[path] = _recorded(
+            pages.error_page,
             entry,
             package=package,
             sources=sources,
@@ -113,6 +151,7 @@ def render(inputs: SiteInputs) -> SiteContent:
             site_path=site_path,
             page_url=api.page_url(inputs.site_url, entry.id),
         )
+        search[path] = error_doc(entry)
         documents[f"{api.ERRORS_FOLDER}/{entry.id}.json"] = api.entry_document(
             entry,
             sources=sources,
@@ -125,15 +164,17 @@ def render(inputs: SiteInputs) -> SiteContent:
     documents[api.SCHEMA_FILE] = api.schema()
 
     ordered = sorted(entries, key=lambda e: (e.module, e.message, e.id))
-    generated[ERRORS_INDEX] = pages.errors_index(ordered)
+    generated[ERRORS_INDEX] = _recorded(pages.errors_index, ordered)
     for folder, title, label, key in (
         ("modules", "Errors by module", "Module", "module"),
         ("exceptions", "Errors by exception type", "Exception", "exception"),
     ):
         groups = _groups(ordered, key)
-        generated[f"errors/{folder}/index.md"] = pages.groups_index(title, label, groups)
+        generated[f"errors/{folder}/index.md"] = _recorded(pages.groups_index, title, label, groups)
         for group in groups:
-            generated[f"errors/{folder}/{group.slug}.md"] = pages.group_page(label, group)
+            generated[f"errors/{folder}/{group.slug}.md"] = _recorded(
+                pages.group_page, label, group
+            )
     counts = {
         "entries": len(entries),
         "active": sum(e.status is Status.ACTIVE for e in entries),
@@ -141,7 +182,8 @@ def render(inputs: SiteInputs) -> SiteContent:
         "retired": sum(e.status is Status.RETIRED for e in entries),
         "modules": len({e.module for e in entries}),
     }
-    generated[HOME_PAGE] = pages.home_page(
+    generated[HOME_PAGE] = _recorded(
+        pages.home_page,
         site_name=inputs.site_name,
         package=package,
         counts=counts,
@@ -149,7 +191,7 @@ def render(inputs: SiteInputs) -> SiteContent:
         repository=inputs.repository,
         site_path=site_path,
     )
-    return SiteContent(pages=dict(sorted(generated.items())), api=documents)
+    return SiteContent(fast=dict(sorted(generated.items())), api=documents, search=search)
 
 
 def clashes(docs_dir: Path, content: SiteContent) -> list[Path]:

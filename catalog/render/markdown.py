@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
+from catalog.render import blocks
+
 _FENCE_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]+")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
@@ -39,6 +41,8 @@ _ESCAPED = {
 }
 # Inline text (titles, table cells) allows no markup at all.
 _ESCAPED_INLINE = {c: "\\" + c for c in "\\`*_{}[]()#+-.!|~"}
+_ESCAPED_TABLE = str.maketrans(_ESCAPED)
+_ESCAPED_INLINE_TABLE = str.maketrans(_ESCAPED_INLINE)
 
 
 def _entities(text: str) -> str:
@@ -61,8 +65,7 @@ def _safe_url(url: str) -> str:
 
 def _plain(text: str) -> str:
     """Prose outside code spans and links: entities, then escapes."""
-    text = _entities(text)
-    return "".join(_ESCAPED.get(char, char) for char in text)
+    return _entities(text).translate(_ESCAPED_TABLE)
 
 
 def _inline_markdown(text: str) -> str:
@@ -141,15 +144,13 @@ def prose(text: str) -> str:
 def inline(text: str) -> str:
     """Plain text on one line (a title, a table cell), with every Markdown character escaped."""
     flat = " ".join(text.split())
-    return "".join(_ESCAPED_INLINE.get(char, char) for char in _entities(flat))
+    return _entities(flat).translate(_ESCAPED_INLINE_TABLE)
 
 
 def code_block(code: str, language: str, options: str = "") -> str:
-    """A fenced block whose fence is longer than any backtick run inside the code."""
-    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
-    fence = "`" * max(3, longest + 1)
-    header = f"{fence}{language}" + (f" {options}" if options else "")
-    return f"\n{header}\n{code.rstrip()}\n{fence}\n"
+    """A fenced block whose fence is longer than any backtick run inside the code (a block
+    marker while a page is being recorded, see `catalog.render.blocks`)."""
+    return blocks.emit(blocks.CodeBlock(code, language, options))
 
 
 def code_span(text: str) -> str:

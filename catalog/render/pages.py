@@ -18,7 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from catalog.model import Entry, Status
-from catalog.render import markdown
+from catalog.render import blocks, markdown
 from catalog.render.repository import Repository
 from catalog.render.sources import Source
 from catalog.stats import Stats
@@ -52,10 +52,20 @@ def environment() -> jinja2.Environment:
         markdown.code_block(str(text), language, options)
     )
     env.filters["indent_md"] = _indent_md
+    env.filters["entry_table"] = lambda entries, prefix: Markup(
+        blocks.emit(blocks.TableBlock(tuple(table_row(e) for e in entries), prefix))
+    )
     env.filters["meta_string"] = lambda text: Markup(
         json.dumps(html.escape(" ".join(str(text).split()), quote=False), ensure_ascii=False)
     )
     return env
+
+
+def table_row(entry: Entry) -> blocks.TableRow:
+    """What an index table shows of an entry."""
+    return blocks.TableRow(
+        entry.id, entry.headline, entry.status.value, entry.exception, entry.module
+    )
 
 
 @dataclass(frozen=True)

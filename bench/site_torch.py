@@ -1,0 +1,248 @@
+"""Site build benchmark on a real package: the whole installed torch, catalogued by `errcat new`.
+
+    .venv/bin/python bench/site_torch.py                     # every torch file
+    .venv/bin/python bench/site_torch.py --limit-files 300   # a quick run on part of torch
+    .venv/bin/python bench/site_torch.py --keep /tmp/t       # keep the project for profiling
+
+Copies the `*.py` files of the installed torch package into a temporary project whose
+pyproject.toml says `[tool.errcat] package = "torch"`, `catalog = "errors"` (no mkdocs.yml, so
+errcat's own site settings apply), runs `errcat new` with no hand edits, then, in the same run:
+
+1. cold: `errcat build` with no site cache (the scan cache `errcat new` filled is kept, as it
+   would be for a user);
+2. warm: `errcat build` again after the `meaning` of one entry was written;
+3. floor: a plain `mkdocs build` of as many ~1 KB Markdown pages as the errcat site has, with the
+   Markdown extensions, theme and search settings of the composed `build/mkdocs.yml`, and a
+   navigation of the home page only.
+
+Each build runs in its own process; its wall time and peak resident memory (from `os.wait4`)
+are printed, with the ratios to the floor. Targets (issue 16): cold build at most 1.5x the
+floor, warm rebuild at most 25% of the cold build, peak memory at most 1 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+BIN = Path(sys.executable).parent
+PYPROJECT = """\
+[project]
+name = "torchcopy"
+version = "0"
+
+[tool.errcat]
+package = "torch"
+catalog = "errors"
+generated = "torch/_errcat_errors.py"
+"""
+FLOOR_PAGE = """\
+# Page {n}
+
+This is page {n} of the floor: a plain Markdown page about the size of a short error page, built
+with the same extensions, theme and search as the catalog. It has two paragraphs, a list and some
+`inline code`, so every page goes through the usual Markdown blocks and the search indexes real
+words rather than an empty body.
+
+## Details
+
+The second paragraph says a little more. A value such as `lr={n}` or a device such as `cuda:0`
+appears in text the way error messages put them, and *emphasis* and **strong** words appear too.
+
+- the first item of the list, with a [link to the home page](../index.md)
+- the second item, a bit longer than the first so that lines wrap in the browser
+- the third item
+
+The page ends with one more sentence, which brings it to about one kilobyte of Markdown in all.
+"""
+TARGET_COLD = 1.5
+TARGET_WARM = 0.25
+TARGET_RSS = 1 << 30
+
+
+@dataclass(frozen=True)
+class Run:
+    """One timed subprocess."""
+
+    seconds: float
+    peak_rss: int
+    """Bytes, of the process and its waited-for children."""
+    output: str
+
+
+def torch_root() -> Path:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("bench/site_torch.py: torch is not installed (the `runtime` extra)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def copy_torch(target: Path, limit: int | None) -> int:
+    """Copy torch's `*.py` files (the first `limit` in path order, with the `__init__.py` of
+    each folder above them, so the package imports the same way) into `target/torch`."""
+    source = torch_root()
+    files = sorted(
+        path.relative_to(source)
+        for path in source.rglob("*.py")
+        if "__pycache__" not in path.parts and path.is_file()
+    )
+    chosen = set(files[:limit] if limit else files)
+    for relative in list(chosen):
+        for parent in relative.parents:
+            if (source / parent / "__init__.py").is_file():
+                chosen.add(parent / "__init__.py")
+    for relative in sorted(chosen):
+        destination = target / "torch" / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / relative, destination)
+    return len(chosen)
+
+
+def timed(command: list[str], cwd: Path) -> Run:
+    """Run `command`, failing the benchmark when it fails; its time and peak memory."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=log)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        output = log.read().decode("utf-8", "replace")
+    if process.returncode != 0:
+        sys.exit(f"bench/site_torch.py: {' '.join(command)} failed:\n{output}")
+    # ru_maxrss is in KiB on Linux.
+    return Run(seconds, usage.ru_maxrss * 1024, output)
+
+
+def edit_one_entry(catalog: Path) -> str:
+    """Write a `meaning` for the first entry of the first catalog file; return its id."""
+    path = sorted(catalog.glob("*.yaml"))[0]
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for index, line in enumerate(lines):
+        if line.startswith("  - id: "):
+            entry_id = line.split('"')[1]
+            lines.insert(
+                index + 1,
+                '    meaning: "Written by bench/site_torch.py: one entry\'s prose changed."',
+            )
+            path.write_text("\n".join(lines), encoding="utf-8")
+            return entry_id
+    sys.exit(f"bench/site_torch.py: no entry in {path}")
+
+
+def floor_project(root: Path, composed: Path, pages: int) -> None:
+    """`pages` Markdown pages of about 1 KB, with the composed config's extensions and search."""
+    settings = yaml.safe_load(composed.read_text(encoding="utf-8"))
+    config = {
+        "site_name": "floor",
+        "site_url": settings.get("site_url", "http://127.0.0.1:8000/"),
+        "theme": {"name": "material"},
+        "markdown_extensions": settings.get("markdown_extensions", []),
+        "plugins": settings.get("plugins", ["search"]),
+        "nav": [{"Home": "index.md"}],
+        "docs_dir": "docs",
+        "site_dir": "site",
+    }
+    (root / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    docs = root / "docs"
+    (docs / "pages").mkdir(parents=True)
+    (docs / "index.md").write_text("# Floor\n\nThe home page.\n", encoding="utf-8")
+    for n in range(pages - 1):
+        (docs / "pages" / f"p{n}.md").write_text(FLOOR_PAGE.format(n=n), encoding="utf-8")
+
+
+def count_pages(site: Path) -> int:
+    return sum(1 for _ in site.rglob("index.html"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--limit-files", type=int, help="copy only the first N torch files")
+    parser.add_argument("--keep", type=Path, help="build in this (new) folder and keep it")
+    args = parser.parse_args(argv)
+    errcat = str(BIN / "errcat")
+    with tempfile.TemporaryDirectory(prefix="errcat-site-torch-") as scratch:
+        work = args.keep.resolve() if args.keep else Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        project = work / "project"
+        if project.exists():
+            sys.exit(f"bench/site_torch.py: {project} exists; choose a new --keep folder")
+        project.mkdir()
+        (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+        copied = copy_torch(project, args.limit_files)
+        new = timed([errcat, "new"], project)
+        catalog = project / "errors"
+        entries = sum(
+            len((yaml.safe_load(p.read_text(encoding="utf-8")) or {}).get("errors", []))
+            for p in catalog.glob("*.yaml")
+        )
+        # A site cache from an earlier build must not make the cold build warm.
+        for leftover in (project / ".errcat-cache").glob("site*"):
+            shutil.rmtree(leftover)
+        cold = timed([errcat, "build"], project)
+        site = (project / "build" / "site").resolve()
+        pages = count_pages(site)
+        edited = edit_one_entry(catalog)
+        warm = timed([errcat, "build"], project)
+        warm_site = (project / "build" / "site").resolve()
+        if "one entry's prose changed" not in (warm_site / "errors" / edited / "index.html").read_text(
+            encoding="utf-8"
+        ):
+            sys.exit("bench/site_torch.py: the warm build does not show the edited prose")
+        floor_root = work / "floor"
+        floor_root.mkdir()
+        floor_project(floor_root, project / "build" / "mkdocs.yml", pages)
+        floor = timed([str(BIN / "mkdocs"), "build", "--strict", "-q"], floor_root)
+        floor_pages = count_pages(floor_root / "site")
+        index_bytes = (site / "search" / "search_index.json").stat().st_size
+    figures = {
+        "torch_files": copied,
+        "entries": entries,
+        "pages": pages,
+        "floor_pages": floor_pages,
+        "new_s": round(new.seconds, 2),
+        "cold_s": round(cold.seconds, 2),
+        "warm_s": round(warm.seconds, 2),
+        "floor_s": round(floor.seconds, 2),
+        "cold_over_floor": round(cold.seconds / floor.seconds, 3),
+        "warm_over_cold": round(warm.seconds / cold.seconds, 3),
+        "cold_peak_rss_mb": round(cold.peak_rss / 1e6),
+        "warm_peak_rss_mb": round(warm.peak_rss / 1e6),
+        "floor_peak_rss_mb": round(floor.peak_rss / 1e6),
+        "search_index_bytes_per_page": round(index_bytes / pages),
+    }
+    print(json.dumps(figures, indent=2))
+    print(
+        f"cold build {cold.seconds:.1f} s = {figures['cold_over_floor']:.2f}x the floor "
+        f"({floor.seconds:.1f} s for {floor_pages} pages; target <= {TARGET_COLD}x)"
+    )
+    print(
+        f"warm rebuild {warm.seconds:.1f} s = {figures['warm_over_cold']:.0%} of the cold build "
+        f"(target <= {TARGET_WARM:.0%})"
+    )
+    peak = max(cold.peak_rss, warm.peak_rss)
+    print(f"peak memory {peak / 1e6:.0f} MB (target <= {TARGET_RSS / 1e6:.0f} MB)")
+    ok = (
+        cold.seconds <= TARGET_COLD * floor.seconds
+        and warm.seconds <= TARGET_WARM * cold.seconds
+        and peak <= TARGET_RSS
+        and floor_pages == pages
+    )
+    print("ok: every target met" if ok else "some targets missed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""Self-contained blocks of a generated page (code fences, index tables), kept apart from the
+page's other Markdown while it is rendered.
+
+A page is rendered once; each block the templates emit is recorded and stands in the text as a
+marker line. From that one rendering come two forms:
+
+- the Markdown page (`FastPage.markdown()`): every marker replaced by the block's Markdown, byte
+  for byte what the templates produce without recording. The composed folder and any engine
+  reading it get this;
+- the form errcat's MkDocs hooks convert (`FastPage.text` and `blocks`): the markers stay, and
+  each block becomes HTML on its own: code through the site's own highlighter, once per
+  distinct block and cached by content, tables straight to HTML. Python-Markdown then only
+  parses what is left, which is small.
+
+Markers carry a random per-process token, so no catalog text can forge one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import html
+import json
+import re
+import secrets
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import astuple, dataclass
+
+import markupsafe
+
+_TOKEN = secrets.token_hex(8)
+MARKER = re.compile(
+    rf"^(?P<indent>[ \t]*)\ue000errcat-{_TOKEN}-(?P<index>\d+)\ue001$", re.MULTILINE
+)
+"""A marker line: the block's index in the page, after the indentation it was rendered at."""
+
+
+def _marker(index: int) -> str:
+    return f"\ue000errcat-{_TOKEN}-{index}\ue001"
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """A fenced code block: what `markdown.code_block` writes."""
+
+    code: str
+    language: str
+    options: str
+    """The fence's attributes after the language (`linenums="3" hl_lines="2"`), or ""."""
+
+    def markdown_lines(self) -> list[str]:
+        """The fence, one line per item; its fence is longer than any backtick run inside."""
+        code = self.code.rstrip()
+        longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+        fence = "`" * max(3, longest + 1)
+        header = f"{fence}{self.language}" + (f" {self.options}" if self.options else "")
+        return [header, *code.split("\n"), fence]
+
+    def key(self) -> str:
+        """What the block's HTML depends on, besides the site's highlighter settings."""
+        return json.dumps(["code", self.code.rstrip(), self.language, self.options])
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One entry in an index table."""
+
+    entry_id: str
+    headline: str
+    status: str
+    exception: str
+    module: str
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    """An index table of entries; `prefix` leads from the page to the error pages' folder."""
+
+    rows: tuple[TableRow, ...]
+    prefix: str
+
+    def markdown_lines(self) -> list[str]:
+        """The Markdown table `table.md.j2` describes."""
+        from catalog.render.pages import environment
+
+        text = environment().get_template("table.md.j2").render(rows=self.rows, prefix=self.prefix)
+        return text.rstrip("\n").split("\n")
+
+    def html(self, href: dict[str, str]) -> str:
+        """The table as Python-Markdown writes it; `href` maps an entry id to its link."""
+        out = [
+            "<table>",
+            "<thead>",
+            "<tr>",
+            "<th>Message</th>",
+            "<th>Exception</th>",
+            "<th>Module</th>",
+            "</tr>",
+            "</thead>",
+            "<tbody>",
+        ]
+        for row in self.rows:
+            status = "" if row.status == "active" else f" <small>{row.status}</small>"
+            out += [
+                "<tr>",
+                f'<td><a href="{href[row.entry_id]}">{_text(row.headline)}</a>{status}</td>',
+                f"<td><code>{_code(row.exception)}</code></td>",
+                f"<td><code>{_code(row.module)}</code></td>",
+                "</tr>",
+            ]
+        out += ["</tbody>", "</table>"]
+        return "\n".join(out)
+
+
+Block = CodeBlock | TableBlock
+
+
+def _text(text: str) -> str:
+    """Inline text as Markdown shows `markdown.inline(text)`: the characters, HTML-escaped."""
+    return html.escape(" ".join(text.split()), quote=False)
+
+
+def _code(text: str) -> str:
+    """A code span of a value the template autoescaped, as Markdown shows it."""
+    return html.escape(str(markupsafe.escape(text)), quote=False)
+
+
+_RECORDING: ContextVar[list[Block] | None] = ContextVar("errcat_blocks", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Block]]:
+    """Record the blocks emitted while rendering one page; yields the list they go to."""
+    blocks: list[Block] = []
+    reset = _RECORDING.set(blocks)
+    try:
+        yield blocks
+    finally:
+        _RECORDING.reset(reset)
+
+
+def emit(block: Block) -> str:
+    """Text for `block` on lines of its own: a marker while recording, else its Markdown.
+
+    A code block comes after an empty line of its own, as `markdown.code_block` always wrote
+    it; a table starts where the template puts it.
+    """
+    lead = "\n" if isinstance(block, CodeBlock) else ""
+    blocks = _RECORDING.get()
+    if blocks is None:
+        return lead + "\n".join(block.markdown_lines()) + "\n"
+    blocks.append(block)
+    return lead + _marker(len(blocks) - 1) + "\n"
+
+
+@dataclass(frozen=True)
+class FastPage:
+    """One generated page: its text with block markers, and the blocks."""
+
+    text: str
+    blocks: tuple[Block, ...]
+
+    def markdown(self) -> str:
+        """The page's Markdown, every block in place."""
+        if not self.blocks:
+            return self.text
+
+        def expand(match: re.Match[str]) -> str:
+            indent = match.group("indent")
+            lines = self.blocks[int(match.group("index"))].markdown_lines()
+            # Indented like `indent_md` indents: every line but empty ones.
+            return "\n".join(indent + line if line else line for line in lines)
+
+        return MARKER.sub(expand, self.text)
+
+    def key(self) -> str:
+        """A digest of the page's text and blocks that does not depend on the marker token."""
+        digest = hashlib.sha256()
+        position = 0
+        for match in MARKER.finditer(self.text):
+            segment = self.text[position : match.start()] + match.group("indent")
+            block = self.blocks[int(match.group("index"))]
+            for part in (segment, _block_key(block)):
+                data = part.encode("utf-8")
+                digest.update(len(data).to_bytes(8, "little") + data)
+            position = match.end()
+        digest.update(self.text[position:].encode("utf-8"))
+        return digest.hexdigest()
+
+
+def _block_key(block: Block) -> str:
+    if isinstance(block, CodeBlock):
+        return block.key()
+    return json.dumps(
+        ["table", block.prefix, [astuple(row) for row in block.rows]],
+        ensure_ascii=False,
+    )

@@ -1,0 +1,503 @@
+"""errcat's generated pages inside a MkDocs build: converted cheaply, reused when unchanged.
+
+A catalog of thousands of errors is thousands of pages that MkDocs would otherwise treat like
+hand-written ones: a new Python-Markdown instance per page, Pygments on every code block of
+every page on every build, the search plugin parsing every page's HTML (highlighted code
+included) only to throw the code away, and the theme's template rendered again for pages that
+did not change. For the pages errcat generated (and only those) this module, driven by the
+errcat MkDocs plugin's hooks, does instead:
+
+- **Blocks apart.** A page's code blocks and index tables (`catalog.render.blocks`) become HTML
+  on their own (`catalog.render.highlight`): code through the site's own highlighter, cached by
+  content, tables written directly. Python-Markdown, one configured instance reused for every
+  generated page, converts what is left.
+- **Pages reused.** The converted page (HTML, table of contents, anchors) is cached under a
+  digest of its Markdown, its blocks and the site's Markdown settings; so is the theme's output,
+  under a digest of the page and of everything else the theme reads (the configuration, the
+  navigation, the theme's files, the versions of every package involved). A page whose digests
+  are unchanged costs a lookup.
+- **Search entries written, not parsed.** Error pages are kept out of the search plugin's HTML
+  parsing; their entries (`catalog.render.search`) are added to its index after it is written.
+
+The cache lives in the project's `.errcat-cache/` (`catalog.render.sitecache`). It never
+changes what a build writes, only how long it takes: a page that logged a warning while it was
+converted is not stored (so a strict build keeps failing on it), and the theme's output is
+cached only when no plugin outside search and errcat takes part in the build, since an unknown
+plugin may feed the theme things no digest here covers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import markdown  # type: ignore[import-untyped]  # no stubs in the pinned set
+from markdown.extensions import Extension  # type: ignore[import-untyped]
+from markdown.preprocessors import Preprocessor  # type: ignore[import-untyped]
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
+from mkdocs.utils import get_relative_url
+from mkdocs.utils.meta import YAML_RE
+
+from catalog.render.blocks import MARKER, CodeBlock, FastPage, TableBlock
+from catalog.render.highlight import CodeHighlighter, HighlightUnavailable
+from catalog.render.search import SearchDoc, merge_into_index
+from catalog.render.sitecache import SiteCache
+
+log = logging.getLogger("mkdocs.plugins.errcat")
+
+CACHE_FORMAT = 1
+"""Bumped when what is cached changes shape."""
+_CACHED_TEMPLATE = "errcat/cached-page.html"
+_OUTPUT_SAFE_PLUGINS = frozenset({"search", "material/search", "errcat"})
+_PACKAGES = ("mkdocs", "mkdocs-material", "markdown", "pymdown-extensions", "pygments", "jinja2")
+_RENDER_SOURCES = Path(__file__).resolve().parent
+
+
+def _digest(*parts: object) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part if isinstance(part, bytes) else str(part).encode("utf-8")
+        digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()
+
+
+def _plain(value: object) -> object:
+    """A JSON-able, address-free stand-in for a configuration value."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(str(_plain(v)) for v in value)
+    config = getattr(value, "config", None)
+    if config is not None and isinstance(config, Mapping):  # a plugin
+        return {"plugin": type(value).__qualname__, "config": _plain(config)}
+    text = str(value)
+    if " at 0x" in text:  # a function or object named by its address
+        return f"{type(value).__module__}.{getattr(value, '__qualname__', type(value).__name__)}"
+    return text
+
+
+def _versions() -> str:
+    found = []
+    for name in _PACKAGES:
+        try:
+            found.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name}: none")
+    return ";".join(found)
+
+
+def _errcat_sources() -> str:
+    """A digest of errcat's rendering code and templates: a new errcat renders anew."""
+    digest = hashlib.sha256()
+    folders = (_RENDER_SOURCES, _RENDER_SOURCES / "templates")
+    files = [p for folder in folders for p in sorted(folder.iterdir()) if p.is_file()]
+    files.append(_RENDER_SOURCES.parent / "mkdocs_plugin.py")
+    for path in files:
+        if path.suffix in (".py", ".j2", ".json"):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _theme_files(config: MkDocsConfig) -> str:
+    """A digest of the theme folders that no package version stands for (custom_dir)."""
+    digest = hashlib.sha256()
+    packages = {os.path.realpath(p) for p in sys.path if p}
+    for folder in config.theme.dirs:
+        real = os.path.realpath(folder)
+        if any(real.startswith(p + os.sep) for p in packages if "-packages" in p):
+            continue
+        for root, dirs, names in os.walk(real):
+            dirs.sort()
+            for name in sorted(names):
+                path = os.path.join(root, name)
+                digest.update(os.path.relpath(path, real).encode() + b"\0")
+                with open(path, "rb") as handle:
+                    digest.update(handle.read() + b"\0")
+    return digest.hexdigest()
+
+
+_UNCACHED_KEYS = frozenset(
+    {"site_dir", "config_file_path", "dev_addr", "watch", "strict", "plugins", "theme"}
+)
+
+
+def _config_fingerprint(config: MkDocsConfig) -> object:
+    settings = {key: _plain(value) for key, value in config.items() if key not in _UNCACHED_KEYS}
+    settings["plugins"] = {name: _plain(p.config) for name, p in config.plugins.items()}
+    settings["theme"] = {
+        "name": config.theme.name,
+        "vars": _plain(dict(config.theme.items())),
+        "files": _theme_files(config),
+    }
+    return settings
+
+
+def _nav_fingerprint(items: list[Any]) -> list[object]:
+    return [
+        [
+            type(item).__name__,
+            item.title,
+            getattr(item, "url", None),
+            _nav_fingerprint(item.children or []),
+        ]
+        for item in items
+    ]
+
+
+def _toc_plain(items: Any) -> list[object]:
+    return [[i.title, i.url, i.level, _toc_plain(i.children)] for i in items]
+
+
+def _neighbour(page: Page | None) -> object:
+    return None if page is None else [page.url, page.title]
+
+
+class _WarningCount(logging.Handler):
+    """Counts warnings, so that a page converted with a warning is not cached."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+class _BlockPreprocessor(Preprocessor):  # type: ignore[misc]
+    """Puts each block's HTML in place of its marker line, as superfences puts a fence's."""
+
+    def __init__(self, md: markdown.Markdown, accelerator: Accelerator) -> None:
+        super().__init__(md)
+        self.accelerator = accelerator
+
+    def run(self, lines: list[str]) -> list[str]:
+        out = []
+        for line in lines:
+            match = MARKER.match(line) if "\ue000" in line else None
+            if match is None:
+                out.append(line)
+                continue
+            html = self.accelerator.block_html(int(match.group("index")))
+            out.append(match.group("indent") + self.md.htmlStash.store(html))
+        return out
+
+
+class _BlockExtension(Extension):  # type: ignore[misc]
+    def __init__(self, accelerator: Accelerator) -> None:
+        super().__init__()
+        self.accelerator = accelerator
+
+    def extendMarkdown(self, md: markdown.Markdown) -> None:
+        # After whitespace normalisation (30), which would strip the stash's placeholders, and
+        # before superfences (25), as its own placeholders are made.
+        md.preprocessors.register(_BlockPreprocessor(md, self.accelerator), "errcat_blocks", 29)
+
+
+class _TableLinkMissing(Exception):
+    """A table links a page that is not in the build; MkDocs' own rendering will say so."""
+
+
+class AcceleratedPage(Page):
+    """A generated page: `render` goes through the accelerator, which may fall back to
+    MkDocs' own rendering. Pages become this class in `on_pre_page`, in place."""
+
+    _errcat: Accelerator
+
+    def render(self, config: MkDocsConfig, files: Files) -> None:
+        if not self._errcat.render(self, config, files):
+            super().render(config, files)
+
+
+class Accelerator:
+    """The state of one MkDocs build for errcat's generated pages; see the module docstring."""
+
+    def __init__(self, cache_folder: Path | None) -> None:
+        self._cache_folder = cache_folder
+        self._fast: Mapping[str, FastPage] = {}
+        self._search: Mapping[str, SearchDoc] = {}
+        self._search_entries: list[dict[str, str]] = []
+        self._cache: SiteCache | None = None
+        self._md: markdown.Markdown | None = None
+        self._highlighter: CodeHighlighter | None = None
+        self._render_settings = ""
+        self._site_settings = ""
+        self._output_cache = False
+        self._warnings = _WarningCount()
+        self._blocks: tuple[CodeBlock | TableBlock, ...] = ()
+        self._code_index = 0
+        self._page: Page | None = None
+        self._files: Files | None = None
+        self._env: jinja2.Environment | None = None
+        self._cached_outputs: dict[str, tuple[str, str]] = {}
+        self._new_outputs: dict[str, str] = {}
+        self._context: dict[str, Any] | None = None
+        self.stats = {"pages": 0, "reused": 0, "outputs_reused": 0}
+
+    def set_pages(self, fast: Mapping[str, FastPage], search: Mapping[str, SearchDoc]) -> None:
+        """The generated pages of this build (docs-relative path → recorded page) and the
+        search entries of the error pages."""
+        self._fast = fast
+        self._search = search
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def pre_build(self, config: MkDocsConfig) -> None:
+        """Once the configuration is final: the shared Markdown, the digests, the cache."""
+        self._search_entries = []
+        self._cached_outputs = {}
+        self._new_outputs = {}
+        self._warnings.count = 0
+        logging.getLogger("mkdocs").addHandler(self._warnings)
+        extensions = [*config.markdown_extensions, _BlockExtension(self)]
+        self._md = markdown.Markdown(
+            extensions=extensions, extension_configs=config.mdx_configs or {}
+        )
+        markdown_settings = _plain(
+            [config.markdown_extensions, config.mdx_configs, config.use_directory_urls]
+        )
+        self._render_settings = _digest(
+            CACHE_FORMAT,
+            sys.version,
+            _versions(),
+            _errcat_sources(),
+            json.dumps(markdown_settings, sort_keys=True),
+            json.dumps(_plain(config.validation), sort_keys=True),
+        )
+        try:
+            self._highlighter = CodeHighlighter(self._md, self._render_settings)
+        except HighlightUnavailable as exc:
+            log.info("errcat: pages are converted by MkDocs itself: %s", exc)
+            self._md = None
+        self._site_settings = _digest(
+            self._render_settings,
+            json.dumps(_config_fingerprint(config), sort_keys=True),
+            os.environ.get("SOURCE_DATE_EPOCH", ""),
+        )
+        self._output_cache = set(config.plugins) <= _OUTPUT_SAFE_PLUGINS
+        if self._cache_folder is not None and self._md is not None:
+            self._cache = SiteCache(self._cache_folder)
+
+    def nav(self, nav: Navigation) -> None:
+        """The navigation is part of every page the theme writes."""
+        self._site_settings = _digest(
+            self._site_settings, json.dumps(_nav_fingerprint(nav.items), sort_keys=True)
+        )
+
+    def env(self, env: jinja2.Environment) -> None:
+        """A stand-in template for pages whose themed output is reused."""
+        self._env = env
+        loader = env.loader
+        stand_in = jinja2.DictLoader({_CACHED_TEMPLATE: "errcat: reused output"})
+        env.loader = jinja2.ChoiceLoader([stand_in, loader] if loader else [stand_in])
+
+    def pre_page(self, page: Page) -> None:
+        """Generated pages render through this accelerator."""
+        if self._md is not None and type(page) is Page and page.file.src_uri in self._fast:
+            page.__class__ = AcceleratedPage
+            page._errcat = self  # type: ignore[attr-defined]
+
+    # -- conversion --------------------------------------------------------------------------
+
+    def render(self, page: Page, config: MkDocsConfig, files: Files) -> bool:
+        """Fill in `page`'s content and table of contents; False to let MkDocs do it."""
+        fast = self._fast[page.file.src_uri]
+        doc = self._search.get(page.file.src_uri)
+        if doc is not None:
+            page.meta["search"] = {"exclude": True}
+            self._search_entries.append(doc.entry(page.url))
+        found = YAML_RE.match(fast.text)
+        body = fast.text[found.end() :].lstrip("\n") if found else fast.text
+        recorded = FastPage(body, fast.blocks)
+        # Another plugin may have changed the page's Markdown: then it is no longer ours.
+        if self._md is None or page.markdown != recorded.markdown():
+            return False
+        self.stats["pages"] += 1
+        key = _digest("page", self._render_settings, page.file.src_uri, page.url, recorded.key())
+        cached = self._cache.get_text(key) if self._cache else None
+        if cached is not None and self._restore(page, files, cached):
+            self.stats["reused"] += 1
+            return True
+        warnings = self._warnings.count
+        try:
+            record = self._convert(page, config, files, recorded)
+        except _TableLinkMissing:
+            return False
+        if self._cache is not None and self._warnings.count == warnings:
+            self._cache.put_text(key, json.dumps(record, ensure_ascii=False))
+        return True
+
+    def _convert(
+        self, page: Page, config: MkDocsConfig, files: Files, recorded: FastPage
+    ) -> dict[str, Any]:
+        # MkDocs' own per-page processors (links, anchors, title), as Page.render adds them.
+        from mkdocs.structure.pages import (
+            _ExtractAnchorsTreeprocessor,
+            _ExtractTitleTreeprocessor,
+            _RawHTMLPreprocessor,
+            _RelativePathTreeprocessor,
+        )
+        from mkdocs.structure.toc import get_toc
+
+        md = self._md
+        assert md is not None
+        md.reset()
+        raw_html = _RawHTMLPreprocessor()
+        raw_html._register(md)
+        anchors = _ExtractAnchorsTreeprocessor(page.file, files, config)
+        anchors._register(md)
+        links = _RelativePathTreeprocessor(page.file, files, config)
+        links._register(md)
+        title = _ExtractTitleTreeprocessor()
+        title._register(md)
+        self._blocks, self._code_index, self._page, self._files = recorded.blocks, 0, page, files
+        try:
+            page.content = md.convert(recorded.text)
+        finally:
+            self._page = self._files = None
+        tokens = getattr(md, "toc_tokens", [])
+        page.toc = get_toc(tokens)
+        page._title_from_render = title.title
+        page.present_anchor_ids = anchors.present_anchor_ids | raw_html.present_anchor_ids
+        links_to_anchors = None
+        if log.getEffectiveLevel() > logging.DEBUG:
+            page.links_to_anchors = links_to_anchors = links.links_to_anchors
+        return {
+            "content": page.content,
+            "toc": tokens,
+            "title": title.title,
+            "anchors": sorted(page.present_anchor_ids),
+            "links": None
+            if links_to_anchors is None
+            else {f.src_uri: targets for f, targets in links_to_anchors.items()},
+        }
+
+    def _restore(self, page: Page, files: Files, cached: str) -> bool:
+        from mkdocs.structure.toc import get_toc
+
+        record = json.loads(cached)
+        links = None
+        if record["links"] is not None and log.getEffectiveLevel() > logging.DEBUG:
+            links = {}
+            for uri, targets in record["links"].items():
+                target = files.get_file_from_path(uri)
+                if target is None:
+                    return False  # converting it again reports the broken link
+                links[target] = targets
+        page.content = record["content"]
+        page.toc = get_toc(record["toc"])
+        page._title_from_render = record["title"]
+        page.present_anchor_ids = set(record["anchors"])
+        if links is not None:
+            page.links_to_anchors = links
+        return True
+
+    def block_html(self, index: int) -> str:
+        """The HTML of the current page's block `index` (called while it is converted)."""
+        block = self._blocks[index]
+        if isinstance(block, TableBlock):
+            return self._table_html(block)
+        assert self._highlighter is not None and self._md is not None
+        number, self._code_index = self._code_index, self._code_index + 1
+        key = _digest("code", self._highlighter.key(block, number))
+        cached = self._cache.get_text(key) if self._cache else None
+        if cached is not None:
+            self._highlighter.skip(number)
+            return cached
+        html = self._highlighter.html(block, number)
+        if self._cache is not None:
+            self._cache.put_text(key, html)
+        return html
+
+    def _table_html(self, block: TableBlock) -> str:
+        page, files = self._page, self._files
+        assert page is not None and files is not None
+        hrefs = {}
+        for row in block.rows:
+            target = files.get_file_from_path(f"errors/{row.entry_id}.md")
+            if target is None:
+                raise _TableLinkMissing(row.entry_id)
+            hrefs[row.entry_id] = get_relative_url(target.url, page.file.url)
+        return block.html(hrefs)
+
+    # -- the theme's output ------------------------------------------------------------------
+
+    def page_content(self, page: Page) -> None:
+        """Once every plugin has seen the page's HTML: reuse its themed output if stored."""
+        if not self._output_cache or self._cache is None or not isinstance(page, AcceleratedPage):
+            return
+        identity = [
+            page.file.src_uri,
+            page.url,
+            page.canonical_url,
+            page.edit_url,
+            page.title,
+            _plain(page.meta),
+            _toc_plain(page.toc),
+            hashlib.sha256((page.content or "").encode("utf-8")).hexdigest(),
+            _neighbour(page.previous_page),
+            _neighbour(page.next_page),
+            page.is_homepage,
+        ]
+        key = _digest("output", self._site_settings, json.dumps(identity, sort_keys=True))
+        if self._cache.has(key):
+            self._cached_outputs[page.file.src_uri] = (key, page.meta.get("template", "main.html"))
+            page.meta["template"] = _CACHED_TEMPLATE
+        else:
+            self._new_outputs[page.file.src_uri] = key
+
+    def page_context(self, page: Page, context: dict[str, Any]) -> None:
+        """Kept for a reused page, in case its output is gone by the time it is written."""
+        self._context = context if page.file.src_uri in self._cached_outputs else None
+
+    def post_page(self, page: Page, output: str) -> str:
+        """The themed output: reused, or stored for the next build."""
+        reused = self._cached_outputs.pop(page.file.src_uri, None)
+        if reused is not None:
+            key, template = reused
+            found = self._cache.get_text(key) if self._cache else None
+            if found is not None:
+                self.stats["outputs_reused"] += 1
+                self._context = None
+                return found
+            # Removed by another build meanwhile: render it after all.
+            assert self._env is not None and self._context is not None
+            page.meta["template"] = template
+            output = self._env.get_template(template).render(self._context)
+            self._context = None
+            return output
+        key_new = self._new_outputs.pop(page.file.src_uri, None)
+        if key_new is not None and self._cache is not None:
+            self._cache.put_text(key_new, output)
+        return output
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def post_build(self, config: MkDocsConfig) -> None:
+        """Add the error pages' search entries to the index the search plugin wrote."""
+        if self._search_entries:
+            merge_into_index(Path(config.site_dir), self._search_entries)
+        self._search_entries = []
+
+    def finish(self, succeeded: bool) -> None:
+        """Close the cache (keeping what this build stored) and stop counting warnings."""
+        logging.getLogger("mkdocs").removeHandler(self._warnings)
+        if self._cache is not None:
+            self._cache.finish(succeeded and self._warnings.count == 0)
+            self._cache = None

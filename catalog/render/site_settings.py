@@ -1,0 +1,120 @@
+"""The MkDocs settings errcat's pages need, merged into the project's own mkdocs.yml.
+
+Error pages are Markdown that uses admonitions (draft and retired notes), attribute lists
+(`{ data-search-exclude }` on headings), Markdown inside HTML (`<section markdown>`), tables (the
+indexes), heading ids (toc) and highlighted code with line numbers and a marked line
+(pymdownx.highlight and superfences). A project without mkdocs.yml, or whose mkdocs.yml lists
+other extensions, would otherwise show those as raw text.
+
+The rule, the same for `errcat build` and the MkDocs plugin:
+
+- every extension below that the project does not list is added with errcat's settings; one
+  the project lists keeps the project's settings, whatever they are;
+- no `theme` means Material; a project's theme is kept;
+- a search plugin is added when the project lists none, and a search plugin without a
+  `separator` gets errcat's (it splits pasted messages on punctuation); the project's other
+  search settings and plugins are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+SEARCH_SEPARATOR = r"""[\s\-,:;!=\[\]()<>{}"'/|]+|\.(?!\d)"""
+"""lunr reads `:` as a field separator and messages are full of `:`, `,`, quotes, brackets, `=`
+and dots: splitting on them lets a pasted message with concrete values match its template."""
+
+EXTENSIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("admonition", {}),
+    ("attr_list", {}),
+    ("md_in_html", {}),
+    ("tables", {}),
+    ("toc", {}),
+    (
+        "pymdownx.highlight",
+        {"anchor_linenums": True, "line_spans": "__span", "pygments_lang_class": True},
+    ),
+    ("pymdownx.superfences", {}),
+)
+"""The Markdown extensions error pages use, with the settings errcat gives them when a project
+lists none of its own."""
+
+SEARCH_PLUGINS = ("search", "material/search")
+
+
+def _extension_names(value: object) -> Iterator[str]:
+    if isinstance(value, dict):
+        yield from (str(name) for name in value)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                yield item
+            elif isinstance(item, dict):
+                yield from (str(name) for name in item)
+
+
+def merged_extensions(value: object) -> object:
+    """The project's `markdown_extensions` with the ones errcat needs appended where missing."""
+    present = set(_extension_names(value))
+    missing = [(name, options) for name, options in EXTENSIONS if name not in present]
+    if isinstance(value, dict):
+        return {**value, **{name: dict(options) for name, options in missing}}
+    items = list(value) if isinstance(value, list) else []
+    return items + [{name: dict(options)} if options else name for name, options in missing]
+
+
+def _plugin_name(item: object) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and len(item) == 1:
+        return str(next(iter(item)))
+    return None
+
+
+def _with_separator(name: str, options: object) -> dict[str, Any]:
+    table = dict(options) if isinstance(options, dict) else {}
+    table.setdefault("separator", SEARCH_SEPARATOR)
+    return {name: table}
+
+
+def merged_plugins(value: object) -> object:
+    """The project's `plugins` with a search plugin (and its separator) where missing."""
+    if value is None:
+        return [_with_separator("search", None)]
+    if isinstance(value, dict):
+        found = next((name for name in value if name in SEARCH_PLUGINS), None)
+        if found is None:
+            return {**_with_separator("search", None), **value}
+        return {**value, **_with_separator(found, value[found])}
+    items = list(value) if isinstance(value, list) else []
+    for index, item in enumerate(items):
+        name = _plugin_name(item)
+        if name in SEARCH_PLUGINS:
+            options = item[name] if isinstance(item, dict) else None
+            items[index] = _with_separator(name, options)
+            return items
+    return [_with_separator("search", None), *items]
+
+
+def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` (a project's mkdocs.yml) with everything errcat's pages need merged in."""
+    merged = dict(settings)
+    if not merged.get("theme"):
+        merged["theme"] = {"name": "material"}
+    merged["markdown_extensions"] = merged_extensions(merged.get("markdown_extensions"))
+    merged["plugins"] = merged_plugins(merged.get("plugins"))
+    return merged
+
+
+def add_extensions(names: list[str], options: dict[str, Any]) -> list[str]:
+    """For a loaded MkDocs config (its `markdown_extensions` and `mdx_configs`): add what is
+    missing, in place; return the names added."""
+    added = []
+    for name, defaults in EXTENSIONS:
+        if name not in names:
+            names.append(name)
+            if defaults:
+                options[name] = dict(defaults)
+            added.append(name)
+    return added
