@@ -1,6 +1,7 @@
 """Load `errcat serve` on loopback with `/api/errors/<id>` requests, and nginx with the same files.
 
     .venv/bin/python bench/serve.py [--site DIR] [--entries N] [--connections C] [--duration S]
+                                    [--workers W]
 
 Without `--site` it writes a synthetic built site of N entries (default 1,000; entry files of
 about 2.5 KB, like the real ones) to a temporary folder. It starts `errcat serve` as its own
@@ -10,14 +11,19 @@ The load comes from `wrk` when it is installed (`apt-get install -y wrk`), else 
 asyncio client (slower: it then shares the CPU with the server it measures).
 Where `nginx` is installed it serves the same folder (`try_files $uri.json`, one worker
 process, like our one process) under the same load in the same run, and the report gives our
-throughput as a fraction of nginx's. Reports requests/s, p99 latency and errors (non-2xx
-answers, connection errors, timeouts); exits 1 if there were any errors.
+throughput as a fraction of nginx's. A second pair runs with W worker processes each
+(`errcat serve --workers W`, nginx `worker_processes W`; default: one per CPU), the figure for
+using every core. All four servers start first, then each round (default 3) loads each in
+turn, and the report gives every server's median round, so that a moment when other programs
+busy the machine lowers every server's figure rather than one. Reports requests/s, p99 latency and errors (non-2xx answers, connection
+errors, timeouts); exits 1 if there were any errors.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -163,8 +169,9 @@ def wait_until_answering(url: str, seconds: float = 15) -> bytes:
 
 
 @contextmanager
-def errcat_server(site: Path) -> Iterator[int]:
+def errcat_server(site: Path, workers: int = 1) -> Iterator[int]:
     command = [sys.executable, "-m", "catalog", "serve", "--site", str(site), "--port", "0"]
+    command += ["--workers", str(workers)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:
             assert process.stdout is not None
@@ -287,13 +294,39 @@ def measure(name: str, port: int, ids: list[str], args: argparse.Namespace) -> R
     )
 
 
+def _median(results: list[Result]) -> Result:
+    """The round with the median throughput (its own p50/p99), errors summed over rounds."""
+    ordered = sorted(results, key=lambda result: result.requests_per_s)
+    middle = ordered[len(ordered) // 2]
+    return Result(
+        server=middle.server,
+        requests=sum(result.requests for result in results),
+        seconds=sum(result.seconds for result in results),
+        requests_per_s=middle.requests_per_s,
+        p50_ms=middle.p50_ms,
+        p99_ms=max(result.p99_ms for result in results),
+        errors=sum(result.errors for result in results),
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, help="a built site (default: a synthetic one)")
     parser.add_argument("--entries", type=int, default=1000, help="synthetic entries (1000)")
     parser.add_argument("--connections", type=int, default=32, help="concurrent connections (32)")
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds per run (10)")
-    parser.add_argument("--nginx-workers", type=int, default=1, help="nginx workers (1)")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per load (10)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="loads per server, taking turns so that a busy moment hits every server (3)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="workers of each server in the second pair (one per CPU); 1 skips it",
+    )
     parser.add_argument("--no-nginx", action="store_true", help="skip the nginx comparison")
     parser.add_argument("--python-client", action="store_true", help="load with Python, not wrk")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -309,43 +342,78 @@ def main(argv: list[str] | None = None) -> int:
         site = args.site.resolve()
         ids = site_ids(site)
     client = "wrk" if shutil.which("wrk") and not args.python_client else "python asyncio"
-    results: list[Result] = []
+    nginx = not args.no_nginx and shutil.which("nginx") is not None
+    pairs = [1] if args.workers <= 1 else [1, args.workers]
+    # Every server runs from the start (idle ones cost nothing); each round loads each in turn.
+    runs: dict[str, list[Result]] = {}
+    names: list[tuple[int, str, str | None]] = []
     try:
-        with errcat_server(site) as port:
-            results.append(measure("errcat serve", port, ids, args))
-        if not args.no_nginx and shutil.which("nginx"):
-            with nginx_server(site, args.nginx_workers) as port:
-                results.append(measure(f"nginx ({args.nginx_workers} worker)", port, ids, args))
+        with contextlib.ExitStack() as stack:
+            ports: dict[str, int] = {}
+            for workers in pairs:
+                label = f"{workers} worker" + ("s" if workers > 1 else "")
+                ours, theirs = f"errcat serve ({label})", f"nginx ({label})"
+                ports[ours] = stack.enter_context(errcat_server(site, workers))
+                if nginx:
+                    ports[theirs] = stack.enter_context(nginx_server(site, workers))
+                names.append((workers, ours, theirs if nginx else None))
+            for _ in range(max(1, args.rounds)):
+                for name, port in ports.items():
+                    runs.setdefault(name, []).append(measure(name, port, ids, args))
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
 
-    ratio = results[0].requests_per_s / results[1].requests_per_s if len(results) > 1 else None
+    medians = {name: _median(results) for name, results in runs.items()}
+    results = list(medians.values())
+    ratios = {
+        workers: medians[ours].requests_per_s / medians[theirs].requests_per_s
+        for workers, ours, theirs in names
+        if theirs is not None
+    }
+    # The same fraction round by round (each round loads both servers within seconds).
+    per_round = {
+        workers: [
+            a.requests_per_s / b.requests_per_s
+            for a, b in zip(runs[ours], runs[theirs], strict=True)
+        ]
+        for workers, ours, theirs in names
+        if theirs is not None
+    }
     if args.json:
         payload = {
             "entries": len(ids),
             "connections": args.connections,
             "duration_s": args.duration,
+            "rounds": args.rounds,
             "client": client,
             "cpus": os.cpu_count(),
             "results": [asdict(result) for result in results],
-            "fraction_of_nginx": ratio,
+            "rounds_by_server": {name: [asdict(r) for r in rs] for name, rs in runs.items()},
+            "fraction_of_nginx": ratios.get(1),
+            "fraction_of_nginx_by_workers": ratios,
+            "fraction_of_nginx_by_round": per_round,
         }
         print(json.dumps(payload, indent=2))
     else:
         print(
             f"/api/errors/<id> over {len(ids)} ids, {args.connections} connections, "
-            f"{args.duration:g} s per server, load from {client}, {os.cpu_count()} CPUs"
+            f"{args.rounds} x {args.duration:g} s per server, load from {client}, "
+            f"{os.cpu_count()} CPUs (median round; p99 the worst round)"
         )
         for result in results:
             print(
-                f"  {result.server:<18} {result.requests_per_s:>9,.0f} req/s   "
+                f"  {result.server:<26} {result.requests_per_s:>9,.0f} req/s   "
                 f"p50 {result.p50_ms:6.2f} ms   p99 {result.p99_ms:6.2f} ms   "
                 f"errors {result.errors}   ({result.requests:,} requests)"
             )
-        if ratio is not None:
-            print(f"  errcat serve / nginx: {ratio:.3f}")
-        elif not args.no_nginx:
+        for workers, fraction in ratios.items():
+            rounds = ", ".join(f"{value:.2f}" for value in per_round[workers])
+            print(
+                f"  errcat serve / nginx, {workers} worker(s) each: {fraction:.3f} "
+                f"(rounds: {rounds})"
+            )
+        if not ratios and not args.no_nginx:
             print("  nginx is not installed (apt-get install -y nginx); no comparison")
     return 1 if any(result.errors for result in results) else 0
 
