@@ -55,7 +55,7 @@ from catalog.serve.cors import Cors
 from catalog.serve.fast import FAST_METHODS, Prepared, Variant, fast_variant, prepare_site
 from catalog.serve.guard import RequestGuard, error_response
 from catalog.serve.negotiation import accepts_gzip
-from catalog.serve.rsgi import serve_rsgi
+from catalog.serve.rsgi import PATHSEND, serve_rsgi
 from catalog.serve.site import BUILD_COMMAND, LoadedSite, SiteError, load_site
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ ECHO_LIMIT = 100
 """Characters of a bad id quoted back in a 404."""
 # Static text compresses well; the level trades little size for much CPU per request.
 STATIC_GZIP_LEVEL = 6
-PATHSEND = "http.response.pathsend"
 
 logger = logging.getLogger("errcat.serve")
 

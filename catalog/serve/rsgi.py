@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from catalog.serve.app import ErrcatApp
 
 PATHSEND = "http.response.pathsend"
+"""The ASGI extension for sending a file by its path, which granian answers natively."""
 # Characters a path keeps unencoded (RFC 3986 pchar plus "/"), so that re-encoding a decoded
 # path gives back what a client normally sends.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
