@@ -5,7 +5,8 @@ in the module depend on it); the folder's name hashes the extractor's version, i
 files, the Python version (which decides what `ast` accepts) and libcst's version. Any change to
 the rules therefore looks in a fresh folder, and stale folders are removed when one is created.
 Entries are written to a temporary name and renamed, so readers never see half a file; an entry
-that cannot be read is a miss.
+that cannot be read is a miss. The call graph's per-file summaries (`calls.py`) live beside the
+scan results under the same fingerprint, in folders of their own prefix (`calls-`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from extractor.imports import ModuleName
-from extractor.model import FileResult, RaiseSite, ScanFailure, SourceContext
+from extractor.model import Condition, FileResult, RaiseSite, ScanFailure, SourceContext
 
 EXTRACTOR_VERSION = "2"
 """Bump when the meaning of a record changes in a way the source hash would not catch."""
@@ -53,12 +54,15 @@ def fingerprint() -> str:
 
 
 class Cache:
-    """Scan results by content, in `folder/scan-<fingerprint>/`."""
+    """Scan results (or other per-file records) by content, in `folder/<prefix><fingerprint>/`."""
 
-    def __init__(self, folder: Path, rules: str | None = None) -> None:
+    def __init__(self, folder: Path, rules: str | None = None, prefix: str = _PREFIX) -> None:
         self.root = folder
         self.rules = rules or fingerprint()
-        self.folder = folder / f"{_PREFIX}{self.rules[:20]}"
+        # Each kind of record (scan results, call summaries) has its own prefix, so that one
+        # kind's stale folders are removed without touching the other's current one.
+        self.prefix = prefix
+        self.folder = folder / f"{prefix}{self.rules[:20]}"
         self._ready = self.folder.is_dir()
 
     def key(self, data: bytes, module: ModuleName) -> str:
@@ -69,29 +73,42 @@ class Cache:
 
     def get(self, key: str, display: str) -> FileResult | None:
         """The cached result for `key`, with `display` as its path, or None."""
-        if not self._ready:
+        record = self.get_record(key)
+        if record is None:
             return None
         try:
-            with open(self.folder / key, "rb") as handle:
-                record = marshal.loads(handle.read())
             return result_from_record(record, display)
-        except (OSError, EOFError, ValueError, TypeError, IndexError):
+        except (ValueError, TypeError, IndexError):
             return None
 
     def put(self, key: str, result: FileResult) -> None:
         """Store a result; a cache that cannot be written only costs speed."""
+        self.put_record(key, result_to_record(result))
+
+    def get_record(self, key: str) -> Any:
+        """The marshalled value stored under `key`, or None when there is none (or it is bad)."""
+        if not self._ready:
+            return None
+        try:
+            with open(self.folder / key, "rb") as handle:
+                return marshal.loads(handle.read())
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+
+    def put_record(self, key: str, record: Any) -> None:
+        """Store a marshal-friendly value under `key`; failing to write only costs speed."""
         try:
             if not self._ready:
                 self._create()
             temporary = self.folder / f".{key}.{os.getpid()}.tmp"
-            temporary.write_bytes(marshal.dumps(result_to_record(result)))
+            temporary.write_bytes(marshal.dumps(record))
             os.replace(temporary, self.folder / key)
-        except OSError:
+        except (OSError, ValueError):
             pass
 
     def _create(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        for stale in self.root.glob(f"{_PREFIX}*"):
+        for stale in self.root.glob(f"{self.prefix}*"):
             if stale.name != self.folder.name:
                 shutil.rmtree(stale, ignore_errors=True)
         self.folder.mkdir(exist_ok=True)
@@ -121,6 +138,11 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                 None
                 if site.context is None
                 else (site.context.start_line, site.context.code, site.context.highlight_line),
+                tuple(
+                    (condition.kind, condition.code, condition.line, condition.subject)
+                    for condition in site.conditions
+                ),
+                site.signature,
             )
             for site in result.sites
         ),
@@ -135,7 +157,7 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
         (line, column, end_line, end_column, exception, qualified_name, template, function) = (
             fields[:8]
         )
-        reraise, cause, ignored, keywords, arguments, context = fields[8:]
+        reraise, cause, ignored, keywords, arguments, context, conditions, signature = fields[8:]
         sites.append(
             RaiseSite(
                 path=display,
@@ -153,6 +175,8 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
                 keywords=tuple((name, value) for name, value in keywords),
                 arguments=None if arguments is None else tuple(arguments),
                 context=None if context is None else SourceContext(*context),
+                conditions=tuple(Condition(*condition) for condition in conditions),
+                signature=signature,
             )
         )
     return FileResult(

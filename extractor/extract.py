@@ -22,9 +22,10 @@ from pathlib import Path
 
 import libcst as cst
 
+from extractor.conditions import conditions
 from extractor.imports import ModuleName, Scope, resolve
-from extractor.locate import DecodeProblem, Spot, decode, outline, split_lines
-from extractor.model import FileResult, RaiseSite, ScanFailure, SourceContext
+from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
+from extractor.model import Condition, FileResult, RaiseSite, ScanFailure, SourceContext
 from extractor.templates import template_of
 
 CONTEXT_FUNCTION_LINES = 40
@@ -126,6 +127,7 @@ class _File:
         self.display = display
         self.module = module
         self._bindings: dict[int, Counter[str]] = {}
+        self._signatures: dict[int, str] = {}
 
     def column(self, line: int, byte_offset: int) -> int:
         """0-based character column of a UTF-8 byte offset on a 1-based line."""
@@ -134,7 +136,7 @@ class _File:
             return byte_offset
         return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
 
-    def text(self, node: ast.stmt | ast.expr) -> str:
+    def text(self, node: ast.stmt | ast.expr | ast.pattern) -> str:
         """The exact source of a node (parentheses around an expression excluded).
 
         `ast` positions delimit a node exactly, so slicing gives its source as written.
@@ -148,6 +150,11 @@ class _File:
             return self.lines[first - 1][start:end]
         middle = self.lines[first : last - 1]
         return "\n".join([self.lines[first - 1][start:], *middle, self.lines[last - 1][:end]])
+
+    def starts_with(self, node: ast.stmt, word: str) -> bool:
+        """Whether the source at the node's position starts with `word` (`elif` or `if`)."""
+        line = self.lines[node.lineno - 1]
+        return line.startswith(word, self.column(node.lineno, node.col_offset))
 
     def site(self, spot: Spot) -> RaiseSite:
         node = spot.node
@@ -189,7 +196,66 @@ class _File:
             keywords=keywords,
             arguments=arguments,
             context=self.context(spot),
+            conditions=self.conditions(spot),
+            signature=self.signature(spot.scope.node)
+            if isinstance(spot.scope.node, ast.FunctionDef | ast.AsyncFunctionDef)
+            else None,
         )
+
+    def conditions(self, spot: Spot) -> tuple[Condition, ...]:
+        """What leads to the raise within its scope (see `conditions.py`)."""
+        try:
+            return conditions(spot.scope.node.body, spot.node, self)
+        except RecursionError:
+            # Derived facts are extra: code nested too deeply for them still yields its site.
+            return ()
+
+    def signature(self, function: FunctionNode) -> str:
+        """The function's decorators and header as written, up to the header's colon.
+
+        Continuation lines lose the indentation of the `def`, so the text reads as a block.
+        """
+        known = self._signatures.get(id(function))
+        if known is not None:
+            return known
+        indent = self.column(function.lineno, function.col_offset)
+        parts = [f"@{self.text(decorator)}" for decorator in function.decorator_list]
+        parts.append(self.header(function))
+        text = "\n".join(_dedent_continuation(part, indent) for part in parts)
+        self._signatures[id(function)] = text
+        return text
+
+    def header(self, function: FunctionNode) -> str:
+        """From `def` (or `async def`) to the colon that ends the header, as written."""
+        first = function.body[0]
+        start = self.column(function.lineno, function.col_offset)
+        end = self.column(first.lineno, first.col_offset)
+        if function.lineno == first.lineno:
+            lines = [self.lines[first.lineno - 1][start:end]]
+        else:
+            lines = [
+                self.lines[function.lineno - 1][start:],
+                *self.lines[function.lineno : first.lineno - 1],
+                self.lines[first.lineno - 1][:end],
+            ]
+        # Tokens, not characters: a colon in a string, an annotation, a default's lambda or a
+        # comment after the header is not the header's end.
+        depth = 0
+        readline = iter(line + "\n" for line in lines).__next__
+        try:
+            for token in tokenize.generate_tokens(readline):
+                if token.type != tokenize.OP:
+                    continue
+                if token.string in "([{":
+                    depth += 1
+                elif token.string in ")]}":
+                    depth -= 1
+                elif token.string == ":" and depth == 0:
+                    row, column = token.end
+                    return "\n".join([*lines[: row - 1], lines[row - 1][:column]])
+        except (tokenize.TokenError, SyntaxError):
+            pass
+        return lines[0].rstrip()
 
     def template(self, message: ast.expr, spot: Spot) -> str | None:
         """The template of a message argument: libcst reads it, `ast` only rules out the rest."""
@@ -269,6 +335,15 @@ class _File:
         start = max(1, line - CONTEXT_RADIUS)
         end = min(total, line + CONTEXT_RADIUS)
         return SourceContext(start, "\n".join(self.lines[start - 1 : end]), line)
+
+
+def _dedent_continuation(text: str, indent: int) -> str:
+    """Lines after the first lose up to `indent` leading spaces (the first starts at column 0)."""
+    lines = text.split("\n")
+    if len(lines) == 1 or indent == 0:
+        return text
+    trimmed = [line[min(indent, len(line) - len(line.lstrip(" \t"))) :] for line in lines[1:]]
+    return "\n".join([lines[0], *trimmed])
 
 
 def _dotted(node: ast.expr) -> str | None:

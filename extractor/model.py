@@ -23,6 +23,36 @@ class SourceContext:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """One level of what leads to a raise, read from the code that encloses it.
+
+    `kind` says what `code` is:
+
+    - `if`: an expression that holds when the raise runs: the test of an enclosing `if` or
+      `elif`, with the tests of earlier branches negated when the raise is in a later branch;
+    - `guard`: an expression that holds because an earlier `if` of the same block exits
+      (`return`, `raise`, `continue`, `break`) when it does not;
+    - `for`: the iterable of an enclosing `for` loop (`subject`: its target);
+    - `while`: the test of an enclosing `while` loop;
+    - `for_else`, `while_else`: the same, for a raise in the loop's `else` (no `break` happened);
+    - `except`, `except_group`: the class expression of the enclosing `except` (or `except*`)
+      handler, None for a bare `except:` (`subject`: the name after `as`, or None);
+    - `try_else`: the `try` body raised nothing (`code` is None);
+    - `finally`: the raise is in a `finally` block (`code` is None);
+    - `case`: the pattern of the enclosing `case`, with its guard (`subject`: the `match` subject).
+    """
+
+    kind: str
+    """One of the kinds above."""
+    code: str | None
+    """Source as written (negations and `elif` chains rebuilt from the parts as written)."""
+    line: int
+    """1-based line of the statement (`if`, `for`, `except`, ...) the condition comes from."""
+    subject: str | None = None
+    """The loop target, the handler's name or the match subject as written, where there is one."""
+
+
+@dataclass(frozen=True)
 class RaiseSite:
     """One `raise` statement and what it says."""
 
@@ -57,6 +87,12 @@ class RaiseSite:
     star); None when the raise is not a call (`raise X`, a bare `raise`)."""
     context: SourceContext | None = None
     """The surrounding source for docs pages."""
+    conditions: tuple[Condition, ...] = ()
+    """What leads to the raise within its function (or module, or class body), innermost
+    first; empty when nothing encloses it. Not part of `errcat scan --json`."""
+    signature: str | None = None
+    """The enclosing function's decorators and header as written, up to its colon; None when
+    the innermost scope is a module or a class body. Not part of `errcat scan --json`."""
     entry: str | None = None
     """The catalog id; the extractor never sets it (the scan command does, via the catalog)."""
 

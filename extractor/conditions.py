@@ -1,0 +1,278 @@
+"""What leads to a raise, read from the code that encloses it.
+
+The statements from the raise's scope (its function, class body or module) down to the raise
+are found by position; every block the path enters says something (the kinds of `Condition`):
+the test of an `if` or `elif` branch, the negation of the tests before an `else`, a loop, an
+exception handler, a `case`. Earlier `if` statements of the same blocks whose branch exits
+(`if ok: return` before the raise) are guards: they say what held for the raise to be reached.
+`with` blocks and `try` bodies add nothing, and nothing inside an expression (a lambda, a
+comprehension, a conditional expression) is read: only statements decide whether a raise runs.
+
+Tests are shown as written. Only negations are rebuilt from the parts as written: `not not x`
+is `x`; `not (a == b)` is `a != b`, and likewise for `is` and `in`, whose negations are exactly
+the opposite operators; every other test keeps `not (...)`, since `not (a < b)` and `a >= b`
+differ for NaN and for partial orders.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from extractor.model import Condition
+
+_LOWEST, _OR, _AND, _NOT, _COMPARE, _OPERATOR, _ATOM = range(7)
+"""Precedence levels, enough to know where rebuilt text needs parentheses."""
+
+_OPPOSITES: dict[type[ast.cmpop], str] = {
+    ast.Eq: "!=",
+    ast.NotEq: "==",
+    ast.Is: "is not",
+    ast.IsNot: "is",
+    ast.In: "not in",
+    ast.NotIn: "in",
+}
+"""Comparison operators whose negation is exactly another operator."""
+
+Node = ast.expr | ast.stmt | ast.pattern
+
+
+class Source(Protocol):
+    """The module's text as the extractor slices it (character columns from `ast` positions)."""
+
+    def text(self, node: Node) -> str:
+        """The exact source of a node, without parentheses around it."""
+        ...
+
+    def starts_with(self, node: ast.stmt, word: str) -> bool:
+        """Whether the source at the node's position starts with `word`."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Expr:
+    """Source text of an expression with its precedence level."""
+
+    text: str
+    level: int
+
+    def at_least(self, level: int) -> str:
+        """The text, parenthesised unless it binds at least as tightly as `level`."""
+        return self.text if self.level >= level else f"({self.text})"
+
+
+def _level(node: ast.expr) -> int:
+    if isinstance(node, ast.Lambda | ast.IfExp | ast.NamedExpr | ast.Yield | ast.YieldFrom):
+        return _LOWEST
+    if isinstance(node, ast.BoolOp):
+        return _OR if isinstance(node.op, ast.Or) else _AND
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _NOT
+    if isinstance(node, ast.Compare):
+        return _COMPARE
+    if isinstance(node, ast.BinOp | ast.UnaryOp | ast.Await):
+        return _OPERATOR
+    return _ATOM
+
+
+def _written(node: ast.expr, source: Source) -> _Expr:
+    return _Expr(source.text(node), _level(node))
+
+
+def negated(node: ast.expr, source: Source) -> str:
+    """The negation of a test, as text: see the module docstring for the rules."""
+    return _negated(node, source).text
+
+
+def _negated(node: ast.expr, source: Source) -> _Expr:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _written(node.operand, source)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        opposite = _OPPOSITES.get(type(node.ops[0]))
+        if opposite is not None:
+            # Operands of a comparison bind tighter than it unless the source parenthesised
+            # them; `ast` positions leave those parentheses out, so they are put back.
+            left = _written(node.left, source).at_least(_OPERATOR)
+            right = _written(node.comparators[0], source).at_least(_OPERATOR)
+            return _Expr(f"{left} {opposite} {right}", _COMPARE)
+    return _Expr(f"not {_written(node, source).at_least(_ATOM)}", _NOT)
+
+
+def _all(parts: Sequence[_Expr]) -> _Expr:
+    if len(parts) == 1:
+        return parts[0]
+    return _Expr(" and ".join(part.at_least(_AND) for part in parts), _AND)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One block on the way from the scope down to the raise."""
+
+    owner: ast.stmt | None
+    """The compound statement whose block this is; None for the scope's own body."""
+    block: str
+    """Which block of `owner`: `body`, `orelse`, `handler`, `finalbody` or `case`."""
+    part: ast.excepthandler | ast.match_case | None
+    """The handler or case of a `handler` or `case` block."""
+    statements: list[ast.stmt]
+    index: int
+    """Position in `statements` of the statement on the way to the raise."""
+
+
+def _blocks(
+    statement: ast.stmt,
+) -> Iterator[tuple[str, ast.excepthandler | ast.match_case | None, list[ast.stmt]]]:
+    """The blocks of a compound statement that run in its scope (not nested definitions)."""
+    if isinstance(statement, ast.If | ast.For | ast.AsyncFor | ast.While):
+        yield "body", None, statement.body
+        yield "orelse", None, statement.orelse
+    elif isinstance(statement, ast.With | ast.AsyncWith):
+        yield "body", None, statement.body
+    elif isinstance(statement, ast.Try | ast.TryStar):
+        yield "body", None, statement.body
+        for handler in statement.handlers:
+            yield "handler", handler, handler.body
+        yield "orelse", None, statement.orelse
+        yield "finalbody", None, statement.finalbody
+    elif isinstance(statement, ast.Match):
+        for case in statement.cases:
+            yield "case", case, case.body
+
+
+def _path(
+    statements: list[ast.stmt],
+    target: ast.stmt,
+    owner: ast.stmt | None = None,
+    block: str = "body",
+    part: ast.excepthandler | ast.match_case | None = None,
+) -> list[_Step] | None:
+    """The blocks from `statements` down to `target`, outermost first; None if it is not there."""
+    line = target.lineno
+    for index, statement in enumerate(statements):
+        if statement.lineno > line:
+            break
+        if (statement.end_lineno or statement.lineno) < line:
+            continue
+        here = _Step(owner, block, part, statements, index)
+        if statement is target:
+            return [here]
+        for name, sub, body in _blocks(statement):
+            found = _path(body, target, statement, name, sub)
+            if found is not None:
+                return [here, *found]
+    return None
+
+
+def _exits(body: Sequence[ast.stmt]) -> bool:
+    """Whether a block always leaves by `return`, `raise`, `continue` or `break`."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Return | ast.Raise | ast.Continue | ast.Break):
+        return True
+    if isinstance(last, ast.If):
+        return _exits(last.body) and _exits(last.orelse)
+    # A `with` block may suppress what it raises, and loops and `try` have other ways out.
+    return False
+
+
+def _guard(statement: ast.stmt, source: Source) -> _Expr | None:
+    """What holds after an `if` whose first branches exit (`if ok: return`), or None.
+
+    The chain `if a: exit elif b: exit elif c: ...` falls through only when `not a and not b`.
+    When a branch that exits follows one that does not, or the `else` exits, falling through
+    says something only a disjunction could state; such statements are not guards here.
+    """
+    if not isinstance(statement, ast.If):
+        return None
+    tests: list[ast.expr] = []
+    exits: list[bool] = []
+    node = statement
+    while True:
+        tests.append(node.test)
+        exits.append(_exits(node.body))
+        # `elif` and `else:` holding only an `if` are the same control flow.
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        rest = node.orelse
+        break
+    leading = 0
+    while leading < len(exits) and exits[leading]:
+        leading += 1
+    if leading == 0 or any(exits[leading:]) or _exits(rest):
+        return None
+    return _all([_negated(test, source) for test in tests[:leading]])
+
+
+def _block_condition(step: _Step, source: Source) -> Condition | None:
+    """What entering a block of anything but an `if` says (`if` chains are handled apart)."""
+    owner = step.owner
+    if isinstance(owner, ast.For | ast.AsyncFor):
+        kind = "for" if step.block == "body" else "for_else"
+        return Condition(kind, source.text(owner.iter), owner.lineno, source.text(owner.target))
+    if isinstance(owner, ast.While):
+        kind = "while" if step.block == "body" else "while_else"
+        return Condition(kind, source.text(owner.test), owner.lineno)
+    if isinstance(owner, ast.Try | ast.TryStar):
+        handler = step.part
+        if isinstance(handler, ast.ExceptHandler):
+            kind = "except" if isinstance(owner, ast.Try) else "except_group"
+            code = None if handler.type is None else source.text(handler.type)
+            return Condition(kind, code, handler.lineno, handler.name)
+        if step.block == "orelse":
+            return Condition("try_else", None, owner.lineno)
+        if step.block == "finalbody":
+            return Condition("finally", None, owner.lineno)
+        return None
+    if isinstance(owner, ast.Match) and isinstance(step.part, ast.match_case):
+        case = step.part
+        code = source.text(case.pattern)
+        if case.guard is not None:
+            code += f" if {source.text(case.guard)}"
+        return Condition("case", code, case.pattern.lineno, source.text(owner.subject))
+    return None
+
+
+def conditions(body: list[ast.stmt], target: ast.stmt, source: Source) -> tuple[Condition, ...]:
+    """What leads to `target` from the start of `body` (its scope's statements), innermost first.
+
+    Empty when nothing encloses the statement, or when it is not in `body` at all.
+    """
+    steps = _path(body, target)
+    if steps is None:
+        return ()
+    found: list[Condition] = []
+    chain: list[_Expr] = []
+    chain_line = 0
+    for step in steps:
+        owner = step.owner
+        if isinstance(owner, ast.If):
+            if not chain:
+                chain_line = owner.lineno
+            if step.block == "body":
+                chain.append(_written(owner.test, source))
+            else:
+                chain.append(_negated(owner.test, source))
+                following = step.statements[step.index]
+                if (
+                    len(owner.orelse) == 1
+                    and isinstance(following, ast.If)
+                    and source.starts_with(following, "elif")
+                ):
+                    # `elif`: one condition for the whole chain (`not a and b`).
+                    continue
+            found.append(Condition("if", _all(chain).text, chain_line))
+            chain = []
+        elif owner is not None:
+            condition = _block_condition(step, source)
+            if condition is not None:
+                found.append(condition)
+        for earlier in step.statements[: step.index]:
+            guard = _guard(earlier, source)
+            if guard is not None:
+                found.append(Condition("guard", guard.text, earlier.lineno))
+    found.reverse()
+    return tuple(found)

@@ -1,0 +1,337 @@
+"""The static call graph: which public functions reach a function through direct calls, on
+inline packages for each rule, then on real torch modules checked by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from extractor.calls import CallGraph, call_graph, summarise
+from extractor.imports import ModuleName
+from extractor.model import FileResult, ScanReport
+
+
+def _package(root: Path, files: dict[str, str]) -> ScanReport:
+    """Write `files` under `root` and a report listing them, as a scan of them would."""
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return ScanReport(tuple(FileResult(relative) for relative in sorted(files)))
+
+
+def _graph(root: Path, files: dict[str, str], cache: Path | None = None) -> CallGraph:
+    return call_graph(_package(root, files), cwd=root, cache_dir=cache, jobs=1)
+
+
+def _callers(graph: CallGraph, path: str, qualname: str, depth: int = 3) -> list[tuple[str, int]]:
+    found = graph.callers(path, qualname, depth)
+    assert found is not None, (path, qualname)
+    return [(caller.name, caller.depth) for caller in found.callers]
+
+
+def test_plain_names_reach_through_private_helpers(tmp_path: Path) -> None:
+    """Calls by plain name link functions of a module; private ones are followed, not listed."""
+    graph = _graph(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/stock.py": """\
+                def _check(n):
+                    raise ValueError(n)
+
+                def _take(n):
+                    return _check(n)
+
+                def take(n):
+                    return _take(n)
+
+                def sell(n):
+                    take(n)
+                """,
+        },
+    )
+    assert _callers(graph, "shop/stock.py", "_check") == [
+        ("shop.stock.take", 2),
+        ("shop.stock.sell", 3),
+    ]
+    found = graph.callers("shop/stock.py", "_check")
+    assert found is not None
+    assert found.function == "shop.stock._check"
+    assert not found.public
+    assert graph.callers("shop/stock.py", "nowhere") is None
+
+
+def test_imports_and_reexports_are_followed(tmp_path: Path) -> None:
+    """`module.function` through imports, names imported from a module, and re-exports from
+    a package's `__init__` (by name and by `import *`) all reach the definition."""
+    graph = _graph(
+        tmp_path,
+        {
+            "shop/__init__.py": "from .stock import take\nfrom .prices import *\n",
+            "shop/stock.py": "def take(n):\n    raise ValueError(n)\n",
+            "shop/prices.py": "def price(n):\n    raise ValueError(n)\n",
+            "shop/cart.py": """\
+                import shop
+                import shop.stock as stock
+                from shop import stock as again
+                from .stock import take
+
+                def one():
+                    stock.take(1)
+
+                def two():
+                    again.take(2)
+
+                def three():
+                    take(3)
+
+                def four():
+                    shop.take(4)
+
+                def five():
+                    shop.price(5)
+                """,
+        },
+    )
+    assert _callers(graph, "shop/stock.py", "take") == [
+        ("shop.cart.four", 1),
+        ("shop.cart.one", 1),
+        ("shop.cart.three", 1),
+        ("shop.cart.two", 1),
+    ]
+    assert _callers(graph, "shop/prices.py", "price") == [("shop.cart.five", 1)]
+
+
+def test_methods_through_self_bases_super_and_constructors(tmp_path: Path) -> None:
+    """`self.m()` finds the class's method or a single base's; `super().m()` starts at the base;
+    calling a class reaches its `__init__`; a class with several bases stops the search."""
+    graph = _graph(
+        tmp_path,
+        {
+            "zoo/__init__.py": "",
+            "zoo/animals.py": """\
+                class Animal:
+                    def __init__(self, name):
+                        self._validate(name)
+
+                    def _validate(self, name):
+                        raise ValueError(name)
+
+                    def rename(self, name):
+                        self._validate(name)
+
+
+                class Dog(Animal):
+                    def __init__(self, name):
+                        super().__init__(name)
+
+                    def bark(self):
+                        self.rename("rex")
+
+
+                class Mixed(Animal, dict):
+                    def run(self):
+                        self.rename("x")
+
+
+                def adopt():
+                    return Dog("rex")
+                """,
+        },
+    )
+    assert _callers(graph, "zoo/animals.py", "Animal._validate") == [
+        ("zoo.animals.Animal.__init__", 1),
+        ("zoo.animals.Animal.rename", 1),
+        ("zoo.animals.Dog.__init__", 2),
+        ("zoo.animals.Dog.bark", 2),
+        ("zoo.animals.adopt", 3),
+    ]
+    assert _callers(graph, "zoo/animals.py", "Animal.rename") == [("zoo.animals.Dog.bark", 1)]
+
+
+def test_nested_functions_are_reached_but_never_public(tmp_path: Path) -> None:
+    """A nested function called by name links to its enclosing function; it is not public."""
+    graph = _graph(
+        tmp_path,
+        {
+            "m.py": """\
+                def outer(x):
+                    def check():
+                        raise ValueError(x)
+                    def relay():
+                        check()
+                    relay()
+                """
+        },
+    )
+    assert _callers(graph, "m.py", "outer.check") == [("m.outer", 2)]
+
+
+def test_what_cannot_be_seen_is_not_followed(tmp_path: Path) -> None:
+    """Callbacks, lambdas, attributes of other objects, `getattr`, shadowing names and calls
+    at import time give no edge."""
+    graph = _graph(
+        tmp_path,
+        {
+            "m.py": """\
+                def target():
+                    raise ValueError
+
+                def via_lambda(run):
+                    run(lambda: target())
+
+                def via_callback(run):
+                    run(target)
+
+                def via_object(other):
+                    other.target()
+
+                def via_getattr(mod):
+                    getattr(mod, "target")()
+
+                def via_parameter(target):
+                    target()
+
+                def via_comprehension(fs):
+                    return [target() for target in fs]
+
+                target()
+                """
+        },
+    )
+    assert _callers(graph, "m.py", "target") == []
+
+
+def test_dunder_names_are_public_and_underscored_modules_are_not(tmp_path: Path) -> None:
+    """`__init__` is public; anything in a `_private` module, class or function is not."""
+    graph = _graph(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/_impl.py": "from pkg.api import core\n\ndef run():\n    core()\n",
+            "pkg/api.py": """\
+                def core():
+                    raise ValueError
+
+                class Box:
+                    def __init__(self):
+                        core()
+
+                class _Hidden:
+                    def open(self):
+                        core()
+                """,
+        },
+    )
+    assert _callers(graph, "pkg/api.py", "core") == [("pkg.api.Box.__init__", 1)]
+
+
+def test_the_depth_bound_is_reported(tmp_path: Path) -> None:
+    """Callers further than the bound are not listed, and the answer says the bound was hit."""
+    files = {
+        "chain.py": """\
+            def a():
+                raise ValueError
+
+            def b():
+                a()
+
+            def c():
+                b()
+
+            def d():
+                c()
+
+            def e():
+                d()
+            """
+    }
+    graph = _graph(tmp_path, files)
+    shallow = graph.callers("chain.py", "a", depth=3)
+    assert shallow is not None
+    assert [(c.name, c.depth) for c in shallow.callers] == [
+        ("chain.b", 1),
+        ("chain.c", 2),
+        ("chain.d", 3),
+    ]
+    assert shallow.bounded
+    deep = graph.callers("chain.py", "a", depth=4)
+    assert deep is not None
+    assert [c.name for c in deep.callers][-1] == "chain.e"
+    assert not deep.bounded
+
+
+def test_summaries_are_cached_by_content(tmp_path: Path) -> None:
+    """A second graph reads the cached summaries; a changed file is summarised again."""
+    cache = tmp_path / "cache"
+    files = {"m.py": "def a():\n    raise ValueError\n\ndef b():\n    a()\n"}
+    first = _graph(tmp_path / "src", files, cache)
+    (folder,) = cache.glob("calls-*")
+    assert len(list(folder.iterdir())) == 1
+    again = _graph(tmp_path / "src", files, cache)
+    assert _callers(again, "m.py", "a") == _callers(first, "m.py", "a") == [("m.b", 1)]
+    changed = _graph(tmp_path / "src", {"m.py": "def a():\n    raise ValueError\n\ndef b():\n    pass\n"}, cache)  # fmt: skip
+    assert _callers(changed, "m.py", "a") == []
+    assert len(list(folder.iterdir())) == 2
+
+
+def test_awkward_files_give_summaries_not_errors() -> None:
+    """A file that does not parse has an empty summary; a module-level `global` is harmless."""
+    assert summarise(b"def (:\n", ModuleName("bad", False))[2:] == ((), (), (), (), ())
+    summary = summarise(b"global X\nX = 1\ndef f():\n    X.run()\n", ModuleName("ok", False))
+    assert summary[2] == (("f", 3, False),)
+
+
+def _torch_root() -> Path | None:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+TORCH = _torch_root()
+
+
+@pytest.fixture(scope="module")
+def torch_graph() -> CallGraph:
+    """The graph of torch.optim, torch.nn.modules and torch.nn.functional (a part of torch
+    large enough for the cases below, small enough to summarise in a second or two)."""
+    if TORCH is None:
+        pytest.skip("torch is not installed (the `runtime` extra)")
+    files = [
+        path.relative_to(TORCH.parent).as_posix()
+        for folder in ("optim", "nn/modules")
+        for path in sorted((TORCH / folder).glob("*.py"))
+    ]
+    files += ["torch/nn/__init__.py", "torch/nn/functional.py", "torch/__init__.py"]
+    report = ScanReport(tuple(FileResult(path) for path in sorted(files)))
+    return call_graph(report, cwd=TORCH.parent, jobs=1)
+
+
+def test_torch_adam_init_group_is_reached_from_step(torch_graph: CallGraph) -> None:
+    """`Adam.step` calls `self._init_group(...)` (torch/optim/adam.py)."""
+    found = torch_graph.callers("torch/optim/adam.py", "Adam._init_group")
+    assert found is not None
+    assert ("torch.optim.adam.Adam.step", 1) in [(c.name, c.depth) for c in found.callers]
+
+
+def test_torch_conv_subclasses_reach_convnd_through_super(torch_graph: CallGraph) -> None:
+    """`Conv2d.__init__` calls `super().__init__(...)`, and `Conv2d` has one base, `_ConvNd`."""
+    callers = _callers(torch_graph, "torch/nn/modules/conv.py", "_ConvNd.__init__")
+    assert ("torch.nn.modules.conv.Conv2d.__init__", 1) in callers
+    assert ("torch.nn.modules.conv.ConvTranspose2d.__init__", 2) in callers
+
+
+def test_torch_batch_size_check_is_reached_through_the_functional_alias(
+    torch_graph: CallGraph,
+) -> None:
+    """`batch_norm` calls `_verify_batch_size` by name; `SyncBatchNorm.forward` calls
+    `F.batch_norm` with `from torch.nn import functional as F` (torch/nn/modules/batchnorm.py)."""
+    callers = _callers(torch_graph, "torch/nn/functional.py", "_verify_batch_size")
+    assert ("torch.nn.functional.batch_norm", 1) in callers
+    assert ("torch.nn.modules.batchnorm.SyncBatchNorm.forward", 2) in callers
+    assert all(not name.split(".")[-2].startswith("_") for name, _ in callers)

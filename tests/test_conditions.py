@@ -1,0 +1,438 @@
+"""Conditions and signatures read from the code around a raise: rules on inline sources, then
+real torch raise sites whose answers were checked by hand against the installed sources."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from extractor import extract_source
+from extractor.cache import result_from_record, result_to_record
+from extractor.extract import extract_file
+from extractor.imports import module_name_for
+from extractor.model import Condition, RaiseSite
+
+
+def _site(source: str, exception: str = "Target") -> RaiseSite:
+    result = extract_source(textwrap.dedent(source), "pkg/mod.py", "pkg.mod")
+    assert result.ok, result.failure
+    (site,) = [site for site in result.sites if site.exception == exception]
+    return site
+
+
+def _read(source: str, exception: str = "Target") -> list[tuple[str, str | None]]:
+    return [(c.kind, c.code) for c in _site(source, exception).conditions]
+
+
+def test_nested_ifs_are_listed_innermost_first() -> None:
+    """Every enclosing `if` of the function is a level, the innermost first."""
+    assert _read(
+        """\
+        def f(a, b, c):
+            if a:
+                if b:
+                    if c:
+                        raise Target
+        """
+    ) == [("if", "c"), ("if", "b"), ("if", "a")]
+
+
+def test_else_negates_the_tests_before_it() -> None:
+    """`if a: ... elif b: ... else: raise` is `not a and not b`; an `elif` branch is
+    `not a and b`: one condition for the whole chain."""
+    chain = """\
+        def f(a, b):
+            if a:
+                pass
+            elif b:
+                raise Elif
+            else:
+                raise Target
+        """
+    assert _read(chain) == [("if", "not a and not b")]
+    assert _read(chain, "Elif") == [("if", "not a and b")]
+
+
+def test_an_if_inside_else_is_a_level_of_its_own() -> None:
+    """`else:` holding an `if` is written as two levels, and is shown as two."""
+    assert _read(
+        """\
+        def f(a, b):
+            if a:
+                pass
+            else:
+                if b:
+                    raise Target
+        """
+    ) == [("if", "b"), ("if", "not a")]
+
+
+def test_chain_parts_are_parenthesised_where_and_would_bind_them() -> None:
+    """An `or` test negated or joined by `and` keeps its meaning through parentheses."""
+    assert _read(
+        """\
+        def f(a, b, c, d):
+            if a or b:
+                pass
+            elif c or d:
+                raise Target
+        """
+    ) == [("if", "not (a or b) and (c or d)")]
+
+
+@pytest.mark.parametrize(
+    ("test", "negation"),
+    [
+        ("a == b", "a != b"),
+        ("a != b", "a == b"),
+        ("a is None", "a is not None"),
+        ("a is not None", "a is None"),
+        ("key in table", "key not in table"),
+        ("key not in table", "key in table"),
+        ("not ready", "ready"),
+        ("not not ready", "not ready"),
+        ("not (a == b)", "a == b"),
+        ("a < b", "not (a < b)"),
+        ("a >= b", "not (a >= b)"),
+        ("a == b == c", "not (a == b == c)"),
+        ("a and b", "not (a and b)"),
+        ("ready", "not ready"),
+        ("self.items[0].ok()", "not self.items[0].ok()"),
+        ("x % 2", "not (x % 2)"),
+        ("(a == b) == c", "(a == b) != c"),
+        ("(m := find()) is None", "(m := find()) is not None"),
+        ("isinstance(x, (int, float))", "not isinstance(x, (int, float))"),
+    ],
+)
+def test_not_is_pushed_only_where_that_is_exact(test: str, negation: str) -> None:
+    """`==`/`!=`, `is`/`is not`, `in`/`not in` swap; `not not x` is `x`; the rest keeps `not`."""
+    source = f"def f(a, b, c, x, key, table, ready, self):\n    if {test}:\n        pass\n"
+    source += "    else:\n        raise Target\n"
+    assert _read(source) == [("if", negation)]
+
+
+def test_guards_that_return_continue_or_raise_are_conditions() -> None:
+    """An earlier `if` of the same block whose body leaves says what held for the raise."""
+    assert _read(
+        """\
+        def f(items, strict):
+            if not items:
+                return None
+            for item in items:
+                if item is None:
+                    continue
+                if item.bad:
+                    raise ValueError("bad")
+                if strict and item.odd:
+                    raise Target
+        """
+    ) == [
+        ("if", "strict and item.odd"),
+        ("guard", "not item.bad"),
+        ("guard", "item is not None"),
+        ("for", "items"),
+        ("guard", "items"),
+    ]
+
+
+def test_a_guard_chain_falls_through_only_past_every_exiting_branch() -> None:
+    """`if a: return elif b: break` before the raise: `not a and not b`."""
+    assert _read(
+        """\
+        def f(xs, a, b):
+            while xs:
+                if a:
+                    return
+                elif b:
+                    break
+                else:
+                    xs.pop()
+                raise Target
+        """
+    ) == [("guard", "not a and not b"), ("while", "xs")]
+
+
+def test_ifs_that_may_fall_through_are_not_guards() -> None:
+    """Only an `if` whose leading branches always leave is a guard; others say nothing."""
+    assert (
+        _read(
+            """\
+            def f(a, b, c):
+                if a:
+                    print(a)
+                if b:
+                    pass
+                elif c:
+                    return
+                if a:
+                    pass
+                else:
+                    return
+                with open(a) as handle:
+                    return handle
+                raise Target
+            """
+        )
+        == []
+    )
+
+
+def test_a_guard_whose_branches_both_leave_counts() -> None:
+    """A body ending in an `if` whose branches both leave always leaves."""
+    assert _read(
+        """\
+        def f(a, b):
+            if a:
+                if b:
+                    return 1
+                else:
+                    raise KeyError
+            raise Target
+        """
+    ) == [("guard", "not a")]
+
+
+def test_handlers_loops_and_blocks_are_noted() -> None:
+    """Handlers, `try` else/finally, loops and their `else` blocks are levels of their own."""
+    site = _site(
+        """\
+        async def f(rows, table):
+            async for row in rows:
+                try:
+                    value = table[row]
+                except (KeyError, IndexError) as exc:
+                    raise Target from exc
+        """
+    )
+    assert site.conditions == (
+        Condition("except", "(KeyError, IndexError)", 5, "exc"),
+        Condition("for", "rows", 2, "row"),
+    )
+
+
+BLOCKS = {
+    "bare except": ("try:\n    g()\nexcept:\n    raise Target", ("except", None)),
+    "except*": ("try:\n    g()\nexcept* OSError:\n    raise Target", ("except_group", "OSError")),
+    "try else": ("try:\n    g()\nexcept E:\n    pass\nelse:\n    raise Target", ("try_else", None)),
+    "finally": ("try:\n    g()\nfinally:\n    raise Target", ("finally", None)),
+    "for else": ("for x in xs:\n    pass\nelse:\n    raise Target", ("for_else", "xs")),
+    "while else": ("while n:\n    n -= 1\nelse:\n    raise Target", ("while_else", "n")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "expected"), BLOCKS.values(), ids=BLOCKS.keys())
+def test_each_kind_of_block_is_named(body: str, expected: tuple[str, str | None]) -> None:
+    """Bare and group handlers, `try` else and finally, loop else blocks: one level each."""
+    source = "def f(xs, n):\n" + textwrap.indent(body, "    ") + "\n"
+    assert _read(source) == [expected]
+
+
+def test_try_bodies_and_with_blocks_add_nothing() -> None:
+    """A raise in a `try` body or a `with` block runs whenever its block does."""
+    assert (
+        _read(
+            """\
+            def f(path):
+                with open(path) as handle:
+                    try:
+                        raise Target
+                    except KeyError:
+                        pass
+            """
+        )
+        == []
+    )
+
+
+def test_match_cases_name_subject_pattern_and_guard() -> None:
+    """A raise in a `case` says the pattern (and its guard) that the subject matched."""
+    site = _site(
+        """\
+        def f(command):
+            match command:
+                case ["go", direction] if direction not in ("n", "s"):
+                    raise Target
+                case _:
+                    pass
+        """
+    )
+    assert site.conditions == (
+        Condition("case", '["go", direction] if direction not in ("n", "s")', 3, "command"),
+    )
+
+
+def test_expressions_and_nested_functions_are_not_read() -> None:
+    """Lambdas, comprehensions and conditional expressions hold no statement that could raise;
+    a nested function's conditions stop at its own `def`."""
+    assert (
+        _read(
+            """\
+            def f(xs, flag):
+                ys = [x for x in xs if x]
+                pick = lambda: 1 if flag else 2
+                value = 3 if flag else None
+                raise Target
+            """
+        )
+        == []
+    )
+    assert _read(
+        """\
+        def outer(a, b):
+            if a:
+                def inner():
+                    if b:
+                        raise Target
+        """
+    ) == [("if", "b")]
+
+
+def test_module_and_class_level_raises_read_their_own_body() -> None:
+    """Module code and class bodies are scopes too; nothing enclosing means no condition."""
+    assert _read("import sys\nif sys.version_info < (3, 9):\n    raise Target\n") == [
+        ("if", "sys.version_info < (3, 9)")
+    ]
+    site = _site("class C:\n    if not hasattr(int, 'x'):\n        raise Target\n")
+    assert [(c.kind, c.code) for c in site.conditions] == [("if", "not hasattr(int, 'x')")]
+    assert site.signature is None
+    assert _site("def f():\n    raise Target\n").conditions == ()
+
+
+def test_condition_text_is_the_source_as_written() -> None:
+    """Multi-line tests keep their lines; non-ASCII text is sliced by characters, not bytes."""
+    site = _site(
+        """\
+        def f(naïve, été):
+            if (naïve == "é"
+                    and été):
+                raise Target
+        """
+    )
+    assert site.conditions == (Condition("if", 'naïve == "é"\n            and été', 2),)
+    other = _site(
+        """\
+        def f(naïve):
+            if naïve == "ü":
+                pass
+            else:
+                raise Target
+        """
+    )
+    assert other.conditions == (Condition("if", 'naïve != "ü"', 2),)
+
+
+def test_signature_keeps_decorators_header_and_annotations_as_written() -> None:
+    """The signature runs from the first decorator to the header's colon, continuation lines
+    dedented to the `def`; colons in strings, annotations, defaults and comments do not end it."""
+    site = _site(
+        """\
+        class Pool:
+            @staticmethod
+            @cache(
+                size=3,
+            )
+            def take(sku: "a:b", quantity=lambda: 1,
+                     *, tags: dict[str, int] = {}) -> "x:y":  # note: not the end
+                raise Target
+        """
+    )
+    assert site.signature == (
+        "@staticmethod\n"
+        "@cache(\n"
+        "    size=3,\n"
+        ")\n"
+        'def take(sku: "a:b", quantity=lambda: 1,\n'
+        '         *, tags: dict[str, int] = {}) -> "x:y":'
+    )
+    assert _site("async def go(self): raise Target\n").signature == "async def go(self):"
+
+
+def test_conditions_and_signature_survive_the_cache_but_not_the_scan_json() -> None:
+    """The cache record keeps the new fields; `errcat scan --json` keeps its contract keys."""
+    result = extract_source("def f(a):\n    if a:\n        raise Target\n", "m.py")
+    again = result_from_record(result_to_record(result), "m.py")
+    assert again == result
+    assert again.sites[0].conditions == (Condition("if", "a", 2),)
+    assert list(result.sites[0].as_dict()) == [
+        "path", "line", "column", "exception", "qualified_name", "template", "function",
+        "reraise", "cause", "ignored", "entry",
+    ]  # fmt: skip
+
+
+def _torch_root() -> Path | None:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+TORCH = _torch_root()
+needs_torch = pytest.mark.skipif(TORCH is None, reason="torch is not installed (`runtime` extra)")
+
+
+def _torch_site(relative: str, template: str) -> RaiseSite:
+    assert TORCH is not None
+    path = TORCH / relative
+    result = extract_file(path, relative, module_name_for(path))
+    (site,) = [site for site in result.sites if site.template == template]
+    return site
+
+
+@needs_torch
+def test_torch_adam_sparse_gradients() -> None:
+    """`Adam._init_group`: in the loop over the group's params, for a param with a gradient,
+    when that gradient is sparse."""
+    site = _torch_site(
+        "optim/adam.py",
+        "Adam does not support sparse gradients, please consider SparseAdam instead",
+    )
+    assert [(c.kind, c.code, c.subject) for c in site.conditions] == [
+        ("if", "p.grad.is_sparse", None),
+        ("if", "p.grad is not None", None),
+        ("for", 'group["params"]', "p"),
+    ]
+    assert site.signature is not None and site.signature.startswith("def _init_group(\n    self,")
+
+
+@needs_torch
+def test_torch_adam_epsilon_after_the_learning_rate_check() -> None:
+    """`Adam.__init__` rejects eps only once the check on lr (which raises) has passed."""
+    site = _torch_site("optim/adam.py", "Invalid epsilon value: {eps}")
+    assert [(c.kind, c.code) for c in site.conditions] == [
+        ("if", "not 0.0 <= eps"),
+        ("guard", "0.0 <= lr"),
+    ]
+
+
+@needs_torch
+def test_torch_register_buffer_elif_chain() -> None:
+    """`Module.register_buffer`: the `elif` chain's earlier tests are negated, and the
+    ScriptModule check before it is a guard."""
+    site = _torch_site("nn/modules/module.py", 'buffer name can\'t contain "."')
+    assert [(c.kind, c.code) for c in site.conditions] == [
+        ("if", '"_buffers" in self.__dict__ and isinstance(name, str) and "." in name'),
+        ("guard", "not (persistent is False and isinstance(self, torch.jit.ScriptModule))"),
+    ]
+    assert site.signature == (
+        "def register_buffer(\n"
+        "    self, name: str, tensor: Tensor | None, persistent: bool = True\n"
+        ") -> None:"
+    )
+
+
+@needs_torch
+def test_torch_batch_norm_after_the_torch_function_guard() -> None:
+    """`torch.nn.functional.batch_norm`: the `__torch_function__` dispatch returns first."""
+    site = _torch_site(
+        "nn/functional.py", "batch_norm eps must be positive during training, but got {eps}"
+    )
+    assert [(c.kind, c.code) for c in site.conditions] == [
+        ("if", "training and eps <= 0.0"),
+        (
+            "guard",
+            "not has_torch_function_variadic(input, running_mean, running_var, weight, bias)",
+        ),
+    ]
