@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
-from test_build_project import make_project
+from test_build_project import DRAFT_ID, STOP_ID, make_project
 
 from catalog.build import build_site
 from catalog.config import load_config, read_site_settings
@@ -92,3 +92,77 @@ def test_the_schema_rejects_what_the_contract_rules_out(key: str, value: object)
     }  # fmt: skip
     assert _validator().is_valid(document)
     assert not _validator().is_valid({**document, key: value})
+
+
+def test_a_draft_shows_and_serves_what_was_read_from_the_code(tmp_path: Path) -> None:
+    """A draft without prose gets the derived section on its page (conditions, signature,
+    public callers, what is not followed), and its entry file carries the same facts."""
+    root = make_project(tmp_path)
+    (root / "widgets" / "cli.py").write_text(
+        "from widgets.core import turn\n\n\ndef main():\n    turn('w', 11)\n", encoding="utf-8"
+    )
+    config = load_config(root)
+    content = render(
+        gather(
+            config,
+            load_valid_catalog(config.catalog),
+            site_url="http://127.0.0.1:8000/",
+            repo_url=None,
+            site_name="Widgets",
+        )
+    )
+    page = content.pages[f"errors/{DRAFT_ID}.md"]
+    for part in (
+        "## Read from the code { data-search-exclude }",
+        "*Derived by errcat from the source, not written by a person.*",
+        "**Raised when** all of these hold (innermost first):",
+        "- `speed > 10` (line 4)",
+        "- `not (speed < 0)` (line 2: an earlier check that exits otherwise)",
+        "```python\ndef turn(name: str, speed: int) -> None:\n```",
+        "- `widgets.cli.main` (calls it directly)",
+        "callbacks and dynamic dispatch are not followed",
+    ):
+        assert part in page, part
+    assert "**Raised** unconditionally, when `stop` runs." in content.pages[f"errors/{STOP_ID}.md"]
+    document = content.api[f"api/errors/{DRAFT_ID}.json"]
+    assert [e.message for e in _validator().iter_errors(document)] == []
+    assert list(document) == CONTRACT_KEYS
+    (source,) = document["sources"]
+    assert source["signature"] == "def turn(name: str, speed: int) -> None:"
+    assert source["conditions"] == [
+        {"kind": "if", "code": "speed > 10", "line": 4, "subject": None},
+        {"kind": "guard", "code": "not (speed < 0)", "line": 2, "subject": None},
+    ]
+    callers = source["callers"]
+    assert callers["function"] == "widgets.core.turn"
+    assert callers["public"] is True
+    assert callers["callers"] == [
+        {"name": "widgets.cli.main", "path": "widgets/cli.py", "line": 4, "depth": 1, "url": None}
+    ]
+    assert (callers["count"], callers["depth"], callers["bounded"]) == (1, 3, False)
+
+
+def test_the_schema_rejects_malformed_derived_facts() -> None:
+    """An unknown condition kind or a caller without its depth fails validation."""
+    source = {
+        "path": "a.py", "line": 1, "column": 1, "function": "f", "url": None, "snippet": None,
+        "signature": "def f():", "conditions": [], "callers": None,
+    }  # fmt: skip
+    document = {
+        "schema_version": 1, "id": "f978622eed176d93", "status": "draft", "name": "A",
+        "exception": "ValueError", "message": "m", "meaning": None, "solutions": [],
+        "example": None, "trigger": None, "situations": [], "related": [], "sources": [source],
+        "url": "http://127.0.0.1:8000/errors/f978622eed176d93/",
+        "repository": {"url": None, "commit": "unknown", "dirty": False},
+        "since": None, "retired_reason": None, "replaced_by": None,
+    }  # fmt: skip
+    validator = _validator()
+    assert validator.is_valid(document)
+    condition = {"kind": "unless", "code": "a", "line": 1, "subject": None}
+    bad_condition = {**source, "conditions": [condition]}
+    assert not validator.is_valid({**document, "sources": [bad_condition]})
+    callers = {
+        "function": "m.f", "public": True, "count": 1, "depth": 3, "bounded": False,
+        "not_followed": "...", "callers": [{"name": "m.g", "path": "m.py", "line": 3, "url": None}],
+    }  # fmt: skip
+    assert not validator.is_valid({**document, "sources": [{**source, "callers": callers}]})

@@ -8,20 +8,205 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from catalog.model import Entry
 from catalog.render.deploy import site_files
+from catalog.render.markdown import code_span
 from catalog.render.repository import Repository
-from catalog.render.sources import Source
+from catalog.render.sources import Source, _repository_path
+from extractor.calls import NOT_FOLLOWED, Callers, CallGraph
+from extractor.model import Condition, ScanReport
 
 SCHEMA_VERSION = 1
 """Bumped when an entry file changes in a way old readers would misread."""
 ERRORS_FOLDER = "api/errors"
 INDEX_FILE = "api/errors/index.json"
 SCHEMA_FILE = "api/schema.json"
+
+
+MAX_CALLERS = 50
+"""Public callers an entry file lists per source (`count` says how many there are)."""
+PAGE_CALLERS = 10
+"""Public callers a page lists per source."""
+
+
+@dataclass(frozen=True)
+class DerivedSource(Source):
+    """A source with what errcat read from the code around it, for pages and entry files.
+
+    Nothing here is authored: the conditions and the signature come from the raise site's
+    record, the callers from the package's call graph (see `extractor/calls.py`). Pages take
+    the phrases below (Markdown whose code is in code spans) through the `prose` filter.
+    """
+
+    signature: str | None = None
+    """The enclosing function's decorators and header as written; None outside functions."""
+    conditions: tuple[Condition, ...] = ()
+    """What leads to the raise, innermost first."""
+    callers: Callers | None = None
+    """Public functions reaching the enclosing function; paths relative to the repository."""
+    caller_urls: tuple[str | None, ...] = ()
+    """Each caller's line in the repository, pinned like `url`; None without a link."""
+
+    def as_dict(self) -> dict[str, object]:
+        """The API's `sources[]` item: the contract's keys, then the derived ones."""
+        document = super().as_dict()
+        document["signature"] = self.signature
+        document["conditions"] = [
+            {
+                "kind": condition.kind,
+                "code": condition.code,
+                "line": condition.line,
+                "subject": condition.subject,
+            }
+            for condition in self.conditions
+        ]
+        callers = self.callers
+        document["callers"] = (
+            None
+            if callers is None
+            else {
+                "function": callers.function,
+                "public": callers.public,
+                "callers": [
+                    {
+                        "name": caller.name,
+                        "path": caller.path,
+                        "line": caller.line,
+                        "depth": caller.depth,
+                        "url": url,
+                    }
+                    for caller, url in zip(
+                        callers.callers[:MAX_CALLERS], self.caller_urls, strict=False
+                    )
+                ],
+                "count": len(callers.callers),
+                "depth": callers.depth,
+                "bounded": callers.bounded,
+                "not_followed": NOT_FOLLOWED,
+            }
+        )
+        return document
+
+    @property
+    def raised_when(self) -> tuple[str, ...]:
+        """The conditions as Markdown phrases, innermost first."""
+        return tuple(_phrase(condition) for condition in self.conditions)
+
+    @property
+    def unconditional(self) -> str:
+        """Markdown for a raise that nothing encloses."""
+        if self.function is None:
+            return "unconditionally, when the module is imported."
+        if self.signature is None:
+            return f"unconditionally, when the body of class {code_span(self.function)} runs."
+        return f"unconditionally, when {code_span(self.function)} runs."
+
+    @property
+    def reached_from(self) -> tuple[str, ...]:
+        """The first public callers as Markdown, each with its distance and a source link."""
+        if self.callers is None:
+            return ()
+        phrases = []
+        shown = self.callers.callers[:PAGE_CALLERS]
+        for caller, url in zip(shown, self.caller_urls, strict=False):
+            distance = "calls it directly" if caller.depth == 1 else f"{caller.depth} calls away"
+            link = f", [source]({url})" if url else ""
+            phrases.append(f"{code_span(caller.name)} ({distance}{link})")
+        return tuple(phrases)
+
+    @property
+    def not_followed(self) -> str:
+        """What the call graph cannot see, said wherever callers are shown."""
+        return NOT_FOLLOWED
+
+    @property
+    def more_callers(self) -> int:
+        """Public callers beyond those `reached_from` shows."""
+        return 0 if self.callers is None else max(0, len(self.callers.callers) - PAGE_CALLERS)
+
+
+def _phrase(condition: Condition) -> str:
+    code = condition.code or ""
+    kind = condition.kind
+    at = f" (line {condition.line})"
+    if kind == "guard":
+        return f"{code_span(code)} (line {condition.line}: an earlier check that exits otherwise)"
+    if kind == "for":
+        return f"in a loop over {code_span(code)}{at}"
+    if kind == "while":
+        return f"in a loop while {code_span(code)}{at}"
+    if kind == "for_else":
+        return f"after the loop over {code_span(code)} ends without `break`{at}"
+    if kind == "while_else":
+        return f"after the loop while {code_span(code)} ends without `break`{at}"
+    if kind in ("except", "except_group"):
+        keyword = "except" if kind == "except" else "except*"
+        if condition.code is None:
+            return f"inside a bare `{keyword}:`{at}"
+        return f"inside {code_span(f'{keyword} {code}')}{at}"
+    if kind == "try_else":
+        return f"in the `else` block of the `try` at line {condition.line}: its body raised nothing"
+    if kind == "finally":
+        return f"in the `finally` block of the `try` at line {condition.line}"
+    if kind == "case":
+        match = code_span(f"match {condition.subject}")
+        return f"in {match}, under {code_span(f'case {code}')}{at}"
+    return f"{code_span(code)}{at}"
+
+
+def derived_sources(
+    sources: Mapping[str, tuple[Source, ...]],
+    report: ScanReport,
+    graph: CallGraph | None,
+    repository: Repository,
+    root: Path,
+) -> dict[str, tuple[Source, ...]]:
+    """`sources` with what was read from the code at each: the site's record and its callers.
+
+    `root` is the folder the report's (and so the graph's) paths are relative to.
+    """
+    sites = {
+        # Keyed by the path `sources_by_entry` gave the same site, so the pairing cannot drift.
+        (_repository_path(repository, site.path), site.line, site.column): site
+        for site in report.sites
+    }
+    derived: dict[str, tuple[Source, ...]] = {}
+    for entry_id, found in sources.items():
+        items: list[Source] = []
+        for source in found:
+            site = sites.get((source.path, source.line, source.column))
+            if site is None:
+                items.append(source)
+                continue
+            callers = None
+            if graph is not None and site.function is not None and site.signature is not None:
+                callers = graph.callers(site.path, site.function)
+            urls: tuple[str | None, ...] = ()
+            if callers is not None:
+                moved = tuple(
+                    replace(caller, path=_repository_path(repository, str(root / caller.path)))
+                    for caller in callers.callers
+                )
+                callers = replace(callers, callers=moved)
+                urls = tuple(
+                    repository.blob_url(caller.path, caller.line) for caller in moved[:MAX_CALLERS]
+                )
+            items.append(
+                DerivedSource(
+                    **{field.name: getattr(source, field.name) for field in fields(Source)},
+                    signature=site.signature,
+                    conditions=site.conditions,
+                    callers=callers,
+                    caller_urls=urls,
+                )
+            )
+        derived[entry_id] = tuple(items)
+    return derived
 
 
 def page_url(site_url: str, entry_id: str) -> str:

@@ -90,15 +90,19 @@ def gather(
     config: Config, catalog: Catalog, *, site_url: str, repo_url: str | None, site_name: str
 ) -> SiteInputs:
     """Scan the package and read the repository and the verified examples for `catalog`."""
-    from catalog.project import generated_module, scan_package
+    from catalog.project import CACHE_FOLDER, generated_module, scan_package
+    from extractor.calls import call_graph
 
     report = scan_package(config)
     repository = read_repository(config.root, repo_url)
     results_path = config.catalog / RESULTS_FILE
+    sources = sources_by_entry(catalog, report, generated_module(config), repository)
+    # Who reaches each raise, for the facts read from the code (summaries cached with the scan).
+    graph = call_graph(report, cwd=config.root, cache_dir=config.root / CACHE_FOLDER)
     return SiteInputs(
         config=config,
         catalog=catalog,
-        sources=sources_by_entry(catalog, report, generated_module(config), repository),
+        sources=api.derived_sources(sources, report, graph, repository, config.root),
         scan_failures=tuple(report.failures),
         repository=repository,
         verified=load_results(results_path),
