@@ -1,8 +1,20 @@
 """Generate the typed-exception module (`runtime/errors.py`) from the catalog.
 
-The output is plain Python that imports only the standard library and runs on Python 3.7 and
-later, so the runtime never imports errcat or parses YAML; it is formatted the way `ruff format`
-would leave it.
+The module is plain Python that imports only the standard library and runs on Python 3.7 and
+later, so the runtime never imports errcat or parses YAML. It takes one of two forms:
+
+- up to TABLE_THRESHOLD classes, each class is written out (`class X(CatalogError, ValueError)`),
+  with `BY_ID` a dict: a module anyone can read, and one its type checkers read directly;
+- above it, the module holds the catalog as a table of strings and creates each class on first
+  use (a module-level `__getattr__`, PEP 562), so that importing it costs milliseconds for
+  10,000 entries, where defining them all up front took more than a second; a stub beside it
+  (`errors.pyi`) declares every class with its keyword-only parameters for type checkers and
+  IDEs.
+
+Both behave the same at run time: the same classes, bases, attributes, messages, notes and
+pickling. Output is formatted the way `ruff format` leaves it (the written-out form at this
+project's line length, 100; the table form and its stub at any `line-length` of at least 88),
+and `errcat check` compares every file with what this module would write.
 """
 
 from __future__ import annotations
@@ -10,6 +22,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -22,8 +35,17 @@ HEADER = (
 )
 REGENERATE = "errcat codegen"
 LINE_LIMIT = 100
+"""The written-out form's line length (this project's ruff setting)."""
+STABLE_LIMIT = 88
+"""Ruff's default line length: table-form output that fits it is stable under any longer one."""
+TABLE_THRESHOLD = 200
+"""Catalogs with more classes than this get the table form: written out, each class costs
+about 15 microseconds of import time (3 ms at this size), the table about 0.6."""
+STUB_SUFFIX = ".pyi"
+"""The table form's stub is the module's path with this suffix."""
+RETIRED_NOTE = "Retired: no longer raised; kept so that code catching it still imports."
 
-_PRELUDE = '''\
+_EXPLICIT_PRELUDE = '''\
 # Regenerate it with: errcat codegen
 """Typed exceptions of this package: one class per catalog entry.
 
@@ -110,12 +132,257 @@ if not hasattr(BaseException, "add_note") and sys.excepthook is sys.__excepthook
 '''
 
 
+_TABLE_HEAD = '''\
+# Regenerate it with: errcat codegen
+"""Typed exceptions of this package: one class per catalog entry.
+
+Each class subclasses `CatalogError` and the built-in it replaces, so `except ValueError` still
+catches it. `str(exc)` is the rendered message; the page that explains it is `exc.docs_url`,
+added to the traceback as a note unless the environment sets ERRCAT_DOCS_LINKS=0.
+
+The classes are created on first use from the table at the end of this file (a module-level
+`__getattr__`, PEP 562), so importing the module stays cheap however large the catalog is. Each
+class is created once and is the same object on every access; `BY_ID`, `__all__` and `dir()`
+list every class. The stub beside this file declares each class and its keyword-only
+parameters for type checkers and IDEs.
+
+The module runs on Python 3.7 and later. Before 3.11 there is no `add_note`: the note is kept in
+`__notes__` all the same (pytest and the exceptiongroup backport show it), and an uncaught
+catalogued error prints it after the traceback.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+from _collections_abc import Mapping as _Mapping
+from _thread import allocate_lock as _allocate_lock
+from types import CodeType as _CodeType
+from types import FunctionType as _FunctionType
+
+# Annotations are never evaluated at run time (see the __future__ import), so `typing` is
+# imported for type checkers only: it would cost more than the rest of a small module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    # Private names, so that no catalog class meets one of them in the module's namespace.
+    from collections.abc import Iterator as _Iterator
+    from types import TracebackType as _TracebackType
+    from typing import Any as _Any
+    from typing import ClassVar as _ClassVar
+
+'''
+
+_TABLE_RUNTIME = r'''
+
+def _rebuild(cls: type[CatalogError], params: dict[str, _Any]) -> CatalogError:
+    # Pickle and copy call this with the keyword arguments the instance was raised with.
+    return cls(**params)
+
+
+class CatalogError(Exception):
+    """Base of every catalogued error: its entry id, message template and docs page."""
+
+    id: _ClassVar[str] = ""
+    """16 hex digits identifying the catalog entry."""
+    template: _ClassVar[str] = ""
+    """The catalog message, a str.format template over the keyword parameters."""
+    docs_url: _ClassVar[str] = ""
+    """The entry's page on the docs site."""
+
+    def __init__(self, **params: _Any) -> None:
+        self.params = params
+        for name, value in params.items():
+            setattr(self, name, value)
+        super().__init__(self.template.format(**params))
+        if os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
+            note = f"For further information visit {self.docs_url}"
+            if hasattr(self, "add_note"):
+                self.add_note(note)
+            else:
+                # Python 3.7 to 3.10: the attribute 3.11 would fill, so tools that show notes
+                # there (pytest, the exceptiongroup backport) show this one too.
+                self.__notes__ = [*getattr(self, "__notes__", ()), note]
+
+    def __str__(self) -> str:
+        # KeyError and friends would show repr(message); the catalog promises the message itself.
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[_Any, ...]:
+        return (_rebuild, (type(self), self.params), self.__dict__)
+
+
+def _print_notes_after_traceback(
+    kind: type[BaseException],
+    error: BaseException,
+    trace: _TracebackType | None,
+) -> None:
+    # Before 3.11 the interpreter's traceback ignores __notes__, which would hide the docs link
+    # of an uncaught error; print the notes of the catalogued errors the traceback showed.
+    sys.__excepthook__(kind, error, trace)
+    shown: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in shown:
+        shown.add(id(current))
+        notes = getattr(current, "__notes__", None)
+        if isinstance(current, CatalogError) and isinstance(notes, list):
+            for note in notes:
+                print(note, file=sys.stderr)
+        if current.__cause__ is not None or current.__suppress_context__:
+            current = current.__cause__
+        else:
+            current = current.__context__
+
+
+if not hasattr(BaseException, "add_note") and sys.excepthook is sys.__excepthook__:
+    # Only over the interpreter's own hook: one that a program, IPython or the exceptiongroup
+    # backport installed already decides itself how a traceback looks.
+    sys.excepthook = _print_notes_after_traceback
+
+_LOCK = _allocate_lock()
+_POSITION: dict[str, int] = {}
+_INIT_CODE: dict[str, _CodeType] = {}
+_NAME_BY_ID: dict[str, str] = {}
+
+
+def _init_code(params: str) -> _CodeType:
+    # The `__init__` of one parameter list, compiled on first use and shared by every class
+    # with that list, so the interpreter itself checks the keyword-only arguments. The names
+    # are identifiers from this module's own table (errcat validated them).
+    code = _INIT_CODE.get(params)
+    if code is None:
+        names = params.split()
+        keywords = f", *, {', '.join(names)}" if names else ""
+        arguments = "".join(f", {name}={name}" for name in names)
+        source = f"def __init__(self{keywords}):\n    CatalogError.__init__(self{arguments})\n"
+        compiled = compile(source, "<errcat: generated __init__>", "exec")
+        code = next(c for c in compiled.co_consts if isinstance(c, _CodeType))
+        _INIT_CODE[params] = code
+    return code
+
+
+def _define(name: str) -> type[CatalogError]:
+    # The class of one row, created once: the lock gives every thread the same object, which
+    # `except`, pickle and `is` rely on.
+    with _LOCK:
+        defined = globals().get(name)
+        if defined is not None:
+            return defined  # type: ignore[no-any-return]
+        head, _, template = _ROWS[_POSITION[name]].partition("|")
+        entry_id, base, status, params = (head + " ").split(" ", 3)
+        code = _init_code(params)
+        if hasattr(code, "co_qualname"):
+            # 3.11 on, tracebacks show the code's qualified name: the class's, as below.
+            qualname = name + ".__init__"
+            code = code.replace(co_qualname=qualname)  # type: ignore[call-arg, unused-ignore]
+        # A copy named after the class: messages about missing or unexpected arguments name
+        # it (3.10 on).
+        own = _FunctionType(code, globals(), "__init__")
+        own.__qualname__ = name + ".__init__"
+        cls = type(
+            name,
+            (CatalogError, getattr(builtins, base)),
+            {
+                "__module__": __name__,
+                "__qualname__": name,
+                "__doc__": template + (_RETIRED if status == "retired" else ""),
+                "__init__": own,
+                "id": entry_id,
+                "template": template,
+                "docs_url": DOCS_BASE_URL + "errors/" + entry_id + "/",
+            },
+        )
+        globals()[name] = cls
+        return cls
+
+
+def __getattr__(name: str) -> type[CatalogError]:
+    # PEP 562: called only for names the module does not hold yet, i.e. each class's first use.
+    if not _POSITION:
+        _POSITION.update((class_name, index) for index, class_name in enumerate(_NAMES))
+    if name not in _POSITION:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _define(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_NAMES})
+
+
+class _ById(_Mapping):  # type: ignore[type-arg]  # the stub declares its types
+    """Every generated class by its entry id; a class is created when it is looked up."""
+
+    def _names(self) -> dict[str, str]:
+        if not _NAME_BY_ID:
+            # Each row starts with the entry's 16-digit id.
+            for index, row in enumerate(_ROWS):
+                _NAME_BY_ID[row[:16]] = _NAMES[index]
+        return _NAME_BY_ID
+
+    def __getitem__(self, entry_id: str) -> type[CatalogError]:
+        return __getattr__(self._names()[entry_id])
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._names()
+
+    def __iter__(self) -> _Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(_NAMES)
+
+    def __repr__(self) -> str:
+        return f"<BY_ID: {len(self)} generated classes by entry id>"
+
+
+BY_ID = _ById()
+"""Every generated class by its entry id."""
+'''
+
+_STUB_HEAD = '''\
+# Regenerate it with: errcat codegen
+"""Types of the generated module beside this stub: every class and its keyword-only parameters.
+
+The module creates its classes on first use; type checkers and IDEs read them here.
+"""
+
+from collections.abc import Mapping as _Mapping
+from typing import Any as _Any
+from typing import ClassVar as _ClassVar
+
+DOCS_BASE_URL: str
+BY_ID: _Mapping[str, type[CatalogError]]
+
+class CatalogError(Exception):
+    """Base of every catalogued error: its entry id, message template and docs page."""
+
+    id: _ClassVar[str]
+    template: _ClassVar[str]
+    docs_url: _ClassVar[str]
+    params: dict[str, _Any]
+    def __init__(self, **params: _Any) -> None: ...
+'''
+
+
 def py_string(text: str) -> str:
-    """A double-quoted Python literal for `text` (JSON escapes are valid Python escapes)."""
-    return json.dumps(text, ensure_ascii=False)
+    """A Python literal for `text`, quoted the way `ruff format` quotes it.
+
+    JSON escapes are valid Python escapes. Like ruff, it prefers double quotes and switches to
+    single quotes when the text holds more double quotes than single ones.
+    """
+    body = json.dumps(text, ensure_ascii=False)[1:-1]
+    if text.count('"') <= text.count("'"):
+        return f'"{body}"'
+    # JSON writes every `"` as `\"` and every backslash as `\\`, so each `\"` is one quote.
+    return "'" + body.replace('\\"', '"').replace("'", "\\'") + "'"
 
 
-def _signature(params: tuple[str, ...]) -> list[str]:
+def stub_path(module: Path) -> Path:
+    """Where the stub of the generated module at `module` lives: beside it, as `.pyi`."""
+    return module.with_suffix(STUB_SUFFIX)
+
+
+def _explicit_signature(params: tuple[str, ...]) -> list[str]:
     if not params:
         return ["    def __init__(self) -> None:"]
     inline = "    def __init__(self, *, " + ", ".join(f"{p}: object" for p in params) + ") -> None:"
@@ -145,33 +412,83 @@ def _assignment(name: str, value: str) -> list[str]:
     return [f"    {name} = (", f"        {value}", "    )"]
 
 
-def _docstring(entry: Entry) -> str:
-    text = entry.message.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    if text.endswith('"'):
-        text += " "
-    if entry.status is Status.RETIRED:
-        text += (
-            "\n\n    Retired: no longer raised; kept so that code catching it still imports.\n    "
-        )
-    return f'    """{text}"""'
-
-
 def _class(entry: Entry, base_url: str) -> list[str]:
     params = parameters(entry.message)
-    lines = [f"class {entry.name}(CatalogError, {entry.exception}):", _docstring(entry), ""]
+    header = f"class {entry.name}(CatalogError, {entry.exception}):"
+    if len(header) > LINE_LIMIT:
+        # What ruff format makes of a class line too long: the bases on a line of their own.
+        header = f"class {entry.name}(\n    CatalogError, {entry.exception}\n):"
+    lines = [header, _docstring(entry), ""]
     lines += _assignment("id", py_string(entry.id))
     lines += _assignment("template", py_string(entry.message))
     lines += _assignment("docs_url", py_string(f"{base_url}errors/{entry.id}/"))
     lines += [f"    {p}: object" for p in params]
     lines.append("")
-    lines += _signature(params)
+    lines += _explicit_signature(params)
     lines += _super_call(params)
     return lines
 
 
-def _export_order(name: str) -> tuple[int, str]:
-    # The order ruff's RUF022 expects: CONSTANTS, then Classes, then the rest.
-    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+def _wrapped(opening: str, items: list[str], closing: str, indent: str) -> list[str]:
+    """`opening`, the items joined by commas and `closing` on one line if it fits, else one
+    item per line.
+
+    The exploded form ends with a trailing comma, which ruff format keeps exploded under any
+    line length; the one-line form is used only within STABLE_LIMIT, which every longer limit
+    keeps too.
+    """
+    inline = f"{indent}{opening}{', '.join(items)}{closing}"
+    if len(inline) <= STABLE_LIMIT or not items:
+        return [inline]
+    return [f"{indent}{opening}", *(f"{indent}    {item}," for item in items), indent + closing]
+
+
+def _signature(name: str, first: str, params: tuple[str, ...], tail: str, indent: str) -> list[str]:
+    items = [first, *(["*", *(f"{p}: object" for p in params)] if params else [])]
+    return _wrapped(f"def {name}(", items, f") -> None:{tail}", indent)
+
+
+def _docstring(entry: Entry) -> str:
+    """The entry's message as the class docstring, laid out as ruff format lays docstrings out.
+
+    Ruff strips the first line and the end of every line, re-indents the following lines (their
+    common indentation becomes the docstring's own), puts the closing quotes on the first line
+    when no other line holds text, and keeps a space between the quotes and text starting or
+    ending with a quote. Writing the text that way makes ruff leave it alone. Tabs and carriage
+    returns are written as escapes, so that only spaces and newlines reach the source.
+    """
+    escaped = (
+        (entry.message or entry.headline)
+        .replace("\\", "\\\\")
+        .replace('"""', '\\"\\"\\"')
+        .replace("\t", "\\t")
+        .replace("\r", "\\r")
+    )
+    first, *rest = escaped.split("\n")
+    if entry.status is Status.RETIRED:
+        rest += ["", RETIRED_NOTE, ""]
+    rest = [line.rstrip() for line in rest]
+    lines = [first.strip()]
+    if any(rest):
+        margin = min(len(line) - len(line.lstrip(" ")) for line in rest if line)
+        lines += [f"    {line[margin:]}" if line else "" for line in rest]
+        if not rest[-1]:
+            lines[-1] = "    "  # the closing quotes on a line of their own
+    if lines[0].startswith('"'):
+        lines[0] = " " + lines[0]
+    if lines[-1].endswith('"'):
+        lines[-1] += " "
+    return '    """' + "\n".join(lines) + '"""'
+
+
+_NUMBERS = re.compile(r"(\d+)")
+
+
+def _export_order(name: str) -> tuple[int, list[str | int]]:
+    # The order ruff's RUF022 expects: CONSTANTS, then Classes, then the rest, each in natural
+    # order (runs of digits compare as numbers).
+    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return (kind, [int(p) if p.isdigit() else p for p in _NUMBERS.split(name)])
 
 
 def generated_classes(catalog: Catalog) -> list[Entry]:
@@ -183,10 +500,41 @@ def generated_classes(catalog: Catalog) -> list[Entry]:
     return [entry for entry in catalog if has_typed_class(entry.exception)]
 
 
-def generate(catalog: Catalog, base_url: str) -> str:
-    """The full text of the generated module for `catalog`, with docs links under `base_url`."""
+def _strings(name: str, values: list[str]) -> list[str]:
+    # One element per line with a trailing comma, which ruff format keeps as it is.
+    if not values:
+        return [f"{name}: tuple[str, ...] = ()"]
+    return [f"{name}: tuple[str, ...] = (", *(f"    {py_string(v)}," for v in values), ")"]
+
+
+def _generate_table(catalog: Catalog, base_url: str) -> str:
     entries = generated_classes(catalog)
-    out = [HEADER + _PRELUDE.format(base_url=py_string(base_url))]
+    rows = []
+    for entry in entries:
+        status = "retired" if entry.status is Status.RETIRED else "live"
+        head = " ".join([entry.id, entry.exception, status, *parameters(entry.message)])
+        rows.append(f"{head}|{entry.message}")
+    out = [
+        HEADER,
+        _TABLE_HEAD,
+        f"DOCS_BASE_URL = {py_string(base_url)}\n",
+        f"_RETIRED = {py_string(chr(10) * 2 + RETIRED_NOTE)}\n",
+        _TABLE_RUNTIME,
+    ]
+    table = ["", ""]
+    table += _strings("_NAMES", [entry.name for entry in entries])
+    table.append('"""Every generated class, in catalog order."""')
+    table += _strings("_ROWS", rows)
+    table.append('"""Each class\'s `<id> <built-in> <status> <parameters...>|<message>`."""')
+    table.append('__all__ = ["BY_ID", "DOCS_BASE_URL", "CatalogError"]')
+    table.append("__all__.extend(_NAMES)")
+    out.append("\n".join(table) + "\n")
+    return "".join(out)
+
+
+def _generate_explicit(catalog: Catalog, base_url: str) -> str:
+    entries = generated_classes(catalog)
+    out = [HEADER + _EXPLICIT_PRELUDE.format(base_url=py_string(base_url))]
     for entry in entries:
         out.append("\n\n" + "\n".join(_class(entry, base_url)) + "\n")
     names = [e.name for e in entries]
@@ -205,6 +553,60 @@ def generate(catalog: Catalog, base_url: str) -> str:
         del table[3]
     out.append("\n".join(table) + "\n")
     return "".join(out)
+
+
+def uses_table(catalog: Catalog) -> bool:
+    """Whether `catalog` gets the table form of the module (more than TABLE_THRESHOLD classes)."""
+    return len(generated_classes(catalog)) > TABLE_THRESHOLD
+
+
+def generate(catalog: Catalog, base_url: str, *, table: bool | None = None) -> str:
+    """The full text of the generated module for `catalog`, with docs links under `base_url`.
+
+    `table` chooses the form; by default the size of the catalog does (see `uses_table`).
+    """
+    if table is None:
+        table = uses_table(catalog)
+    return _generate_table(catalog, base_url) if table else _generate_explicit(catalog, base_url)
+
+
+def generate_stub(catalog: Catalog) -> str:
+    """The full text of the generated module's stub for `catalog`."""
+    out = [HEADER, _STUB_HEAD]
+    entries = generated_classes(catalog)
+    for entry in entries:
+        params = parameters(entry.message)
+        lines = ["", *_wrapped(f"class {entry.name}(", ["CatalogError", entry.exception], "):", "")]
+        lines.append(_docstring(entry))
+        # Each parameter is an attribute too. A declaration too long for STABLE_LIMIT is left
+        # out: ruff would wrap it at one line length and unwrap it at a longer one.
+        attributes = [f"    {p}: object" for p in params if len(p) + 12 <= STABLE_LIMIT]
+        if attributes:
+            lines += ["", *attributes]
+        lines += _signature("__init__", "self", params, " ...", "    ")
+        out.append("\n".join(lines) + "\n")
+    names = ["BY_ID", "CatalogError", "DOCS_BASE_URL", *(e.name for e in entries)]
+    exported = "".join(f"    {py_string(n)},\n" for n in sorted(names, key=_export_order))
+    out.append(f"\n__all__ = [\n{exported}]\n")
+    return "".join(out)
+
+
+def generated_files(catalog: Catalog, base_url: str, module: Path) -> dict[Path, str | None]:
+    """Every file codegen owns for the module at `module`, with the text it writes there.
+
+    The module, then its stub: the stub's text, or None in the written-out form, where a stub
+    errcat generated earlier (see `is_generated`) is removed.
+    """
+    table = uses_table(catalog)
+    return {
+        module: generate(catalog, base_url, table=table),
+        stub_path(module): generate_stub(catalog) if table else None,
+    }
+
+
+def is_generated(text: str) -> bool:
+    """Whether `text` is a file errcat codegen wrote (so it may replace or remove it)."""
+    return text.startswith(HEADER)
 
 
 def diff(current: str | None, expected: str, path: str) -> str:

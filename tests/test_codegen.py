@@ -1,4 +1,9 @@
-"""Generated typed exceptions: the contract of runtime/errors.py, on a small catalog."""
+"""Generated typed exceptions: the contract of runtime/errors.py, in both of its forms.
+
+Small catalogs get every class written out; large ones a table with classes made on first use
+and a stub for type checkers (see catalog/codegen.py). Every behavioural test runs on both, the
+table form forced on the small catalog; a 10,000-entry catalog checks the table form at scale.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,23 @@ import os
 import pickle
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from catalog.codegen import HEADER, generate, generated_classes
+from catalog.codegen import (
+    HEADER,
+    TABLE_THRESHOLD,
+    generate,
+    generate_stub,
+    generated_classes,
+    stub_path,
+    uses_table,
+)
+from catalog.model import Catalog, CatalogFile, Entry, Position, Status
 from catalog.validate import load_valid_catalog
 
 CATALOG = """\
@@ -44,17 +59,25 @@ errors:
 """
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    folder = tmp_path_factory.mktemp("catalog")
+FORMS = ("explicit", "table")
+"""The two forms of the generated module; `table=True` forces the table on a small catalog."""
+
+
+@pytest.fixture(scope="module", params=FORMS)
+def generated(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> ModuleType:
+    form: str = request.param
+    folder = tmp_path_factory.mktemp(f"catalog_{form}")
     (folder / "things.yaml").write_text(CATALOG, encoding="utf-8")
-    text = generate(load_valid_catalog(folder), "https://docs.example/")
-    path = folder / "generated_errors.py"
+    text = generate(load_valid_catalog(folder), "https://docs.example/", table=form == "table")
+    name = f"generated_errors_{form}"
+    path = folder / f"{name}.py"
     path.write_text(text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("generated_errors", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["generated_errors"] = module  # pickle finds classes through sys.modules
+    sys.modules[name] = module  # pickle finds classes through sys.modules
     spec.loader.exec_module(module)
     return module
 
@@ -140,22 +163,119 @@ def test_pickle_and_copy_round_trip_every_class(generated: ModuleType) -> None:
             assert getattr(clone, "__notes__", None) == getattr(error, "__notes__", None)
 
 
-def test_generated_text_is_ruff_formatted(tmp_path: Path) -> None:
-    """The generated module passes ruff's format check and lint unchanged."""
+RUFF = Path(sys.executable).with_name("ruff")
+MYPY = Path(sys.executable).with_name("mypy")
+
+
+def _ruff_clean(paths: list[Path], *options: str) -> None:
+    """`ruff format --check` and `ruff check` pass on `paths`, run from their folder (ruff's
+    defaults, no project configuration), with `options` added to the format check."""
+    for command in (
+        [str(RUFF), "format", "--check", "--diff", *options, *map(str, paths)],
+        [str(RUFF), "check", *map(str, paths)],
+    ):
+        done = subprocess.run(
+            command, capture_output=True, text=True, check=False, cwd=paths[0].parent
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_generated_text_is_ruff_formatted(form: str, tmp_path: Path) -> None:
+    """The generated module (and the table form's stub) passes ruff's format check and lint
+    unchanged."""
     folder = tmp_path / "catalog"
     folder.mkdir()
     (folder / "things.yaml").write_text(CATALOG, encoding="utf-8")
+    catalog = load_valid_catalog(folder)
     target = tmp_path / "generated_errors.py"
-    target.write_text(
-        generate(load_valid_catalog(folder), "http://127.0.0.1:8000/"), encoding="utf-8"
-    )
-    ruff = Path(sys.executable).with_name("ruff")
-    for command in (
-        [str(ruff), "format", "--check", str(target)],
-        [str(ruff), "check", str(target)],
-    ):
-        done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
-        assert done.returncode == 0, done.stdout + done.stderr
+    text = generate(catalog, "http://127.0.0.1:8000/", table=form == "table")
+    target.write_text(text, encoding="utf-8")
+    paths = [target]
+    if form == "table":
+        stub_path(target).write_text(generate_stub(catalog), encoding="utf-8")
+        paths.append(stub_path(target))
+    _ruff_clean(paths)
+
+
+AWKWARD = r"""
+  - id: "a000000000000001"
+    name: QuotedValue
+    exception: ValueError
+    status: draft
+    message: 'expected "{name}" to be "set", got "{value}"'
+  - id: "a000000000000002"
+    name: BackslashesAndQuotes
+    exception: ValueError
+    status: draft
+    message: "path C:\\temp\\{name} isn't \"{kind}\""
+  - id: "a000000000000003"
+    name: IndentedLines
+    exception: RuntimeError
+    status: draft
+    message: "        first line {a}  \n        second line\n\t\ttabbed {b}\n  \n"
+  - id: "a000000000000004"
+    name: StartsWithQuote
+    exception: TypeError
+    status: draft
+    message: '"{name}" must be callable'
+  - id: "a000000000000005"
+    name: EmptyMessage
+    exception: NotImplementedError
+    status: draft
+    message: ""
+  - id: "a000000000000006"
+    name: OldAndRetired
+    exception: KeyError
+    status: retired
+    retired_reason: Replaced by a clearer check.
+    message: "no {key}\nanywhere"
+  - id: "a000000000000007"
+    name: AVeryLongClassNameThatTakesMostOfTheLineOnItsOwnAndThenSomeMoreWordsError
+    exception: NotImplementedError
+    status: draft
+    message: "not yet"
+  - id: "a000000000000008"
+    name: ManyParameters
+    exception: ValueError
+    status: draft
+    message: "{first_parameter} {second_parameter} {third_parameter} {fourth_parameter}"
+  - id: "a000000000000009"
+    name: OneVeryLongParameter
+    exception: ValueError
+    status: draft
+    message: "{a_parameter_name_so_long_that_its_declaration_cannot_fit_in_eighty_eight_chars}"
+  - id: "a00000000000000a"
+    name: TrailingQuote
+    exception: ValueError
+    status: draft
+    message: 'bad value "{value}"'
+  - id: "a00000000000000b"
+    name: Version10Error
+    exception: ValueError
+    status: draft
+    message: "ten"
+  - id: "a00000000000000c"
+    name: Version9Error
+    exception: ValueError
+    status: draft
+    message: "nine"
+"""
+
+
+@pytest.mark.parametrize("line_length", ["88", "100", "120"])
+def test_table_form_is_ruff_formatted_at_any_line_length(line_length: str, tmp_path: Path) -> None:
+    """Quotes, backslashes, indented and tabbed lines, an empty message, a retired entry, long
+    names and parameters: the table form and its stub are what ruff format writes at ruff's
+    default line length and at any longer one, and lint clean."""
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    (folder / "things.yaml").write_text(CATALOG + AWKWARD, encoding="utf-8")
+    catalog = load_valid_catalog(folder)
+    target = tmp_path / "generated_errors.py"
+    target.write_text(generate(catalog, "http://127.0.0.1:8000/", table=True), encoding="utf-8")
+    stub_path(target).write_text(generate_stub(catalog), encoding="utf-8")
+    _ruff_clean([target, stub_path(target)], "--line-length", line_length)
 
 
 def test_long_signatures_wrap(tmp_path: Path) -> None:
@@ -203,7 +323,8 @@ IN_PLACE = """\
 """
 
 
-def test_only_typed_builtins_get_a_class(tmp_path: Path) -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_only_typed_builtins_get_a_class(form: str, tmp_path: Path) -> None:
     """Entries catalogued in place (a 5-argument built-in, a library's class) get no class."""
     (tmp_path / "things.yaml").write_text(CATALOG + IN_PLACE, encoding="utf-8")
     catalog = load_valid_catalog(tmp_path)
@@ -214,26 +335,70 @@ def test_only_typed_builtins_get_a_class(tmp_path: Path) -> None:
         "MissingThing",
         "NoParameters",
     ]
-    text = generate(catalog, "https://docs.example/")
+    text = generate(catalog, "https://docs.example/", table=form == "table")
     assert "CannotDecode" not in text and "NotAVersion" not in text
+    assert "NotAVersion" not in generate_stub(catalog)
     namespace: dict[str, object] = {}
     exec(compile(text, "generated_errors.py", "exec"), namespace)
     by_id, exported = namespace["BY_ID"], namespace["__all__"]
-    assert isinstance(by_id, dict) and set(by_id) == {e.id for e in generated_classes(catalog)}
+    assert isinstance(by_id, Mapping) and set(by_id) == {e.id for e in generated_classes(catalog)}
     assert isinstance(exported, list) and "NotAVersion" not in exported
 
 
-def test_generated_module_type_checks_without_add_note(tmp_path: Path) -> None:
-    """mypy --strict passes for Python 3.10, where the add_note fallback is the branch checked."""
+@pytest.mark.parametrize("form", FORMS)
+def test_generated_module_type_checks_without_add_note(form: str, tmp_path: Path) -> None:
+    """mypy --strict passes on the module alone for Python 3.10, where the add_note fallback is
+    the branch checked, and for 3.11."""
     target = tmp_path / "generated_errors.py"
-    (tmp_path / "things.yaml").write_text(CATALOG, encoding="utf-8")
-    target.write_text(generate(load_valid_catalog(tmp_path), "https://docs.example/"))
-    mypy = Path(sys.executable).with_name("mypy")
-    command = [str(mypy), "--strict", "--python-version", "3.10", "--cache-dir", os.devnull]
-    done = subprocess.run(
-        [*command, str(target)], capture_output=True, text=True, check=False, cwd=tmp_path
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    (tmp_path / "things.yaml").write_text(CATALOG + AWKWARD, encoding="utf-8")
+    catalog = load_valid_catalog(tmp_path)
+    target.write_text(generate(catalog, "https://docs.example/", table=form == "table"))
+    for version in ("3.10", "3.11"):
+        command = [str(MYPY), "--strict", "--python-version", version, "--cache-dir", os.devnull]
+        done = subprocess.run(
+            [*command, str(target)], capture_output=True, text=True, check=False, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+USER = """\
+from generated_errors import BY_ID, BorrowRequiresMps, CatalogError, NoParameters
+
+error = BorrowRequiresMps(devices="cpu")
+reveal_type(error.devices)
+reveal_type(BY_ID["f978622eed176d93"])
+reveal_type(error.docs_url)
+NoParameters()
+BorrowRequiresMps()
+BorrowRequiresMps("cpu")
+BorrowRequiresMps(devices="cpu", other=1)
+"""
+
+
+def test_stub_gives_type_checkers_every_class(tmp_path: Path) -> None:
+    """With the table form's stub beside it, mypy --strict knows each class, its bases and its
+    keyword-only parameters, and reports calls that break them."""
+    (tmp_path / "things.yaml").write_text(CATALOG + AWKWARD, encoding="utf-8")
+    catalog = load_valid_catalog(tmp_path)
+    target = tmp_path / "generated_errors.py"
+    target.write_text(generate(catalog, "https://docs.example/", table=True), encoding="utf-8")
+    stub_path(target).write_text(generate_stub(catalog), encoding="utf-8")
+    (tmp_path / "user.py").write_text(USER, encoding="utf-8")
+    command = [str(MYPY), "--strict", "--cache-dir", os.devnull, "generated_errors.pyi", "user.py"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
+    lines = [
+        line.split(": ", 1)[1]
+        for line in done.stdout.splitlines()
+        if line.startswith("user.py:") and "defined in" not in line
+    ]
+    assert lines == [
+        'note: Revealed type is "object"',
+        'note: Revealed type is "type[generated_errors.CatalogError]"',
+        'note: Revealed type is "str"',
+        'error: Missing named argument "devices" for "BorrowRequiresMps"  [call-arg]',
+        'error: Too many positional arguments for "BorrowRequiresMps"  [call-arg]',
+        'error: Unexpected keyword argument "other" for "BorrowRequiresMps"  [call-arg]',
+    ], done.stdout
 
 
 PYENV = Path("/root/.pyenv/versions")
@@ -294,11 +459,12 @@ def _run(
     )
 
 
-@pytest.fixture(scope="module")
-def module_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("other_pythons")
+@pytest.fixture(scope="module", params=FORMS)
+def module_folder(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    form: str = request.param
+    folder = tmp_path_factory.mktemp(f"other_pythons_{form}")
     (folder / "things.yaml").write_text(CATALOG, encoding="utf-8")
-    text = generate(load_valid_catalog(folder), "https://docs.example/")
+    text = generate(load_valid_catalog(folder), "https://docs.example/", table=form == "table")
     (folder / "generated_errors.py").write_text(text, encoding="utf-8")
     return folder
 
@@ -361,3 +527,103 @@ def test_generated_module_on_other_pythons(
     )
     done = _run(python, module_folder, custom)
     assert done.stdout == "custom hook\n" and LINK not in done.stderr
+
+
+def test_explicit_form_is_ruff_formatted_with_awkward_messages(tmp_path: Path) -> None:
+    """The written-out form, at this project's line length, with the awkward messages."""
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    (folder / "things.yaml").write_text(CATALOG + AWKWARD, encoding="utf-8")
+    target = tmp_path / "generated_errors.py"
+    catalog = load_valid_catalog(folder)
+    target.write_text(generate(catalog, "http://127.0.0.1:8000/", table=False), encoding="utf-8")
+    _ruff_clean([target], "--line-length", "100")
+
+
+def test_the_form_follows_the_catalog_size(tmp_path: Path) -> None:
+    """Up to TABLE_THRESHOLD classes the module is written out; above, it is the table."""
+    small, large = _synthetic(TABLE_THRESHOLD), _synthetic(TABLE_THRESHOLD + 1)
+    assert not uses_table(small) and uses_table(large)
+    assert "\nclass Case00001Error(CatalogError, KeyError):" in generate(small, "http://x/")
+    text = generate(large, "http://x/")
+    assert "def __getattr__(name: str)" in text and "\nclass Case00001Error" not in text
+
+
+def _synthetic(count: int) -> Catalog:
+    """A catalog of `count` typed entries: three built-ins, zero to three parameters, some
+    retired."""
+    path = Path("synthetic.yaml")
+    bases = ("ValueError", "KeyError", "RuntimeError")
+    entries = tuple(
+        Entry(
+            id=f"{index:016x}",
+            name=f"Case{index:05d}Error",
+            exception=bases[index % 3],
+            message=f"case {index}: " + " and ".join(f"{{p{k}}}" for k in range(index % 4)),
+            status=Status.RETIRED if index % 97 == 0 else Status.DRAFT,
+            module="pkg.synthetic",
+            position=Position(path, 3 + 5 * index, 5),
+        )
+        for index in range(count)
+    )
+    return Catalog(files=(CatalogFile(path=path, module="pkg.synthetic", entries=entries),))
+
+
+BIG_PROBE = """\
+import copy, json, pickle, sys
+import big_errors as g
+
+cls = g.BY_ID["0000000000001392"]
+try:
+    raise cls(p0="a", p1=2)
+except ValueError as caught:
+    error = caught
+clone = pickle.loads(pickle.dumps(error))
+print(json.dumps({
+    "by_id": len(g.BY_ID),
+    "all": len(g.__all__),
+    "dir_has_all": set(g.__all__) <= set(dir(g)),
+    "same_class": cls is g.Case05010Error is getattr(g, "Case05010Error"),
+    "where": [cls.__module__, cls.__qualname__],
+    "str": str(error),
+    "clone": [type(clone) is cls, str(clone), clone.params],
+    "deepcopy": type(copy.deepcopy(error)) is cls,
+    "key_error": isinstance(g.Case05002Error(p0=1, p1=2), KeyError),
+    "retired": "Retired" in (g.Case09700Error.__doc__ or ""),
+    "created": sum(isinstance(v, type) and issubclass(v, g.CatalogError)
+                   for v in vars(g).values()),
+}))
+"""
+
+
+def test_table_form_at_10000_entries(tmp_path: Path) -> None:
+    """10,000 entries: the module imports and works in a fresh interpreter (classes made on
+    first use, each once), BY_ID and __all__ are complete, and both files are ruff-clean."""
+    catalog = _synthetic(10_000)
+    module = tmp_path / "big_errors.py"
+    module.write_text(generate(catalog, "https://docs.example/"), encoding="utf-8")
+    stub_path(module).write_text(generate_stub(catalog), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", BIG_PROBE],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    assert probe == {
+        "by_id": 10_000,
+        "all": 10_003,
+        "dir_has_all": True,
+        "same_class": True,
+        "where": ["big_errors", "Case05010Error"],
+        "str": "case 5010: a and 2",
+        "clone": [True, "case 5010: a and 2", {"p0": "a", "p1": 2}],
+        "deepcopy": True,
+        "key_error": True,
+        "retired": True,
+        "created": 4,  # CatalogError and the three classes used: nothing else was built
+    }
+    _ruff_clean([module, stub_path(module)])

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 import runtime.errors as generated
-from catalog.codegen import diff, generate, generated_classes
+from catalog.codegen import diff, generate, generated_classes, generated_files, stub_path
 from catalog.config import load_config, read_site_settings
 from catalog.model import Entry
 from catalog.placeholders import parse_placeholders
@@ -29,6 +29,15 @@ def test_generated_module_is_current() -> None:
     assert current == expected, "runtime/errors.py is stale; run: errcat codegen\n" + diff(
         current, expected, "runtime/errors.py"
     )
+
+
+def test_every_generated_file_is_current() -> None:
+    """The catalog is small enough for the written-out form: no stub beside the module."""
+    config = load_config(ROOT)
+    files = generated_files(CATALOG, read_site_settings(ROOT).site_url, config.generated)
+    assert files[config.generated] == config.generated.read_text(encoding="utf-8")
+    assert files[stub_path(config.generated)] is None
+    assert not stub_path(config.generated).exists()
 
 
 def test_seed_ids_are_kept() -> None:

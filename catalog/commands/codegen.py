@@ -1,9 +1,10 @@
-"""`errcat codegen [--check]`: write the typed-exception module from the catalog."""
+"""`errcat codegen [--check]`: write the typed-exception module (and its stub) from the catalog."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 NAME = "codegen"
 HELP = "write the typed-exception module (default runtime/errors.py) from the catalog"
@@ -13,14 +14,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; exit 1 with a diff when the module is stale",
+        help="write nothing; exit 1 with a diff when the module (or its stub) is stale",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
     from catalog.check import requires_python_findings
-    from catalog.codegen import diff, generate, generated_classes, write_atomically
+    from catalog.codegen import (
+        diff,
+        generated_classes,
+        generated_files,
+        is_generated,
+        write_all_atomically,
+    )
     from catalog.commands.common import valid_catalog_or_report
     from catalog.config import load_config, read_site_settings
 
@@ -37,25 +44,40 @@ def run(args: argparse.Namespace) -> int:
     catalog = valid_catalog_or_report(config, "codegen")
     if catalog is None:
         return 1
-    expected = generate(catalog, settings.site_url)
     classes = len(generated_classes(catalog))
-    target = config.generated
-    shown = (
-        target.relative_to(config.root).as_posix()
-        if target.is_relative_to(config.root)
-        else str(target)
-    )
-    current = target.read_text(encoding="utf-8") if target.is_file() else None
-    if args.check:
-        if current == expected:
-            print(f"{shown} is up to date ({classes} classes)")
-            return 0
-        sys.stdout.write(diff(current, expected, shown))
-        print(f"{shown} is stale; run: errcat codegen", file=sys.stderr)
-        return 1
-    if current == expected:
-        print(f"{shown} is up to date ({classes} classes)")
+
+    def shown(target: Path) -> str:
+        if target.is_relative_to(config.root):
+            return target.relative_to(config.root).as_posix()
+        return str(target)
+
+    writes: dict[Path, str] = {}
+    removals: list[Path] = []
+    for target, expected in generated_files(catalog, settings.site_url, config.generated).items():
+        current = target.read_text(encoding="utf-8") if target.is_file() else None
+        if expected is None:
+            # The written-out form has no stub: one left by an earlier, larger catalog goes.
+            if current is not None and is_generated(current):
+                removals.append(target)
+        elif current != expected:
+            writes[target] = expected
+    module = shown(config.generated)
+    if not writes and not removals:
+        print(f"{module} is up to date ({classes} classes)")
         return 0
-    write_atomically(target, expected)
-    print(f"wrote {shown} ({classes} classes)")
+    stale = [*writes, *removals]
+    if args.check:
+        for target in stale:
+            current = target.read_text(encoding="utf-8") if target.is_file() else None
+            sys.stdout.write(diff(current, writes.get(target, ""), shown(target)))
+        names = " and ".join(shown(target) for target in stale)
+        verb = "is" if len(stale) == 1 else "are"
+        print(f"{names} {verb} stale; run: errcat codegen", file=sys.stderr)
+        return 1
+    write_all_atomically(writes)
+    for target in removals:
+        target.unlink(missing_ok=True)
+    done = [f"wrote {shown(target)}" for target in writes]
+    done += [f"removed {shown(target)}" for target in removals]
+    print(f"{', '.join(done)} ({classes} classes)")
     return 0
