@@ -1,18 +1,35 @@
 """Load the YAML catalog: files → schema-checked `Entry` records, or findings with positions.
 
 Loading collects every problem of every file before giving up, so one run shows them all.
+
+A loaded catalog can also be cached (see `catalog.validate.checked_catalog`): this module turns
+a catalog and its findings into marshal-able data and back, and reads and writes the cache's
+files. Rebuilding 10,000 entries from that data takes milliseconds where parsing and
+schema-checking their YAML takes seconds.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
 import json
+import marshal
+import os
+import re
+import sys
+import time
+import zlib
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catalog.findings import Finding
+from catalog.findings import Finding, Severity
 from catalog.model import Catalog, CatalogFile, Entry, Example, Position, Status
-from catalog.yamlnodes import Document, JsonPath, YamlProblem, parse_document
+
+if TYPE_CHECKING:
+    from catalog.yamlnodes import Document, JsonPath
 
 SCHEMA_PATH = Path(__file__).parent / "errors" / "schema.json"
 """The committed JSON Schema of a catalog file (the YAML files point editors to it)."""
@@ -21,6 +38,7 @@ MAX_FILE_BYTES = 1 << 20
 """A catalog file this large is a mistake, not knowledge; refusing it bounds the work."""
 
 _PROSE_FIX = "see catalog/errors/schema.json for the expected keys"
+_PACKAGE = Path(__file__).parent
 
 
 @cache
@@ -30,11 +48,131 @@ def file_schema() -> dict[str, Any]:
     return schema
 
 
+def _inlined(node: Any, definitions: dict[str, Any]) -> Any:
+    """`node` with every local `{"$ref": "#/$defs/<name>"}` replaced by that definition."""
+    if isinstance(node, dict):
+        reference = node.get("$ref")
+        if len(node) == 1 and isinstance(reference, str) and reference.startswith("#/$defs/"):
+            return _inlined(definitions[reference.removeprefix("#/$defs/")], definitions)
+        return {key: _inlined(value, definitions) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inlined(item, definitions) for item in node]
+    return node
+
+
+@cache
+def _validator() -> Any:
+    """One validator for every file, over the schema with its references inlined.
+
+    Building a validator per file and resolving `$ref` for every entry took most of the time of
+    loading a large catalog; the errors (paths, keywords, schemas) are the same.
+    """
+    from jsonschema import Draft202012Validator
+
+    schema = file_schema()
+    return Draft202012Validator(_inlined(schema, schema.get("$defs", {})))
+
+
+class _Unsure(Exception):
+    """The schema uses a keyword `_fits` does not decide; jsonschema must."""
+
+
+_ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "$comment", "title", "description"})
+_TYPES: dict[str, type] = {"string": str, "object": dict, "array": list}
+
+
+def _fits(schema: dict[str, Any], value: object) -> bool:
+    """Whether `value` is valid against `schema`, decided exactly as jsonschema decides it for
+    the keywords the catalog schema uses; raises _Unsure on any other keyword.
+
+    jsonschema spends most of a large catalog's load building validators for every subschema
+    of every entry; a document that fits here needs no findings, and one that does not is
+    checked by jsonschema, which words them. So this only ever has to be right, not helpful.
+    """
+    for keyword, expected in schema.items():
+        if keyword in _ANNOTATIONS or keyword in ("then", "else"):
+            continue
+        if keyword == "type":
+            if expected not in _TYPES:
+                raise _Unsure(keyword)
+            if not isinstance(value, _TYPES[expected]):
+                return False
+        elif keyword == "properties":
+            if isinstance(value, dict) and not all(
+                _fits(sub, value[name]) for name, sub in expected.items() if name in value
+            ):
+                return False
+        elif keyword == "additionalProperties":
+            if expected is not False or "patternProperties" in schema:
+                raise _Unsure(keyword)
+            if isinstance(value, dict) and not value.keys() <= schema.get("properties", {}).keys():
+                return False
+        elif keyword == "required":
+            if isinstance(value, dict) and not all(name in value for name in expected):
+                return False
+        elif keyword == "items":
+            if not isinstance(expected, dict) or "prefixItems" in schema:
+                raise _Unsure(keyword)
+            if isinstance(value, list) and not all(_fits(expected, item) for item in value):
+                return False
+        elif keyword == "pattern":
+            if isinstance(value, str) and not re.search(expected, value):
+                return False
+        elif keyword in ("enum", "const"):
+            allowed = expected if keyword == "enum" else [expected]
+            if not all(isinstance(choice, str) for choice in allowed):
+                raise _Unsure(keyword)  # jsonschema's equality tells 1 from True; strings suffice
+            if not (isinstance(value, str) and value in allowed):
+                return False
+        elif keyword in ("minLength", "maxLength", "minItems", "maxItems"):
+            kind = str if keyword.endswith("Length") else list
+            if isinstance(value, kind):
+                too_short = keyword.startswith("min") and len(value) < expected
+                if too_short or (keyword.startswith("max") and len(value) > expected):
+                    return False
+        elif keyword == "uniqueItems":
+            if expected and isinstance(value, list):
+                if not all(isinstance(item, str) for item in value):
+                    raise _Unsure(keyword)
+                if len(set(value)) != len(value):
+                    return False
+        elif keyword == "allOf":
+            if not all(_fits(sub, value) for sub in expected):
+                return False
+        elif keyword == "if":
+            branch = schema.get("then") if _fits(expected, value) else schema.get("else")
+            if branch is not None and not _fits(branch, value):
+                return False
+        else:
+            raise _Unsure(keyword)
+    return True
+
+
+def fits_schema(value: object) -> bool:
+    """Whether a parsed catalog file is valid against the catalog schema, for certain; False
+    also when only jsonschema can tell (see `_fits`)."""
+    try:
+        return _fits(_validator().schema, value)
+    except _Unsure:
+        return False
+
+
+def _catalog_names(folder: Path) -> list[str]:
+    # scandir knows each entry's type without a stat per file; a catalog has a file per module.
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(
+                entry.name
+                for entry in entries
+                if os.path.splitext(entry.name)[1] in (".yaml", ".yml") and entry.is_file()
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def catalog_files(folder: Path) -> list[Path]:
     """The YAML files of a catalog folder, sorted by name."""
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    return [folder / name for name in _catalog_names(folder)]
 
 
 def _describe(path: JsonPath) -> str:
@@ -57,9 +195,9 @@ def _type_name(value: object) -> str:
 
 
 def _schema_findings(path: Path, document: Document) -> list[Finding]:
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(file_schema())
+    if fits_schema(document.value):
+        return []
+    validator = _validator()
     findings: list[Finding] = []
 
     def place(error: Any) -> tuple[int, int]:
@@ -217,6 +355,8 @@ def load_bytes(path: Path, data: bytes) -> tuple[CatalogFile | None, list[Findin
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             what = "the file starts with a UTF-16 byte order mark"
         return None, [Finding(path, line, column, f"not UTF-8: {what}", "save the file as UTF-8")]
+    from catalog.yamlnodes import YamlProblem, parse_document
+
     try:
         document = parse_document(text)
     except YamlProblem as problem:
@@ -243,3 +383,275 @@ def load_catalog(folder: Path) -> tuple[Catalog, list[Finding]]:
         if loaded is not None:
             files.append(loaded)
     return Catalog(files=tuple(files)), findings
+
+
+CACHE_FORMAT = 1
+"""Bump when the cached data's layout or meaning changes."""
+_MAGIC = b"errcat-cache\n"
+
+
+@cache
+def tool_fingerprint() -> bytes:
+    """What decides errcat's results besides a project's files: errcat's version, the Python
+    running it (the built-ins' attributes decide reserved parameters), the sources of the
+    `catalog` package (an editable install changes code without changing the version) and the
+    schema. Computed once per process."""
+    from catalog import __version__
+
+    digest = hashlib.sha256(f"{CACHE_FORMAT}\0{__version__}\0{sys.version}\0".encode())
+    for source in sorted(_PACKAGE.glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    digest.update(SCHEMA_PATH.read_bytes())
+    return digest.digest()
+
+
+def catalog_key(folder: Path, digests: FileDigests | None = None) -> str | None:
+    """The cache key of the catalog in `folder` as it is now: every file's name and the
+    SHA-256 of its bytes, and `tool_fingerprint()`. None when a file cannot be read (loading
+    then reports it). `digests` spares reading the files unchanged since an earlier run."""
+    key = hashlib.sha256(tool_fingerprint() + os.fsencode(folder) + b"\0")
+    for name in _catalog_names(folder):
+        path = os.path.join(folder, name)
+        if digests is not None:
+            digest = digests.digest(path)
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    digest = hashlib.sha256(handle.read()).hexdigest()
+            except OSError:
+                digest = None
+        if digest is None:
+            return None
+        key.update(f"{name}\0{digest}\0".encode())
+    return key.hexdigest()
+
+
+SETTLED_NS = 2_000_000_000
+"""A file changed less than this long ago is read again next time, whatever its stat says: a
+second write within the file system's timestamp resolution would not show in it."""
+
+Signature = tuple[int, int, int, int, int]
+"""A file's size, modification and change times (ns), inode and device."""
+
+
+def stat_signature(path: str) -> tuple[Signature, bool] | None:
+    """`path`'s signature, and whether it is settled (unchanged for SETTLED_NS), so that what
+    was computed from its bytes may be remembered by it; None when it cannot be stat'ed.
+
+    The signature changes whenever the file is written, as git's index and build tools rely
+    on: the change time cannot be set back.
+    """
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    signature = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev)
+    return signature, max(stat.st_mtime_ns, stat.st_ctime_ns) < time.time_ns() - SETTLED_NS
+
+
+class FileDigests:
+    """The SHA-256 of files, each read only when its stat signature changed since the run that
+    stored its digest (see `stat_signature`).
+
+    `check` and `stats` hash every catalog file for the catalog's cache key, and `check` the
+    generated files to compare them with what codegen would write; for a whole-torch catalog
+    of 1,200 files, reading them all again on every run cost more than the cached load itself.
+    `save` stores the digests this run used.
+    """
+
+    FILE = "file-digests.marshal"
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        self._cache = cache_dir / self.FILE if cache_dir is not None else None
+        known = read_cache(self._cache, tool_fingerprint().hex()) if self._cache else None
+        self._known: dict[str, tuple[Signature, str]] = known if isinstance(known, dict) else {}
+        self._used: dict[str, tuple[Signature, str]] = {}
+        self._changed = False
+
+    def digest(self, path: str | Path, *, text: bool = False) -> str | None:
+        """The SHA-256 of `path`'s bytes, or with `text` of its UTF-8 text with universal
+        newlines (as `read_text` gives it; None when it is not UTF-8). None when unreadable."""
+        name = os.fspath(path)
+        memo = f"{'text' if text else 'bytes'}\0{name}"
+        stat = stat_signature(name)
+        if stat is None:
+            return None
+        signature, settled = stat
+        known = self._known.get(memo)
+        if known is not None and known[0] == signature:
+            digest = known[1]
+        else:
+            try:
+                with open(name, "rb") as handle:
+                    data = handle.read()
+                if text:
+                    data = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").encode()
+            except (OSError, UnicodeDecodeError):
+                return None
+            digest = hashlib.sha256(data).hexdigest()
+            self._changed = True
+        if settled:
+            self._used[memo] = (signature, digest)
+        else:
+            self._changed = True
+        return digest
+
+    def save(self) -> None:
+        """Store the digests this run used, when that changes the stored file."""
+        if self._cache is not None and (self._changed or len(self._used) != len(self._known)):
+            write_cache(self._cache, tool_fingerprint().hex(), self._used)
+
+
+def read_cache(path: Path, key: str) -> Any:
+    """The data stored at `path` for `key`, or None when there is none, it is for another key, or
+    it is damaged. The checksum is verified before `marshal` decodes anything."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    header = _MAGIC + key.encode() + b"\n"
+    if not data.startswith(header):
+        return None
+    check, newline, payload = data[len(header) :].partition(b"\n")
+    if not newline or check != b"%08x" % zlib.crc32(payload):
+        return None
+    try:
+        return marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def write_cache(path: Path, key: str, value: Any) -> None:
+    """Store `value` (made of marshal-able built-ins) for `key` at `path`, atomically.
+
+    A cache that cannot be written, or a value marshal refuses, only costs speed next time.
+    """
+    try:
+        payload = marshal.dumps(value)
+    except ValueError:
+        return
+    data = b"%s%s\n%08x\n%s" % (_MAGIC, key.encode(), zlib.crc32(payload), payload)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+
+
+class _Positions(Mapping[str, Position]):
+    """An entry's field positions as the cache stores them, each `Position` made on lookup.
+
+    Most entries are never reported on, so building thousands of positions up front would be
+    wasted; `marks` is `(key, line, column, key, line, column, ...)`.
+    """
+
+    __slots__ = ("_index", "_marks", "_path")
+
+    def __init__(self, path: Path, marks: tuple[Any, ...]) -> None:
+        self._path = path
+        self._marks = marks
+        self._index: dict[str, int] | None = None
+
+    def _lookup(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {self._marks[i]: i for i in range(0, len(self._marks), 3)}
+        return self._index
+
+    def __getitem__(self, key: str) -> Position:
+        at = self._lookup()[key]
+        return Position(self._path, self._marks[at + 1], self._marks[at + 2])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lookup())
+
+    def __len__(self) -> int:
+        return len(self._marks) // 3
+
+
+_ENTRY_FIELDS = tuple(field.name for field in dataclasses.fields(Entry))
+_EXAMPLE_FIELDS = tuple(field.name for field in dataclasses.fields(Example))
+_STATUSES = {status.value: status for status in Status}
+
+
+_DEFAULTS: dict[str, Any] = {
+    field.name: field.default
+    for field in dataclasses.fields(Entry)
+    if field.default is not dataclasses.MISSING
+}
+"""Entry fields with a plain default: stored only where an entry's value differs (a draft has
+most of them unset)."""
+
+
+def _entry_data(entry: Entry) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name in _ENTRY_FIELDS:
+        value = getattr(entry, name)
+        if name == "module" or (name in _DEFAULTS and value == _DEFAULTS[name]):
+            continue  # the module is the file's; defaults are filled in again
+        if name == "status":
+            value = value.value
+        elif name == "position":
+            value = (value.line, value.column)
+        elif name == "example" and value is not None:
+            value = tuple(getattr(value, field) for field in _EXAMPLE_FIELDS)
+        elif name == "field_positions":
+            value = tuple(item for key, at in value.items() for item in (key, at.line, at.column))
+        values[name] = value
+    return values
+
+
+def _entry_from(stored: dict[str, Any], path: Path, module: str) -> Entry:
+    values = {**_DEFAULTS, **stored, "module": module}
+    values["status"] = _STATUSES[values["status"]]
+    line, column = values["position"]
+    values["position"] = Position(path, line, column)
+    if values["example"] is not None:
+        values["example"] = Example(*values["example"])
+    values["field_positions"] = _Positions(path, values["field_positions"])
+    # Restored as pickle restores a dataclass: its fields set directly, without __init__,
+    # which a frozen dataclass makes cost more than everything else here.
+    entry = object.__new__(Entry)
+    object.__setattr__(entry, "__dict__", values)
+    return entry
+
+
+def catalog_data(catalog: Catalog, findings: list[Finding]) -> tuple[Any, ...]:
+    """`catalog` and `findings` as marshal-able built-ins (`catalog_from_data` reverses it)."""
+    files = tuple(
+        (str(f.path), f.module, tuple(_entry_data(entry) for entry in f.entries))
+        for f in catalog.files
+    )
+    problems = tuple(
+        (str(f.path), f.line, f.column, f.message, f.fix, f.severity.value, f.stage)
+        for f in findings
+    )
+    return (_ENTRY_FIELDS, files, problems)
+
+
+def catalog_from_data(data: Any) -> tuple[Catalog, list[Finding]] | None:
+    """The catalog and findings `catalog_data` stored, or None when `data` is not of this
+    errcat's layout."""
+    if not isinstance(data, tuple) or len(data) != 3 or data[0] != _ENTRY_FIELDS:
+        return None
+    _fields, files, problems = data
+    try:
+        loaded = []
+        for path_text, module, entries in files:
+            path = Path(path_text)
+            loaded.append(
+                CatalogFile(
+                    path=path,
+                    module=module,
+                    entries=tuple([_entry_from(entry, path, module) for entry in entries]),
+                )
+            )
+        findings = [
+            Finding(Path(p), line, column, message, fix, Severity(severity), stage)
+            for p, line, column, message, fix, severity, stage in problems
+        ]
+    except (TypeError, ValueError, KeyError):
+        return None
+    return Catalog(files=tuple(loaded)), findings

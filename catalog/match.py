@@ -11,11 +11,15 @@ gets no class) it is how the entry is raised.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from catalog.exceptions import has_typed_class, reserved_parameters, site_exception
 from catalog.model import Catalog, Entry
 from catalog.templates import CatalogMessage, to_catalog_message
+
+MESSAGES_FILE = "site-messages.marshal"
+"""The cache of `SiteMessages` inside a cache folder."""
 
 
 class SiteLike(Protocol):
@@ -84,11 +88,72 @@ def site_message(site: SiteLike) -> CatalogMessage | None:
         return None
 
 
-class Matcher:
-    """Looks up entries for sites; built once per catalog."""
+class SiteMessages:
+    """The catalog message of each (exception, scan template), remembered across runs.
 
-    def __init__(self, catalog: Catalog, generated_module: str) -> None:
+    Rewriting a scan template into a catalog message is most of what matching a site costs
+    (a whole-torch scan has some 15,000 sites), and the answer depends only on the two strings,
+    errcat's sources and the Python running it, never on the catalog. `load` reads what an
+    earlier run stored; `save` stores what this run looked up, so the file holds the messages
+    of the package as it is now.
+    """
+
+    def __init__(self, known: dict[str, str | None] | None = None) -> None:
+        self._known = known or {}
+        self._used: dict[str, str | None] = {}
+        self._computed = False
+
+    def message(self, exception: str, template: str) -> str | None:
+        """The catalog message of a site raising `exception` with `template`, or None when the
+        template cannot be rewritten."""
+        if "{" not in template and "}" not in template:
+            return template  # no field and no doubled brace: the rewrite gives it back
+        key = f"{exception}\0{template}"
+        if key in self._used:
+            return self._used[key]
+        if key in self._known:
+            message = self._known[key]
+        else:
+            self._computed = True
+            try:
+                message = to_catalog_message(template, reserved_parameters(exception)).message
+            except ValueError:
+                message = None
+        self._used[key] = message
+        return message
+
+    @classmethod
+    def load(cls, cache_dir: Path) -> SiteMessages:
+        """The messages stored in `cache_dir` by a run of this errcat on this Python."""
+        from catalog.loader import read_cache, tool_fingerprint
+
+        known = read_cache(cache_dir / MESSAGES_FILE, tool_fingerprint().hex())
+        if not isinstance(known, dict):
+            known = None
+        return cls(known)
+
+    def save(self, cache_dir: Path) -> None:
+        """Store the messages this run looked up, when that changes the stored file."""
+        if not self._computed and len(self._used) == len(self._known):
+            return
+        from catalog.loader import tool_fingerprint, write_cache
+
+        write_cache(cache_dir / MESSAGES_FILE, tool_fingerprint().hex(), self._used)
+
+
+class Matcher:
+    """Looks up entries for sites; built once per catalog.
+
+    `messages` remembers the rewritten message of each site (see `SiteMessages`); by default
+    the matcher keeps its own, for this process only.
+    """
+
+    def __init__(
+        self, catalog: Catalog, generated_module: str, messages: SiteMessages | None = None
+    ) -> None:
         self.generated_module = generated_module
+        self.messages = messages or SiteMessages()
+        self._prefix = generated_module + "."
         self._by_class = {
             f"{generated_module}.{entry.name}": entry
             for entry in catalog
@@ -97,24 +162,36 @@ class Matcher:
         self._by_message: dict[tuple[str, str], Entry] = {}
         for entry in catalog:
             self._by_message.setdefault((entry.exception, entry.message), entry)
+        # One Match per (entry, way), made when first found: a whole-torch check matches
+        # 15,000 sites, and Match is a frozen dataclass.
+        self._matches: dict[tuple[str, bool], Match] = {}
+
+    def _match(self, entry: Entry, typed: bool) -> Match:
+        found = self._matches.get((entry.id, typed))
+        if found is None or found.entry is not entry:
+            found = self._matches[entry.id, typed] = Match(entry, typed=typed)
+        return found
 
     def is_generated_class(self, site: SiteLike) -> bool:
         """Whether the site raises something from the generated module (catalogued or not)."""
-        return bool(
-            site.qualified_name and site.qualified_name.startswith(self.generated_module + ".")
-        )
+        return bool(site.qualified_name and site.qualified_name.startswith(self._prefix))
 
     def match(self, site: SiteLike) -> Match | None:
         """The entry the site raises, or None."""
-        if site.qualified_name in self._by_class:
-            return Match(self._by_class[site.qualified_name], typed=True)
+        qualified_name = site.qualified_name
+        entry = self._by_class.get(qualified_name) if qualified_name else None
+        if entry is not None:
+            return self._match(entry, typed=True)
         if self.is_generated_class(site):
             return None
-        exception = site_exception(site.qualified_name)
+        exception = site_exception(qualified_name)
         if exception is None:
             return None
-        message = site_message(site)
+        template = site_template(site)
+        if template is None:
+            return None
+        message = self.messages.message(exception, template)
         if message is None:
             return None
-        entry = self._by_message.get((exception, message.message))
-        return Match(entry, typed=False) if entry is not None else None
+        entry = self._by_message.get((exception, message))
+        return self._match(entry, typed=False) if entry is not None else None

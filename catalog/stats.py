@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.config import Config
+from catalog.match import Matcher
 from catalog.model import Catalog, Entry, Status
 from catalog.verified import RESULTS_FILE, load_results, verified_on
 from extractor.model import ScanReport
@@ -100,13 +101,17 @@ def is_complete(entry: Entry) -> bool:
 
 
 def catalog_stats(
-    catalog: Catalog, report: ScanReport, generated_module: str, results_path: Path
+    catalog: Catalog,
+    report: ScanReport,
+    generated_module: str,
+    results_path: Path,
+    matcher: Matcher | None = None,
 ) -> Stats:
-    """The figures for a loaded catalog, a scan of its package, and the results file."""
+    """The figures for a loaded catalog, a scan of its package, and the results file.
 
-    from catalog.match import Matcher
-
-    matcher = Matcher(catalog, generated_module)
+    `matcher` defaults to one without a cache of site messages.
+    """
+    matcher = matcher or Matcher(catalog, generated_module)
     sites = catalogued = exempted = 0
     for site in report.sites:
         if site.reraise:
@@ -141,11 +146,25 @@ def catalog_stats(
 def compute_stats(config: Config, scanner: Callable[[Config], ScanReport] | None = None) -> Stats:
     """Load the configured catalog (raises CatalogInvalid), scan the package, count.
 
-    `scanner` defaults to scanning the configured package as `errcat check` does.
+    `scanner` defaults to scanning the configured package as `errcat check` does. The catalog
+    and each site's message come from the project's cache when unchanged, as for `errcat
+    check` (see catalog/check.py).
     """
+    from catalog.check import cache_folder
+    from catalog.loader import FileDigests, catalog_key
+    from catalog.match import SiteMessages
     from catalog.project import generated_module, scan_package
     from catalog.validate import load_valid_catalog
 
-    catalog = load_valid_catalog(config.catalog)
+    cache = cache_folder(config)
+    digests = FileDigests(cache)
+    key = catalog_key(config.catalog, digests)
+    digests.save()
+    catalog = load_valid_catalog(config.catalog, cache_dir=cache, key=key)
     report = (scanner or scan_package)(config)
-    return catalog_stats(catalog, report, generated_module(config), config.catalog / RESULTS_FILE)
+    messages = SiteMessages.load(cache)
+    module = generated_module(config)
+    matcher = Matcher(catalog, module, messages)
+    stats = catalog_stats(catalog, report, module, config.catalog / RESULTS_FILE, matcher)
+    messages.save(cache)
+    return stats

@@ -1,14 +1,26 @@
 """Checks across entries that a schema cannot express: unique ids and names, well-formed
-placeholders, and references that point at existing entries."""
+placeholders, and references that point at existing entries.
+
+`checked_catalog` loads and validates a catalog folder, from errcat's cache when the folder's
+files are byte for byte those of an earlier run: `check` and `stats` then skip the YAML parsing
+and schema checks that take seconds on a large catalog.
+"""
 
 from __future__ import annotations
 
 import builtins
 from pathlib import Path
 
-from catalog.exceptions import exception_problem, reserved_parameters
+from catalog.exceptions import exception_problem, has_typed_class, reserved_parameters
 from catalog.findings import CatalogInvalid, Finding, Severity
-from catalog.loader import load_catalog
+from catalog.loader import (
+    catalog_data,
+    catalog_from_data,
+    catalog_key,
+    load_catalog,
+    read_cache,
+    write_cache,
+)
 from catalog.model import Catalog, Status
 from catalog.placeholders import PlaceholderError, parse_placeholders
 
@@ -98,8 +110,13 @@ def validate(catalog: Catalog) -> list[Finding]:
             )
         else:
             reserved = reserved_parameters(entry.exception)
+            typed = has_typed_class(entry.exception)
             for placeholder in fields:
-                if placeholder.root in reserved:
+                # `{__class__}` and the other dunders are attributes of every object: a
+                # generated class setting one from a parameter breaks (`__class__` raises).
+                root = placeholder.root
+                dunder = typed and root.startswith("__") and root.endswith("__")
+                if root in reserved or dunder:
                     findings.append(
                         Finding.at(
                             message_at,
@@ -161,10 +178,47 @@ def draft_warnings(catalog: Catalog) -> list[Finding]:
     ]
 
 
-def load_valid_catalog(folder: Path) -> Catalog:
-    """Load and validate; raise CatalogInvalid with every error when anything is wrong."""
+CACHE_FILE = "catalog.marshal"
+"""The checked catalog's file inside a cache folder."""
+
+
+def checked_catalog(
+    folder: Path, cache_dir: Path | None = None, *, key: str | None = None
+) -> tuple[Catalog, list[Finding]]:
+    """The catalog of `folder` with the loader's and the validator's findings.
+
+    With `cache_dir`, the result is stored there and served again while every catalog file,
+    errcat's sources and the Python running it are unchanged (see `catalog.loader.catalog_key`;
+    `key` is that key when the caller has computed it already). A catalog with findings is
+    cached too: it fails the same way next time, quickly.
+    """
+    if cache_dir is None:
+        key = None
+    elif key is None:
+        key = catalog_key(folder)
+    path = (cache_dir or folder) / CACHE_FILE
+    if key is not None:
+        cached = catalog_from_data(read_cache(path, key))
+        if cached is not None:
+            return cached
+    # The key was taken before reading: a file edited in between gives a key no later run
+    # computes, so the worst outcome is one more load, never a stale answer.
     catalog, findings = load_catalog(folder)
     findings += validate(catalog)
+    if key is not None:
+        write_cache(path, key, catalog_data(catalog, findings))
+    return catalog, findings
+
+
+def load_valid_catalog(
+    folder: Path, *, cache_dir: Path | None = None, key: str | None = None
+) -> Catalog:
+    """Load and validate; raise CatalogInvalid with every error when anything is wrong.
+
+    `cache_dir` serves the result from errcat's cache when the catalog is unchanged (see
+    `checked_catalog`, and for `key`).
+    """
+    catalog, findings = checked_catalog(folder, cache_dir, key=key)
     if findings:
         raise CatalogInvalid(findings)
     return catalog

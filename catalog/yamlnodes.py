@@ -7,6 +7,7 @@ silently merged, expanded or crashing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -69,20 +70,23 @@ _PLAIN_TAGS = frozenset(
 asks for a type a catalog never holds, so it is refused wherever it appears."""
 
 
+_STR_TAG = _STANDARD + "str"
+
+
 def _shown_tag(tag: str) -> str:
     return "!!" + tag.removeprefix(_STANDARD) if tag.startswith(_STANDARD) else tag
 
 
+_NOT_PRINTABLE = re.compile("[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""A lone surrogate (which cannot be written as UTF-8) or a control character other than tab,
+newline and carriage return (which would reach terminals raw)."""
+
+
 def _bad_character(text: str) -> str | None:
-    """The first character of `text` that is no printable text: a lone surrogate (which cannot be
-    written as UTF-8) or a control character (which would reach terminals raw), else None."""
-    for char in text:
-        code = ord(char)
-        if 0xD800 <= code <= 0xDFFF or (
-            (code < 0x20 and char not in "\t\n\r") or 0x7F <= code <= 0x9F
-        ):
-            return f"U+{code:04X}"
-    return None
+    """The first character of `text` that is no printable text (see _NOT_PRINTABLE), as
+    `U+XXXX`, else None."""
+    found = _NOT_PRINTABLE.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
 
 
 class _Loader(yaml.SafeLoader):
@@ -161,6 +165,14 @@ class _Builder:
         raise YamlProblem(_mark(node), f"unsupported YAML node {node.tag}")
 
     def scalar(self, node: yaml.ScalarNode) -> object:
+        if node.tag == _STR_TAG:
+            # What the constructor would return for a string, without its dispatch: catalogs
+            # are almost all strings.
+            if (bad := _bad_character(node.value)) is not None:
+                raise YamlProblem(
+                    _mark(node), f"{bad} is not printable text; remove the escape that produced it"
+                )
+            return node.value
         if node.tag not in _PLAIN_TAGS:
             raise YamlProblem(
                 _mark(node),

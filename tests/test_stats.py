@@ -168,3 +168,36 @@ def test_invalid_catalog_is_an_environment_error(
     (project / "knowledge" / "pool.yaml").write_text("module: [\n", encoding="utf-8")
     assert main(["stats"]) == 2
     assert "run: errcat check" in capsys.readouterr().err
+
+
+def test_a_second_run_counts_the_same_from_the_cache(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The figures of a run served from .errcat-cache/ (no catalog loaded, no message
+    rewritten) are those of the first; an edited catalog is loaded again."""
+    import catalog.match
+    import catalog.validate
+
+    capsys.readouterr()
+    assert main(["stats", "--json"]) == 0
+    first = capsys.readouterr().out
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the cache should have answered")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(catalog.validate, "load_catalog", refuse)
+        patch.setattr(catalog.match, "to_catalog_message", refuse)
+        assert main(["stats", "--json"]) == 0
+        assert capsys.readouterr().out == first
+
+    path = project / "knowledge" / "pool.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            "status: draft", "status: retired\n    retired_reason: Gone.", 1
+        ),
+        encoding="utf-8",
+    )
+    assert main(["stats", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["entries"]["by_status"] == {"draft": 0, "active": 1, "retired": 2}

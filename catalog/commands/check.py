@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from catalog.check import CheckResult
     from catalog.config import Config
     from catalog.examples import ExampleRun
+    from catalog.findings import Finding
 
 NAME = "check"
 HELP = "check the catalog, the generated module and every raise site of the package for drift"
@@ -59,25 +64,129 @@ def _examples_summary(run: ExampleRun, commit: str) -> dict[str, object]:
     }
 
 
+class _Shown:
+    """Each finding's path as `Finding.display_path` shows it, worked out once per path.
+
+    A whole-torch check reports some 25,000 findings in 3,500 files; resolving two paths per
+    finding took longer than everything else. A path resolves as its folder, resolved once,
+    joined with its name, unless the name itself is a symbolic link.
+    """
+
+    def __init__(self) -> None:
+        base = os.path.realpath(os.getcwd())
+        self._base = base
+        self._inside = base if base.endswith(os.sep) else base + os.sep
+        self._paths: dict[str, str] = {}
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, finding: Finding) -> str:
+        key = str(finding.path)
+        shown = self._paths.get(key)
+        if shown is None:
+            shown = self._paths[key] = self._show(finding.path)
+        return shown
+
+    def _real(self, folder: str) -> str:
+        # realpath, one folder at a time: each folder is looked at once, however many files
+        # it holds, instead of every component of every path.
+        real = self._folders.get(folder)
+        if real is None:
+            parent, name = os.path.split(folder)
+            if not name or parent == folder:
+                real = folder
+            else:
+                candidate = os.path.join(self._real(parent), name)
+                real = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+            self._folders[folder] = real
+        return real
+
+    def _show(self, path: Path) -> str:
+        folder, name = os.path.split(os.path.abspath(path))
+        resolved = os.path.join(self._real(folder), name) if name else folder
+        if name and os.path.islink(resolved):
+            resolved = os.path.realpath(resolved)
+        if resolved == self._base:
+            return "."
+        if resolved.startswith(self._inside):
+            return resolved[len(self._inside) :].replace(os.sep, "/")
+        return path.as_posix()
+
+
+def _line(finding: Finding, shown: str) -> str:
+    # Finding.format, with the path already shown.
+    label = "warning: " if finding.severity == "warning" else ""
+    tail = f"; {finding.fix}" if finding.fix else ""
+    return f"{shown}:{finding.line}:{finding.column}: {label}{finding.message}{tail}"
+
+
+def _print_json(findings: list[Finding], shown: _Shown, extra: dict[str, object]) -> None:
+    """What `print_findings(as_json=True)` prints, with each path shown once (see _Shown).
+
+    `json.dump` with an indent runs the encoder in pure Python, a second for a whole-torch
+    report; the findings, flat objects of strings and numbers, are written here the way it
+    writes them, each value through the C encoder.
+    """
+    from catalog.findings import Severity
+
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    placeholder = "\0findings\0"
+    payload: dict[str, object] = {
+        "ok": not errors,
+        "errors": errors,
+        "warnings": sum(f.severity is Severity.WARNING for f in findings),
+        "findings": placeholder,
+    }
+    payload.update(extra)
+    text = json.dumps(payload, indent=2)
+    encode = json.dumps
+    rows = [
+        "    {\n"
+        f'      "path": {encode(shown(f))},\n'
+        f'      "line": {f.line},\n'
+        f'      "column": {f.column},\n'
+        f'      "severity": {encode(f.severity.value)},\n'
+        f'      "stage": {encode(f.stage)},\n'
+        f'      "message": {encode(f.message)},\n'
+        f'      "fix": {encode(f.fix)}\n'
+        "    }"
+        for f in findings
+    ]
+    array = "[\n" + ",\n".join(rows) + "\n  ]" if rows else "[]"
+    sys.stdout.write(text.replace(json.dumps(placeholder), array, 1) + "\n")
+
+
+def _print_lines(findings: Iterable[Finding], shown: _Shown) -> None:
+    sys.stdout.write("".join(_line(f, shown(f)) + "\n" for f in findings))
+
+
 def run(args: argparse.Namespace) -> int:
+    """Run the check; the cyclic garbage collector is paused meanwhile (see
+    `catalog.check.paused_collector`)."""
+    from catalog.check import paused_collector
+
+    with paused_collector():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
     from catalog.check import run_check, sort_findings
-    from catalog.commands.common import print_findings
     from catalog.config import load_config
-    from catalog.examples import WorkerFailed
-    from catalog.findings import Finding
     from catalog.project import generated_module, scan_package
 
     config = load_config()
     result = run_check(config, scan_package, generated_module(config))
     examples = None
     if args.examples:
+        from catalog.examples import WorkerFailed
+
         try:
             examples = _run_examples(config, result)
         except WorkerFailed as exc:
             print(f"errcat check: cannot run the examples: {exc}", file=sys.stderr)
             return 2
     findings = sort_findings(result.findings)
+    errors = result.errors
     summary: dict[str, object] = {
         "entries": result.entries,
         "files": result.files,
@@ -86,17 +195,16 @@ def run(args: argparse.Namespace) -> int:
     }
     if args.examples:
         summary["examples"] = _examples_summary(*examples) if examples else None
+    shown = _Shown()
     if args.json:
-        print_findings(findings, as_json=True, extra=summary)
+        _print_json(findings, shown, summary)
     else:
         # Drafts are expected while a catalog is being written: one line per file, not per entry.
         drafts = [f for f in findings if f.stage == "drafts"]
-        print_findings(
-            [f for f in findings if f.stage != "drafts"], as_json=False, stream=sys.stdout
-        )
+        _print_lines((f for f in findings if f.stage != "drafts"), shown)
         by_file: dict[str, list[Finding]] = {}
         for finding in drafts:
-            by_file.setdefault(finding.display_path(), []).append(finding)
+            by_file.setdefault(shown(finding), []).append(finding)
         for path, group in by_file.items():
             names = ", ".join(f.message.split("(")[1].split(")")[0] for f in group[:3])
             more = f" and {len(group) - 3} more" if len(group) > 3 else ""
@@ -122,9 +230,9 @@ def run(args: argparse.Namespace) -> int:
                 f"{counts['verified']} verified, {counts['failed']} failed, "
                 f"{counts['skipped']} skipped"
             )
-        verdict = "failed" if result.errors else "ok"
+        verdict = "failed" if errors else "ok"
         print(
-            f"errcat check {verdict}: {result.errors} error(s), {result.warnings} warning(s); "
+            f"errcat check {verdict}: {errors} error(s), {result.warnings} warning(s); "
             f"{result.entries} entries, {result.sites} raise sites in {result.files} files"
         )
-    return 1 if result.errors else 0
+    return 1 if errors else 0

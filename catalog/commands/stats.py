@@ -17,6 +17,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the figures; the cyclic garbage collector is paused meanwhile (see
+    `catalog.check.paused_collector`)."""
+    from catalog.check import paused_collector
+
+    with paused_collector():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from catalog.config import load_config
     from catalog.findings import CatalogInvalid
     from catalog.stats import compute_stats
