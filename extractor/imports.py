@@ -209,7 +209,8 @@ def resolve(dotted: str, scope: Scope, module: ModuleName) -> str | None:
             # Class bodies do not enclose the functions defined in them.
             current = current.parent
             continue
-        if root in current.declared_global:
+        # A `global` at module level is allowed and means nothing: only a nested scope is sent on.
+        if root in current.declared_global and current.kind != "module":
             current = current.module_scope()
             first = False
             continue

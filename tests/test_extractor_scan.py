@@ -402,3 +402,12 @@ def test_cli_jobs_two_equals_jobs_one(project: Path, capsys: pytest.CaptureFixtu
     """`--jobs 2` and `--jobs 1` print the same JSON."""
     outputs = [run_scan(capsys, "--json", "--no-cache", "--jobs", jobs)[1] for jobs in "12"]
     assert outputs[0] == outputs[1]
+
+
+def test_a_module_level_global_statement_resolves(tmp_path: Path) -> None:
+    """`global X` at module level (legal, meaningless) does not stop resolution of X there."""
+    from extractor.extract import extract_source
+
+    source = "global Oops\nclass Oops(Exception):\n    pass\nraise Oops('x')\n"
+    (site,) = extract_source(source, "m.py").sites
+    assert site.qualified_name == "m.Oops"
