@@ -8,10 +8,11 @@ A whole-torch package (2,300 files, 15,000 raise sites, 11,000 entries) is check
 than one and a half times its scan. What would cost seconds there is done once and kept in the
 project's `.errcat-cache/`, beside the scan's cache: the loaded and validated catalog, keyed by
 its files' bytes (`catalog.validate.checked_catalog`); the digests of the files codegen would
-write, keyed by the catalog; each site's catalog message (`catalog.match.SiteMessages`); and
-what each package file holds for the exemption and class-name checks. Files are read again
-only when their stat changed (`catalog.loader.stat_signature`), and only files whose bytes
-mention `errcat` are tokenized for ignore comments.
+write, keyed by the catalog; each site's catalog message (`catalog.match.SiteMessages`); what
+each package file holds for the exemption and class-name checks; and the last outcome of the
+site, entry and exemption stages, keyed by everything they read. Files are read again only
+when their stat changed (`catalog.loader.stat_signature`), and only files whose bytes mention
+`errcat` are tokenized for ignore comments.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import io
+import marshal
 import os
 import re
-import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -93,6 +93,9 @@ def cache_folder(config: Config) -> Path:
 
 def _ignore_comments(source: str) -> list[tuple[int, int, str]]:
     """`(line, column, reason)` of every errcat ignore comment in Python source."""
+    import io
+    import tokenize
+
     try:
         # Universal newlines, as Python reads source: a lone CR ends a line too.
         tokens = list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
@@ -151,12 +154,14 @@ class _SourceFacts:
     comments: dict[Path, list[tuple[int, int, str]]] = field(default_factory=dict)
     """Each file's errcat ignore comments (files without any are absent)."""
     classes: dict[str, str] = field(default_factory=dict)
-    """Every class name the files define, with the first `path:line` defining it."""
+    """Of the class names asked for, those the files define, with the first `path:line`."""
 
 
-def _source_facts(files: Sequence[tuple[Path, str]], cache_dir: Path | None) -> _SourceFacts:
-    """The ignore comments and class definitions of each `(path, shown)` file (`shown` is the
-    path a class is reported at), in file order.
+def _source_facts(
+    files: Sequence[tuple[Path, str]], cache_dir: Path | None, wanted: set[str]
+) -> _SourceFacts:
+    """The ignore comments of each `(path, shown)` file and where the `wanted` classes are
+    defined (`shown` is the path a class is reported at), in file order.
 
     With `cache_dir`, a file is read only when its stat signature differs from the run that
     stored its facts (see `catalog.loader.stat_signature`): re-reading 2,300 unchanged files and
@@ -198,7 +203,8 @@ def _source_facts(files: Sequence[tuple[Path, str]], cache_dir: Path | None) -> 
                 (comments[i], comments[i + 1], comments[i + 2]) for i in range(0, len(comments), 3)
             ]
         for i in range(0, len(classes), 2):
-            facts.classes.setdefault(classes[i], f"{shown}:{classes[i + 1]}")
+            if classes[i] in wanted and classes[i] not in facts.classes:
+                facts.classes[classes[i]] = f"{shown}:{classes[i + 1]}"
     if cache is not None and (changed or len(stored) != len(known)):
         write_cache(cache, key, stored)
     return facts
@@ -303,29 +309,20 @@ def check_codegen_stage(
     return findings
 
 
-def check_sites_stage(
+def _sites_findings(
     config: Config,
     catalog: Catalog,
     report: ScanReport,
-    generated_module: str,
-    matcher: Matcher | None = None,
-    cache_dir: Path | None = None,
+    matcher: Matcher,
+    paths: dict[str, Path],
+    facts: _SourceFacts,
 ) -> list[Finding]:
-    """Stages 3 to 5: sites against entries, entries against sites, exemptions against sites.
-
-    Paths in `report` are relative to the project root (or absolute). `matcher` defaults to
-    one without a cache of site messages; `cache_dir` keeps what each file holds for the
-    exemption and class-name checks (see `_source_facts`).
-    """
     findings: list[Finding] = []
-    matcher = matcher or Matcher(catalog, generated_module)
     raised: set[str] = set()
     exempted_lines: set[tuple[Path, int]] = set()
-    files: list[tuple[Path, str]] = []
     migrations: dict[str, str] = {}  # each entry's "raise the typed class" message, made once
     for result in report.results:
-        # One Path per file, shared by its findings: 15,000 sites would otherwise build as many.
-        path = config.root / result.path
+        path = paths.get(result.path) or config.root / result.path
         if result.failure is not None:
             failure = result.failure
             findings.append(
@@ -339,7 +336,6 @@ def check_sites_stage(
                 )
             )
             continue
-        files.append((path, result.path))
         for site in result.sites:
             if site.reraise:
                 continue
@@ -384,9 +380,8 @@ def check_sites_stage(
                 message = f"uncatalogued raise of {shown}"
                 fix = "run: errcat new, then errcat migrate; or mark it # errcat: ignore[reason]"
             findings.append(Finding(path, site.line, site.column, message, fix, stage="sites"))
-    facts = _source_facts(files, cache_dir)
     for entry in catalog:
-        if entry.name in facts.classes and has_typed_class(entry.exception):
+        if entry.name in facts.classes:
             # migrate imports the generated class into the package's modules by this name.
             findings.append(
                 Finding.at(
@@ -422,6 +417,99 @@ def check_sites_stage(
     return findings
 
 
+SITES_CACHE = "sites-outcome.marshal"
+"""The last outcome of stages 3 to 5, with the key of everything it was computed from."""
+
+
+def _outcome_key(
+    config: Config, report: ScanReport, generated_module: str, key: str, facts: _SourceFacts
+) -> str:
+    """A digest of everything stages 3 to 5 read: the catalog (its `catalog_key`), the project's
+    root, package and generated module, every site's and failure's fields that matching reads,
+    and the files' ignore comments and class definitions."""
+    rows = [
+        (
+            result.path,
+            None if result.failure is None else str(result.failure),
+            [
+                (
+                    site.line,
+                    site.column,
+                    site.exception,
+                    site.qualified_name,
+                    site.template,
+                    site.reraise,
+                    site.ignored,
+                    site.arguments,
+                    site.keywords,
+                )
+                for site in result.sites
+            ],
+        )
+        for result in report.results
+    ]
+    comments = [(str(path), found) for path, found in facts.comments.items()]
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(f"{key}\0{config.root}\0{config.package.name}\0{generated_module}\0".encode())
+    # Version 2 writes no back-references, so equal data always gives equal bytes.
+    digest.update(marshal.dumps((rows, comments, facts.classes), 2))
+    return digest.hexdigest()
+
+
+def check_sites_stage(
+    config: Config,
+    catalog: Catalog,
+    report: ScanReport,
+    generated_module: str,
+    matcher: Matcher | None = None,
+    cache_dir: Path | None = None,
+    key: str | None = None,
+) -> list[Finding]:
+    """Stages 3 to 5: sites against entries, entries against sites, exemptions against sites.
+
+    Paths in `report` are relative to the project root (or absolute). `matcher` defaults to
+    one over the site messages cached in `cache_dir` (see `catalog.match.SiteMessages`). With
+    `cache_dir`, what each file holds for the exemption and class-name checks is kept there
+    (see `_source_facts`), and with `key`, the catalog's `catalog_key`, so is the outcome: a
+    run whose catalog, sites and files all equal the last run's gets the last run's findings
+    without matching a site again.
+    """
+    # One Path per file, shared by its findings: 15,000 sites would otherwise build as many.
+    paths = {r.path: config.root / r.path for r in report.results if r.failure is None}
+    typed = {entry.name for entry in catalog if has_typed_class(entry.exception)}
+    facts = _source_facts([(path, name) for name, path in paths.items()], cache_dir, typed)
+    outcome = None
+    if cache_dir is not None and key is not None:
+        from catalog.loader import read_cache, write_cache
+
+        outcome = _outcome_key(config, report, generated_module, key, facts)
+        cached = read_cache(cache_dir / SITES_CACHE, outcome)
+        if isinstance(cached, tuple):
+            known = {str(path): path for path in paths.values()}
+            return [
+                Finding(
+                    known.get(shown) or known.setdefault(shown, Path(shown)),
+                    line,
+                    column,
+                    message,
+                    fix,
+                    stage=stage,
+                )
+                for shown, line, column, message, fix, stage in cached
+            ]
+    messages = None
+    if matcher is None:
+        messages = SiteMessages.load(cache_dir) if cache_dir is not None else SiteMessages()
+        matcher = Matcher(catalog, generated_module, messages)
+    findings = _sites_findings(config, catalog, report, matcher, paths, facts)
+    if messages is not None and cache_dir is not None:
+        messages.save(cache_dir)
+    if outcome is not None and cache_dir is not None:
+        stored = tuple((str(f.path), f.line, f.column, f.message, f.fix, f.stage) for f in findings)
+        write_cache(cache_dir / SITES_CACHE, outcome, stored)
+    return findings
+
+
 def run_check(config: Config, scanner: Scanner, generated_module: str) -> CheckResult:
     """All stages; later stages are skipped when the catalog itself is invalid."""
     result = CheckResult()
@@ -438,12 +526,9 @@ def run_check(config: Config, scanner: Scanner, generated_module: str) -> CheckR
     digests.save()
     report = scanner(config)
     result.sites, result.files = len(report.sites), len(report.results)
-    messages = SiteMessages.load(cache_folder(config))
-    matcher = Matcher(catalog, generated_module, messages)
     result.findings += check_sites_stage(
-        config, catalog, report, generated_module, matcher, cache_folder(config)
+        config, catalog, report, generated_module, cache_dir=cache_folder(config), key=key
     )
-    messages.save(cache_folder(config))
     result.findings += draft_warnings(catalog)
     return result
 

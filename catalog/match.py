@@ -133,8 +133,9 @@ class SiteMessages:
         return cls(known)
 
     def save(self, cache_dir: Path) -> None:
-        """Store the messages this run looked up, when that changes the stored file."""
-        if not self._computed and len(self._used) == len(self._known):
+        """Store the messages this run looked up, when that changes the stored file (a run
+        that looked nothing up, its outcome cached, leaves the file as it is)."""
+        if not self._computed and (not self._used or len(self._used) == len(self._known)):
             return
         from catalog.loader import tool_fingerprint, write_cache
 

@@ -184,9 +184,9 @@ def _report(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
 def test_cached_runs_report_what_a_cold_run_does(
     copied: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A second run answers from .errcat-cache/ without loading the catalog or reading the
-    package's files again, and says exactly what the first said; edits to a catalog file or to
-    a source file are seen at once."""
+    """A second run answers from .errcat-cache/ without loading the catalog, reading the
+    package's files or matching a site again, and says exactly what the first said; edits to a
+    catalog file or to a source file are seen at once."""
     import catalog.check
     import catalog.loader
     import catalog.validate
@@ -203,6 +203,7 @@ def test_cached_runs_report_what_a_cold_run_does(
     with monkeypatch.context() as patch:
         patch.setattr(catalog.validate, "load_catalog", refuse)
         patch.setattr(catalog.check, "_file_facts", refuse)
+        patch.setattr(catalog.check, "_sites_findings", refuse)
         assert _report(capsys) == cold
 
     bridge = copied / "runtime" / "tensor_bridge.py"
