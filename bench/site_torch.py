@@ -76,6 +76,8 @@ class Run:
     """One timed subprocess."""
 
     seconds: float
+    cpu: float
+    """User and system CPU seconds: on a shared machine, steadier than the wall time."""
     peak_rss: int
     """Bytes, of the process and its waited-for children."""
     output: str
@@ -123,7 +125,7 @@ def timed(command: list[str], cwd: Path) -> Run:
     if process.returncode != 0:
         sys.exit(f"bench/site_torch.py: {' '.join(command)} failed:\n{output}")
     # ru_maxrss is in KiB on Linux.
-    return Run(seconds, usage.ru_maxrss * 1024, output)
+    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, output)
 
 
 def edit_one_entry(catalog: Path) -> str:
@@ -197,9 +199,9 @@ def main(argv: list[str] | None = None) -> int:
         edited = edit_one_entry(catalog)
         warm = timed([errcat, "build"], project)
         warm_site = (project / "build" / "site").resolve()
-        if "one entry's prose changed" not in (warm_site / "errors" / edited / "index.html").read_text(
-            encoding="utf-8"
-        ):
+        if "one entry's prose changed" not in (
+            warm_site / "errors" / edited / "index.html"
+        ).read_text(encoding="utf-8"):
             sys.exit("bench/site_torch.py: the warm build does not show the edited prose")
         floor_root = work / "floor"
         floor_root.mkdir()
@@ -216,8 +218,13 @@ def main(argv: list[str] | None = None) -> int:
         "cold_s": round(cold.seconds, 2),
         "warm_s": round(warm.seconds, 2),
         "floor_s": round(floor.seconds, 2),
+        "cold_cpu_s": round(cold.cpu, 2),
+        "warm_cpu_s": round(warm.cpu, 2),
+        "floor_cpu_s": round(floor.cpu, 2),
         "cold_over_floor": round(cold.seconds / floor.seconds, 3),
         "warm_over_cold": round(warm.seconds / cold.seconds, 3),
+        "cold_over_floor_cpu": round(cold.cpu / floor.cpu, 3),
+        "warm_over_cold_cpu": round(warm.cpu / cold.cpu, 3),
         "cold_peak_rss_mb": round(cold.peak_rss / 1e6),
         "warm_peak_rss_mb": round(warm.peak_rss / 1e6),
         "floor_peak_rss_mb": round(floor.peak_rss / 1e6),

@@ -18,6 +18,7 @@ Markers carry a random per-process token, so no catalog text can forge one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import html
 import json
@@ -48,6 +49,12 @@ class CodeBlock:
     language: str
     options: str
     """The fence's attributes after the language (`linenums="3" hl_lines="2"`), or ""."""
+
+    @functools.cached_property
+    def markdown_text(self) -> str:
+        """`markdown_lines`, joined (computed once: a page's Markdown is expanded more than
+        once per build)."""
+        return "\n".join(self.markdown_lines())
 
     def markdown_lines(self) -> list[str]:
         """The fence, one line per item; its fence is longer than any backtick run inside."""
@@ -80,12 +87,22 @@ class TableBlock:
     rows: tuple[TableRow, ...]
     prefix: str
 
+    @functools.cached_property
+    def markdown_text(self) -> str:
+        """`markdown_lines`, joined (computed once: a page's Markdown is expanded more than
+        once per build)."""
+        return "\n".join(self.markdown_lines())
+
     def markdown_lines(self) -> list[str]:
         """The Markdown table `table.md.j2` describes."""
         from catalog.render.pages import environment
 
         text = environment().get_template("table.md.j2").render(rows=self.rows, prefix=self.prefix)
         return text.rstrip("\n").split("\n")
+
+    def links(self) -> dict[str, str]:
+        """Entry id → the Markdown link target, relative to the page."""
+        return {row.entry_id: f"{self.prefix}{row.entry_id}.md" for row in self.rows}
 
     def html(self, href: dict[str, str]) -> str:
         """The table as Python-Markdown writes it; `href` maps an entry id to its link."""
@@ -113,7 +130,54 @@ class TableBlock:
         return "\n".join(out)
 
 
-Block = CodeBlock | TableBlock
+@dataclass(frozen=True)
+class LinkItem:
+    """One item of a list of links to error pages."""
+
+    entry_id: str
+    headline: str
+    note: str
+    """Shown small after the link, as text."""
+
+
+@dataclass(frozen=True)
+class LinksBlock:
+    """A list of links to error pages (the related errors), written like `markdown_lines`."""
+
+    items: tuple[LinkItem, ...]
+
+    @functools.cached_property
+    def markdown_text(self) -> str:
+        """`markdown_lines`, joined (computed once: a page's Markdown is expanded more than
+        once per build)."""
+        return "\n".join(self.markdown_lines())
+
+    def markdown_lines(self) -> list[str]:
+        """One Markdown list item per link."""
+        from catalog.render.markdown import inline
+
+        return [
+            f"- [{inline(item.headline)}]({item.entry_id}.md)"
+            f" <small>{markupsafe.escape(item.note)}</small>"
+            for item in self.items
+        ]
+
+    def links(self) -> dict[str, str]:
+        """Entry id → the Markdown link target, relative to the page."""
+        return {item.entry_id: f"{item.entry_id}.md" for item in self.items}
+
+    def html(self, href: dict[str, str]) -> str:
+        """The list as Python-Markdown writes it; `href` maps an entry id to its link."""
+        out = ["<ul>"]
+        for item in self.items:
+            note = markupsafe.escape(item.note)
+            link = f'<a href="{href[item.entry_id]}">{_text(item.headline)}</a>'
+            out.append(f"<li>{link} <small>{note}</small></li>")
+        out.append("</ul>")
+        return "\n".join(out)
+
+
+Block = CodeBlock | TableBlock | LinksBlock
 
 
 def _text(text: str) -> str:
@@ -143,15 +207,17 @@ def recording() -> Iterator[list[Block]]:
 def emit(block: Block) -> str:
     """Text for `block` on lines of its own: a marker while recording, else its Markdown.
 
-    A code block comes after an empty line of its own, as `markdown.code_block` always wrote
-    it; a table starts where the template puts it.
+    A code block comes with an empty line before and a line break after, as
+    `markdown.code_block` always wrote it; other blocks stand where the template puts them,
+    which is on a line of their own.
     """
-    lead = "\n" if isinstance(block, CodeBlock) else ""
+    code = isinstance(block, CodeBlock)
+    lead, end = ("\n", "\n") if code else ("", "")
     blocks = _RECORDING.get()
     if blocks is None:
-        return lead + "\n".join(block.markdown_lines()) + "\n"
+        return lead + "\n".join(block.markdown_lines()) + end
     blocks.append(block)
-    return lead + _marker(len(blocks) - 1) + "\n"
+    return lead + _marker(len(blocks) - 1) + end
 
 
 @dataclass(frozen=True)
@@ -168,9 +234,11 @@ class FastPage:
 
         def expand(match: re.Match[str]) -> str:
             indent = match.group("indent")
-            lines = self.blocks[int(match.group("index"))].markdown_lines()
+            text = self.blocks[int(match.group("index"))].markdown_text
+            if not indent:
+                return text
             # Indented like `indent_md` indents: every line but empty ones.
-            return "\n".join(indent + line if line else line for line in lines)
+            return "\n".join(indent + line if line else line for line in text.split("\n"))
 
         return MARKER.sub(expand, self.text)
 
@@ -192,6 +260,8 @@ class FastPage:
 def _block_key(block: Block) -> str:
     if isinstance(block, CodeBlock):
         return block.key()
+    if isinstance(block, LinksBlock):
+        return json.dumps(["links", [astuple(item) for item in block.items]], ensure_ascii=False)
     return json.dumps(
         ["table", block.prefix, [astuple(row) for row in block.rows]],
         ensure_ascii=False,

@@ -32,6 +32,8 @@ import hashlib
 import json
 import logging
 import os
+import posixpath
+import re
 import sys
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -47,9 +49,9 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
-from mkdocs.utils.meta import YAML_RE
+from mkdocs.utils.meta import YAML_RE, get_data
 
-from catalog.render.blocks import MARKER, CodeBlock, FastPage, TableBlock
+from catalog.render.blocks import MARKER, CodeBlock, FastPage, LinksBlock, TableBlock
 from catalog.render.highlight import CodeHighlighter, HighlightUnavailable
 from catalog.render.search import SearchDoc, merge_into_index
 from catalog.render.sitecache import SiteCache
@@ -104,14 +106,11 @@ def _versions() -> str:
 
 
 def _errcat_sources() -> str:
-    """A digest of errcat's rendering code and templates: a new errcat renders anew."""
+    """A digest of the code that turns a recorded page into HTML. What the templates and the
+    rest of errcat produce is in the page's own digest already."""
     digest = hashlib.sha256()
-    folders = (_RENDER_SOURCES, _RENDER_SOURCES / "templates")
-    files = [p for folder in folders for p in sorted(folder.iterdir()) if p.is_file()]
-    files.append(_RENDER_SOURCES.parent / "mkdocs_plugin.py")
-    for path in files:
-        if path.suffix in (".py", ".j2", ".json"):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in ("blocks.py", "highlight.py", "fastpath.py"):
+        digest.update(name.encode() + b"\0" + (_RENDER_SOURCES / name).read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -210,19 +209,40 @@ class _BlockExtension(Extension):  # type: ignore[misc]
         md.preprocessors.register(_BlockPreprocessor(md, self.accelerator), "errcat_blocks", 29)
 
 
-class _TableLinkMissing(Exception):
-    """A table links a page that is not in the build; MkDocs' own rendering will say so."""
+class _LinkMissing(Exception):
+    """A block links a page that is not in the build; MkDocs' own rendering will say so."""
 
 
 class AcceleratedPage(Page):
-    """A generated page: `render` goes through the accelerator, which may fall back to
-    MkDocs' own rendering. Pages become this class in `on_pre_page`, in place."""
+    """A generated page: reading and rendering go through the accelerator, which may fall
+    back to MkDocs' own. Pages become this class in `on_pre_page`, in place."""
 
     _errcat: Accelerator
+    _errcat_markdown: str | None = None
+    """The Markdown the accelerator gave the page, to tell whether a plugin changed it."""
+
+    def read_source(self, config: MkDocsConfig) -> None:
+        if not self._errcat.read_source(self):
+            super().read_source(config)
 
     def render(self, config: MkDocsConfig, files: Files) -> None:
         if not self._errcat.render(self, config, files):
             super().render(config, files)
+
+
+_TITLE_ONLY = re.compile(r'---\ntitle: ("(?:[^"\\\n]|\\.)*")\n---[ \t]*\n')
+_SEARCH_EXCLUDED = "---\nsearch:\n  exclude: true\n---\n"
+
+
+def _split_front_matter(text: str) -> tuple[str, dict[str, Any]]:
+    """`mkdocs.utils.meta.get_data(text)`, without YAML for the front matter errcat writes."""
+    found = _TITLE_ONLY.match(text)
+    if found is not None and found.group(1).isascii() and found.group(1).isprintable():
+        # An ASCII JSON string reads the same as a YAML double-quoted scalar.
+        return text[found.end() :].lstrip("\n"), {"title": json.loads(found.group(1))}
+    if text.startswith(_SEARCH_EXCLUDED):
+        return text[len(_SEARCH_EXCLUDED) :].lstrip("\n"), {"search": {"exclude": True}}
+    return get_data(text)
 
 
 class Accelerator:
@@ -239,8 +259,9 @@ class Accelerator:
         self._render_settings = ""
         self._site_settings = ""
         self._output_cache = False
+        self._other_readers = False
         self._warnings = _WarningCount()
-        self._blocks: tuple[CodeBlock | TableBlock, ...] = ()
+        self._blocks: tuple[CodeBlock | TableBlock | LinksBlock, ...] = ()
         self._code_index = 0
         self._page: Page | None = None
         self._files: Files | None = None
@@ -291,6 +312,7 @@ class Accelerator:
             os.environ.get("SOURCE_DATE_EPOCH", ""),
         )
         self._output_cache = set(config.plugins) <= _OUTPUT_SAFE_PLUGINS
+        self._other_readers = bool(config.plugins.events["page_read_source"])
         if self._cache_folder is not None and self._md is not None:
             self._cache = SiteCache(self._cache_folder)
 
@@ -306,6 +328,16 @@ class Accelerator:
         loader = env.loader
         stand_in = jinja2.DictLoader({_CACHED_TEMPLATE: "errcat: reused output"})
         env.loader = jinja2.ChoiceLoader([stand_in, loader] if loader else [stand_in])
+
+    def read_source(self, page: Page) -> bool:
+        """The page's Markdown and front matter from the rendered page, not from its file;
+        False when another plugin reads sources (MkDocs then reads it as usual)."""
+        if self._other_readers:
+            return False
+        markdown_text, meta = _split_front_matter(self._fast[page.file.src_uri].markdown())
+        page.markdown, page.meta = markdown_text, meta
+        page._errcat_markdown = markdown_text  # type: ignore[attr-defined]
+        return True
 
     def pre_page(self, page: Page) -> None:
         """Generated pages render through this accelerator."""
@@ -326,7 +358,13 @@ class Accelerator:
         body = fast.text[found.end() :].lstrip("\n") if found else fast.text
         recorded = FastPage(body, fast.blocks)
         # Another plugin may have changed the page's Markdown: then it is no longer ours.
-        if self._md is None or page.markdown != recorded.markdown():
+        # (Comparing a string with itself is immediate.)
+        expected = getattr(page, "_errcat_markdown", None) or recorded.markdown()
+        if self._md is None or page.markdown != expected:
+            return False
+        assert self._highlighter is not None
+        custom = self._highlighter.custom
+        if custom and any(isinstance(b, CodeBlock) and b.language in custom for b in fast.blocks):
             return False
         self.stats["pages"] += 1
         key = _digest("page", self._render_settings, page.file.src_uri, page.url, recorded.key())
@@ -337,7 +375,7 @@ class Accelerator:
         warnings = self._warnings.count
         try:
             record = self._convert(page, config, files, recorded)
-        except _TableLinkMissing:
+        except _LinkMissing:
             return False
         if self._cache is not None and self._warnings.count == warnings:
             self._cache.put_text(key, json.dumps(record, ensure_ascii=False))
@@ -411,8 +449,8 @@ class Accelerator:
     def block_html(self, index: int) -> str:
         """The HTML of the current page's block `index` (called while it is converted)."""
         block = self._blocks[index]
-        if isinstance(block, TableBlock):
-            return self._table_html(block)
+        if not isinstance(block, CodeBlock):
+            return self._links_html(block)
         assert self._highlighter is not None and self._md is not None
         number, self._code_index = self._code_index, self._code_index + 1
         key = _digest("code", self._highlighter.key(block, number))
@@ -425,15 +463,17 @@ class Accelerator:
             self._cache.put_text(key, html)
         return html
 
-    def _table_html(self, block: TableBlock) -> str:
+    def _links_html(self, block: TableBlock | LinksBlock) -> str:
+        # Links resolved as MkDocs resolves a Markdown link to a page.
         page, files = self._page, self._files
         assert page is not None and files is not None
+        folder = posixpath.dirname(page.file.src_uri)
         hrefs = {}
-        for row in block.rows:
-            target = files.get_file_from_path(f"errors/{row.entry_id}.md")
+        for entry_id, link in block.links().items():
+            target = files.get_file_from_path(posixpath.normpath(posixpath.join(folder, link)))
             if target is None:
-                raise _TableLinkMissing(row.entry_id)
-            hrefs[row.entry_id] = get_relative_url(target.url, page.file.url)
+                raise _LinkMissing(link)
+            hrefs[entry_id] = get_relative_url(target.url, page.file.url)
         return block.html(hrefs)
 
     # -- the theme's output ------------------------------------------------------------------

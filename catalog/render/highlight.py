@@ -1,29 +1,88 @@
-"""HTML for a page's blocks (`catalog.render.blocks`), as the site's Markdown would write it.
+"""HTML for a page's code blocks (`catalog.render.blocks`), as the site's Markdown writes them.
 
 Code goes through the very highlighter the site configures (pymdownx.superfences and
 pymdownx.highlight, with the site's settings), called the way superfences calls it for a fence
-in the page, numbering included: the HTML is what an inline fence would have become. It is
-cached by content, so Pygments runs once per distinct block and never again while the block
-stays the same. Tables are written straight to HTML, with their links resolved the way MkDocs
-resolves a Markdown link.
+in the page, numbering included: the HTML is what an inline fence would have become. The
+accelerator caches it by content, so Pygments runs once per distinct block and never again
+while the block stays the same.
+
+What Pygments would redo for every block of a cold build is done once here: the lexer is
+looked up once per language, the tokens of code seen moments ago (the same function shown for
+several of its raises) are reused, and the formatter's style table, the same for every block,
+is computed once. None of this changes the HTML.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import markdown  # type: ignore[import-untyped]  # no stubs in the pinned set
+from pygments.formatters.html import HtmlFormatter  # type: ignore[import-untyped]
+from pygments.lexers import find_lexer_class_by_name  # type: ignore[import-untyped]
 
 from catalog.render.blocks import CodeBlock
 
 _OPTION = re.compile(r'(?P<name>[A-Za-z_][\w-]*)="(?P<value>[^"]*)"')
+_RECENT_CODE = 256
+"""Distinct pieces of code whose tokens are kept: a module's entries are rendered together, so
+the same function comes back within a few pages."""
 
 
 class HighlightUnavailable(Exception):
     """The site's Markdown has no superfences block preprocessor to highlight with."""
+
+
+class _Tokens:
+    """A lexer that answers `get_tokens` from the tokens of the same code lexed recently."""
+
+    def __init__(self, lexer: Any, recent: collections.OrderedDict[tuple[str, str], list[Any]]):
+        self._lexer = lexer
+        self._recent = recent
+        self._name = f"{type(lexer).__qualname__}:{sorted(lexer.options.items())!r}"
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lexer, name)
+
+    def get_tokens(self, text: str, unfiltered: bool = False) -> list[Any]:
+        key = (self._name, text)
+        tokens = self._recent.get(key)
+        if tokens is None:
+            tokens = list(self._lexer.get_tokens(text, unfiltered))
+            self._recent[key] = tokens
+            if len(self._recent) > _RECENT_CODE:
+                self._recent.popitem(last=False)
+        else:
+            self._recent.move_to_end(key)
+        return tokens
+
+
+_STYLE_TABLES: dict[tuple[Any, str], tuple[dict[Any, str], dict[str, Any]]] = {}
+_create_stylesheet = HtmlFormatter._create_stylesheet
+
+
+def _reused_stylesheet(self: Any) -> None:
+    # The table depends on the style and the class prefix only (see HtmlFormatter).
+    key = (self.style, self.classprefix)
+    tables = _STYLE_TABLES.get(key)
+    if tables is None:
+        _create_stylesheet(self)
+        tables = _STYLE_TABLES[key] = (dict(self.ttype2class), dict(self.class2style))
+    self.ttype2class, self.class2style = dict(tables[0]), dict(tables[1])
+
+
+@contextlib.contextmanager
+def _style_tables_reused() -> Iterator[None]:
+    """While one block is highlighted: formatters take their style table from the memo."""
+    HtmlFormatter._create_stylesheet = _reused_stylesheet
+    try:
+        yield
+    finally:
+        HtmlFormatter._create_stylesheet = _create_stylesheet
 
 
 class CodeHighlighter:
@@ -40,13 +99,32 @@ class CodeHighlighter:
         ):
             raise HighlightUnavailable("no pymdownx.superfences in the site's Markdown")
         fenced.get_hl_settings()
-        if getattr(fenced, "highlight_ext", None) is None:
+        if getattr(fenced, "highlight_ext", None) is None or fenced.highlighter is None:
             raise HighlightUnavailable("no pymdownx.highlight in the site's Markdown")
         self._md = md
         self._fenced = fenced
-        # A language with a custom fence of its own is not highlighted by `highlight`.
-        self.custom = {str(f.get("name")) for f in fenced.extension.superfences[1:]}
         self._settings = settings
+        self.custom = {str(f.get("name")) for f in fenced.extension.superfences[1:]}
+        """Languages with a custom fence of their own, which `highlight` does not format."""
+        lexers: dict[tuple[str, bool, bool], tuple[Any, str]] = {}
+        recent: collections.OrderedDict[tuple[str, str], list[Any]] = collections.OrderedDict()
+
+        class Reusing(fenced.highlighter):  # type: ignore[misc]
+            """The site's highlighter, with lexers and recent tokens kept between blocks."""
+
+            def get_lexer(self, src: str, language: str, inline: bool, stripnl: bool) -> Any:
+                key = (language, inline, stripnl)
+                found = lexers.get(key)
+                if found is None:
+                    found = super().get_lexer(src, language, inline, stripnl)
+                    # Only a lexer found by name is the same for any code.
+                    with contextlib.suppress(Exception):
+                        find_lexer_class_by_name(language)
+                        lexers[key] = found
+                return _Tokens(found[0], recent), found[1]
+
+        # Only this Markdown instance's superfences uses it.
+        fenced.highlighter = Reusing
 
     def key(self, block: CodeBlock, index: int) -> str:
         """The cache key of `block` as the `index`-th highlighted block of a page."""
@@ -61,15 +139,16 @@ class CodeHighlighter:
         # it clamps highlighted lines to the block's length, which it sets before the call.
         self._fenced.highlight_ext.pygments_code_block = index - 1
         self._fenced.line_count = code.count("\n") + 1
-        html: str = self._fenced.highlight(
-            src=code,
-            language=block.language,
-            options=options,
-            md=self._md,
-            classes=[],
-            id_value="",
-            attrs={},
-        )
+        with _style_tables_reused():
+            html: str = self._fenced.highlight(
+                src=code,
+                language=block.language,
+                options=options,
+                md=self._md,
+                classes=[],
+                id_value="",
+                attrs={},
+            )
         return html
 
     def skip(self, index: int) -> None:

@@ -20,7 +20,7 @@ from markupsafe import Markup
 from catalog.model import Entry, Status
 from catalog.render import blocks, markdown
 from catalog.render.repository import Repository
-from catalog.render.sources import Source
+from catalog.render.sources import SOURCES_WITH_CODE, Source
 from catalog.stats import Stats
 
 
@@ -55,6 +55,9 @@ def environment() -> jinja2.Environment:
     env.filters["entry_table"] = lambda entries, prefix: Markup(
         blocks.emit(blocks.TableBlock(tuple(table_row(e) for e in entries), prefix))
     )
+    env.filters["related_list"] = lambda entries: Markup(
+        blocks.emit(blocks.LinksBlock(tuple(related_item(e) for e in entries)))
+    )
     env.filters["meta_string"] = lambda text: Markup(
         json.dumps(html.escape(" ".join(str(text).split()), quote=False), ensure_ascii=False)
     )
@@ -66,6 +69,16 @@ def table_row(entry: Entry) -> blocks.TableRow:
     return blocks.TableRow(
         entry.id, entry.headline, entry.status.value, entry.exception, entry.module
     )
+
+
+def related_item(entry: Entry) -> blocks.LinkItem:
+    """What the related errors list shows of an entry."""
+    note = (
+        entry.exception
+        if entry.status is Status.ACTIVE
+        else f"{entry.exception}, {entry.status.value}"
+    )
+    return blocks.LinkItem(entry.id, entry.headline, note)
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,7 @@ def error_page(
             verified=verified,
             repository=repository,
             json_href=f"{site_path}api/errors/{entry.id}.json",
+            sources_with_code=SOURCES_WITH_CODE,
             issue_url=issue_url(repository, entry, page_url),
         )
     )

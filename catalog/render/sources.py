@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import io
 import os
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +13,26 @@ from catalog.match import Matcher
 from catalog.model import Catalog
 from catalog.render.repository import Repository
 from extractor.model import ScanReport
+
+PAGE_LINES_BEFORE = 8
+"""Lines a page shows above the raise: enough for the condition that leads to it."""
+PAGE_LINES_AFTER = 2
+"""Lines a page shows after the end of the raise statement."""
+SOURCES_WITH_CODE = 10
+"""Raise sites a page shows code for; further sites are listed by path and line only. Pages
+stay the same size however often an error is raised, and the JSON keeps every site's code."""
+
+
+def _statement_end(lines: list[str], first: int) -> int:
+    """The index of the last line of the statement that starts on `lines[first]`."""
+    text = "\n".join(lines[first:]) + "\n"
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                return first + token.start[0] - 1
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return first
 
 
 @dataclass(frozen=True)
@@ -27,6 +50,20 @@ class Snippet:
         """1-based line of the raise within `code` (what `hl_lines` counts)."""
         return self.highlight_line - self.start_line + 1
 
+    def around_raise(self) -> Snippet:
+        """The part a page shows: `PAGE_LINES_BEFORE` lines above the raise, the whole raise
+        statement and `PAGE_LINES_AFTER` lines below it."""
+        lines = self.code.split("\n")
+        at = self.highlight_line - self.start_line
+        if not 0 <= at < len(lines):
+            return self
+        first = max(0, at - PAGE_LINES_BEFORE)
+        last = min(len(lines) - 1, _statement_end(lines, at) + PAGE_LINES_AFTER)
+        if first == 0 and last == len(lines) - 1:
+            return self
+        code = "\n".join(lines[first : last + 1])
+        return Snippet(self.start_line + first, code, self.highlight_line)
+
 
 @dataclass(frozen=True)
 class Source:
@@ -43,6 +80,11 @@ class Source:
     url: str | None
     """The line in the repository, pinned to the commit; None without `repo_url` or git."""
     snippet: Snippet | None
+
+    @property
+    def page_snippet(self) -> Snippet | None:
+        """The code a page shows around the raise (the API keeps the whole `snippet`)."""
+        return None if self.snippet is None else self.snippet.around_raise()
 
     def as_dict(self) -> dict[str, object]:
         """The API's `sources[]` item."""
@@ -64,9 +106,16 @@ class Source:
 
 def _repository_path(repository: Repository, path: str) -> str:
     # The scanner reports paths relative to the current folder, which need not be the root.
-    absolute = Path(os.path.abspath(path)).resolve()
+    return _relative_to_root(os.getcwd(), repository.root, path)
+
+
+@functools.lru_cache(maxsize=65536)
+def _relative_to_root(cwd: str, root: Path, path: str) -> str:
+    # Resolving costs system calls per path component; a package has far fewer files than
+    # sites, and every site of a file asks for the same answer.
+    absolute = Path(os.path.abspath(os.path.join(cwd, path))).resolve()
     try:
-        return absolute.relative_to(repository.root).as_posix()
+        return absolute.relative_to(root).as_posix()
     except ValueError:
         return Path(path).as_posix()
 

@@ -1,0 +1,186 @@
+"""A slice of a real package, catalogued by `errcat new` and built with no mkdocs.yml: pages
+render (errcat supplies the extensions), code is highlighted, search finds messages and holds no
+code, and the site cache only ever changes how long a build takes, never what it writes.
+
+The slice is the installed torch's `torch/optim` (about 150 drafts), copied into a temporary
+project; the test skips where torch is not installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from catalog.build import build_site
+from catalog.cli import main
+from catalog.config import load_config
+from catalog.project import CACHE_FOLDER
+from catalog.render import highlight
+from catalog.render.sitecache import FILE_NAME
+
+PYPROJECT = """\
+[project]
+name = "torchslice"
+version = "0"
+
+[tool.errcat]
+package = "torch"
+catalog = "errors"
+generated = "torch/_errcat_errors.py"
+"""
+
+
+def _torch_optim() -> Path | None:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "optim"
+    return folder if folder.is_dir() else None
+
+
+pytestmark = pytest.mark.skipif(_torch_optim() is None, reason="torch is not installed")
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _build(root: Path) -> Path:
+    return build_site(load_config(root), root / "build" / "site").version
+
+
+def _drop_cache(root: Path) -> None:
+    for path in (root / CACHE_FOLDER).glob(FILE_NAME + "*"):
+        path.unlink()
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """torch/optim in a project of its own, after `errcat new`, with no mkdocs.yml."""
+    source = _torch_optim()
+    assert source is not None
+    root = tmp_path_factory.mktemp("slice")
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    shutil.copytree(source, root / "torch" / "optim", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "torch" / "__init__.py").write_text("", encoding="utf-8")
+    here = Path.cwd()
+    os.chdir(root)
+    try:
+        assert main(["new"]) == 0
+    finally:
+        os.chdir(here)
+    assert not (root / "mkdocs.yml").exists()
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(project: Path) -> Path:
+    """The slice built once, from a cold cache."""
+    _drop_cache(project)
+    return _build(project)
+
+
+def _error_pages(site: Path) -> list[Path]:
+    return sorted(
+        path
+        for path in (site / "errors").glob("*/index.html")
+        if re.fullmatch(r"[0-9a-f]{16}", path.parent.name)
+    )
+
+
+def _article(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    return text[text.index("<article") : text.index("</article>")]
+
+
+def test_no_raw_markdown_reaches_the_pages(site: Path) -> None:
+    """Admonitions, attribute lists and fences are rendered, not shown as text."""
+    pages = _error_pages(site)
+    assert len(pages) > 100
+    for path in pages:
+        article = _article(path)
+        for raw in ("!!!", "{ data-search-exclude }", "```"):
+            assert raw not in article, (path.parent.name, raw)
+    drafts = [path for path in pages if 'class="admonition warning"' in _article(path)]
+    assert drafts, "the draft notice is an admonition"
+
+
+def test_code_is_highlighted(site: Path) -> None:
+    """Each raise is shown highlighted by Pygments, its line marked."""
+    highlighted = [path for path in _error_pages(site) if '<span class="hll">' in _article(path)]
+    assert len(highlighted) > 100
+    article = _article(highlighted[0])
+    assert '<div class="language-python highlight">' in article
+    assert re.search(r'<span class="k">raise</span>', article)
+
+
+def test_search_finds_messages_and_holds_no_code(site: Path, project: Path) -> None:
+    """The search index has each error's message words, and none of the source shown."""
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    by_location = {doc["location"]: doc for doc in index["docs"]}
+    rows = json.loads((site / "api" / "errors" / "index.json").read_text(encoding="utf-8"))
+    assert rows
+    for row in rows:
+        doc = by_location[f"errors/{row['id']}/"]
+        words = re.findall(r"[A-Za-z_]{4,}", re.sub(r"\{[^{}]*\}", " ", row["message"]))
+        assert all(word in doc["title"] for word in words), (row["message"], doc["title"])
+        assert row["exception"].rpartition(".")[2] in doc["text"]
+    blob = json.dumps(index["docs"])
+    document = json.loads(
+        (site / "api" / "errors" / f"{rows[0]['id']}.json").read_text(encoding="utf-8")
+    )
+    raise_lines = [
+        line.strip()
+        for source in document["sources"]
+        for line in source["snippet"]["code"].split("\n")
+        if line.strip().startswith("raise ")
+    ]
+    assert raise_lines and not any(line in blob for line in raise_lines)
+    assert not re.search(r'"location":"[^"]*#(source|related-errors|read-from-the-code)"', blob)
+
+
+def test_a_cached_rebuild_writes_the_same_files(site: Path, project: Path) -> None:
+    """The second build takes every page and code block from the cache (Pygments never
+    runs) and writes byte-identical files."""
+    cold = _tree(site)
+
+    def no_highlighting(*args: object, **kwargs: object) -> str:
+        raise AssertionError("a cached rebuild highlighted code")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(highlight.CodeHighlighter, "html", no_highlighting)
+        warm = _build(project)
+    assert _tree(warm) == cold
+
+
+def test_a_rebuild_after_an_edit_equals_a_cold_build(project: Path) -> None:
+    """Edit one entry's prose: the cached rebuild is what a build without a cache writes."""
+    _build(project)  # the cache holds the tree as it was
+    path = sorted((project / "errors").glob("*.yaml"))[0]
+    text = path.read_text(encoding="utf-8")
+    first = text.index("  - id: ")
+    end = text.index("\n", first)
+    path.write_text(
+        text[: end + 1]
+        + '    meaning: "Only the `step` of this optimizer raises it."\n'
+        + text[end + 1 :],
+        encoding="utf-8",
+    )
+    warm = _tree(_build(project))
+    _drop_cache(project)
+    cold = _tree(_build(project))
+    assert warm == cold
+    entry_id = text[first:end].split('"')[1]
+    page = (project / "build" / "site" / "errors" / entry_id / "index.html").read_text("utf-8")
+    assert "Only the <code>step</code> of this optimizer raises it." in page
