@@ -196,6 +196,7 @@ def test_an_error_page_shows_its_parts(site_url: str, browser: WebDriver) -> Non
         "When it happens",
         "Trigger",
         "Common situations",
+        "Read from the code",
         "Related errors",
     ]
     assert article.find_element(By.CSS_SELECTOR, ".errcat-source .hll").is_displayed()
