@@ -1097,6 +1097,30 @@ class PartialConsumerAcknowledgement(CatalogError, ValueError):
         )
 
 
+class PoolTransportArguments(CatalogError, TypeError):
+    """StreamOrderedMmFeaturePool takes either transport= or all of byte_tensor=, base_address=, device_id= and transport_name="""
+
+    id = "6fc6186ad45ce8c2"
+    template = "StreamOrderedMmFeaturePool takes either transport= or all of byte_tensor=, base_address=, device_id= and transport_name="
+    docs_url = "http://127.0.0.1:8000/errors/6fc6186ad45ce8c2/"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+class StreamMemoryOperationFailed(CatalogError, RuntimeError):
+    """{label}: {err}"""
+
+    id = "58e3999e4b8fb201"
+    template = "{label}: {err}"
+    docs_url = "http://127.0.0.1:8000/errors/58e3999e4b8fb201/"
+    label: object
+    err: object
+
+    def __init__(self, *, label: object, err: object) -> None:
+        super().__init__(label=label, err=err)
+
+
 BY_ID: dict[str, type[CatalogError]] = {
     "0fdb60950b3588f4": OutputBufferWrongDevice,
     "1ffc37311458498e": UnknownSparseMlaBackend,
@@ -1177,6 +1201,8 @@ BY_ID: dict[str, type[CatalogError]] = {
     "d40e195a3829880f": CancelInactiveLease,
     "1cac7178238a67ad": TotalConsumerCountNotPositive,
     "41947681ae9e88d1": PartialConsumerAcknowledgement,
+    "6fc6186ad45ce8c2": PoolTransportArguments,
+    "58e3999e4b8fb201": StreamMemoryOperationFailed,
 }
 """Every generated class by its entry id."""
 
@@ -1231,6 +1257,7 @@ __all__ = [
     "OutputBuffersAlias",
     "PartialConsumerAcknowledgement",
     "PoolTooSmallForControlRegion",
+    "PoolTransportArguments",
     "ProxyDataNotTensor",
     "QueryHeadsNotMultipleOf64",
     "QueryNotContiguous",
@@ -1246,6 +1273,7 @@ __all__ = [
     "ScaleWrongDevice",
     "SlotGenerationExhausted",
     "Sm90BackendNeedsHopper",
+    "StreamMemoryOperationFailed",
     "TensorViewRequiresMps",
     "TokenizerWorkerNumNotPositive",
     "TopkLengthNotContiguous",

@@ -62,18 +62,22 @@ def _is_stable_at_least(raw: object, minimum: Version) -> bool:
 
 
 def _mlx_requested() -> bool:
-    """Read `SGLANG_USE_MLX`; an unrecognised value warns and counts as the default."""
+    """Read `SGLANG_USE_MLX` exactly as upstream's `EnvBool` does.
+
+    The value is only lower-cased, never stripped, so `" yes "` is not a yes. An unrecognised
+    value (the empty string included) warns with upstream's text and counts as the default: a
+    typo must neither enable nor break the backend, but the user should hear about it.
+    """
     raw = os.environ.get(_ENV_NAME)
     if raw is None:
         return _ENV_DEFAULT
-    word = raw.strip().lower()
+    word = raw.lower()
     if word in _TRUE_WORDS:
         return True
     if word in _FALSE_WORDS:
         return False
-    # A typo must not silently enable or break the backend, but the user should hear about it.
     warnings.warn(
-        f"Invalid value for {_ENV_NAME}: {raw!r} is not one of true/1/yes/y or false/0/no/n, "
+        f'Invalid value for {_ENV_NAME}: "{word}" is not a valid boolean value, '
         f'using default "{_ENV_DEFAULT}"',
         stacklevel=3,
     )

@@ -8,6 +8,18 @@ imports alive until the results are evaluated and exported.
 Every public entry point holds one process-wide re-entrant lock for its whole duration, export of
 the result included. MLX is imported lazily on first use, so importing this module never imports
 `mlx`.
+
+MLX's buffer cache. MLX gives every new array memory from its allocator, and a large buffer it
+does not keep in its cache goes back to the system when the array dies: the next conversion then
+gets fresh pages, and touching them costs several times the copy itself (7x at 64 MiB on a Linux
+CPU, whose cache holds only 32 MiB by default). So before copying a tensor of `n` bytes into
+MLX (`torch_to_mlx`, CPU operands of `mlx_call`), the bridge makes sure MLX's cache limit (`mx.set_cache_limit`) is at least `2 * n`, which
+lets the buffer of a conversion that has been freed serve the next one. The bridge only ever
+raises the limit, never above `_cache_ceiling()` (1 GiB, or 1/16 of MLX's memory limit if that
+is less), and gives up managing it for good as soon as it finds a value it did not set itself:
+an application that calls `mx.set_cache_limit` keeps its own choice. The cost is memory: MLX
+may keep up to that many bytes of freed buffers for reuse (`mx.clear_cache()` returns them).
+Tensors larger than the ceiling are still copied correctly, paying the page faults.
 """
 
 from __future__ import annotations
@@ -60,6 +72,24 @@ _DLPACK_CPU = (1, 0)
 # Re-entrant because `mlx_call` exports its result through `mlx_to_torch`, itself serialized.
 _BRIDGE_LOCK = threading.RLock()
 
+_CACHE_CEILING_BYTES = 1 << 30
+"""The most the bridge raises MLX's buffer cache limit to (see the module docstring)."""
+_CACHE_MEMORY_SHARE = 16
+"""The bridge's cache limit never exceeds MLX's memory limit divided by this."""
+_UNBOUNDED_CACHE = 1 << 62
+"""A cache limit set only for an instant, to read the current one without ever lowering it."""
+
+
+class _CachePolicy:
+    """What the bridge knows about MLX's cache limit; only touched under `_BRIDGE_LOCK`."""
+
+    installed: int | None = None
+    """The limit the bridge last left in place; None before its first adjustment."""
+    ceiling: int | None = None
+    """`_cache_ceiling()`, computed once."""
+    released: bool = False
+    """True once someone else changed the limit: from then on the bridge leaves it alone."""
+
 
 def _serialized_bridge(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run the whole of `fn`, export of its result included, while holding `_BRIDGE_LOCK`."""
@@ -79,6 +109,39 @@ def _mlx_core() -> ModuleType:
     except ImportError:
         raise BridgeRequiresMlx() from None
     return mlx_core
+
+
+def _cache_ceiling(mx: ModuleType) -> int:
+    """The largest cache limit the bridge will install: 1 GiB, less on small machines."""
+    if _CachePolicy.ceiling is None:
+        _CachePolicy.ceiling = min(
+            _CACHE_CEILING_BYTES, int(mx.get_memory_limit()) // _CACHE_MEMORY_SHARE
+        )
+    return _CachePolicy.ceiling
+
+
+def _keep_room_in_mlx_cache(nbytes: int, mx: ModuleType) -> None:
+    """Raise MLX's cache limit so a freed copy of `nbytes` bytes can serve the next one.
+
+    Costs two integer comparisons unless the limit has to grow. MLX has no getter for the limit,
+    so it is read by setting a huge one for an instant (never a lower one, which could make MLX
+    drop cached buffers) and then putting back the larger of the old and the wanted value.
+    """
+    if _CachePolicy.released:
+        return
+    wanted = min(2 * nbytes, _cache_ceiling(mx))
+    installed = _CachePolicy.installed
+    if installed is not None and wanted <= installed:
+        return
+    previous = int(mx.set_cache_limit(_UNBOUNDED_CACHE))
+    if installed is not None and previous != installed:
+        # The application set its own limit since: it stands, and the bridge stops managing.
+        mx.set_cache_limit(previous)
+        _CachePolicy.released = True
+        return
+    limit = max(previous, wanted)
+    mx.set_cache_limit(limit)
+    _CachePolicy.installed = limit
 
 
 def _get_torch_device() -> torch.device:
@@ -106,6 +169,9 @@ def _torch_to_mlx(tensor: torch.Tensor, *, copy: bool, synchronize: bool = True)
     mx = _mlx_core()
     tensor = tensor.detach()
     _check_importable(tensor)
+    if copy or tensor.device.type == "cpu":
+        # Before the copy allocates, so its buffer can be one that an earlier copy freed.
+        _keep_room_in_mlx_cache(tensor.numel() * tensor.element_size(), mx)
     if tensor.device.type == "mps":
         if synchronize:
             torch.mps.synchronize()
@@ -136,7 +202,8 @@ class MlxTensorView:
 
     def __init__(self, tensor: torch.Tensor, *, synchronize: bool = True) -> None:
         with _BRIDGE_LOCK:
-            _mlx_core()
+            # As upstream: the device is checked before MLX is loaded, so a CPU tensor gets the
+            # device error even where MLX is missing; the import below loads MLX.
             owner = tensor.detach()
             if owner.device.type != "mps":
                 raise TensorViewRequiresMps(owner=owner)
@@ -178,8 +245,10 @@ def borrow_torch_tensors(
 
     Pass `synchronize=False` only when the caller fences the queue itself right before the views
     are used. Unlike `torch_to_mlx`, nothing is copied, hence every tensor must be on MPS.
+
+    As upstream, MLX is first needed by the imports themselves: without MLX, no tensors still
+    give `()` and a non-MPS tensor still gets the device error.
     """
-    _mlx_core()
     owners = tuple(tensor.detach() for tensor in tensors)
     if not all(owner.device.type == "mps" for owner in owners):
         # Name every device, not only the first offender, so a mixed batch is diagnosed at once.

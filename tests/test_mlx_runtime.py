@@ -104,7 +104,7 @@ def test_disabled_by_default() -> None:
     assert use_mlx() is False
 
 
-@pytest.mark.parametrize("value", ["false", "0", "no", "n", "FALSE", "No", " n "])
+@pytest.mark.parametrize("value", ["false", "0", "no", "n", "FALSE", "No"])
 def test_false_words_disable(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """false/0/no/n in any case disable the backend without validating it."""
     monkeypatch.setenv("SGLANG_USE_MLX", value)
@@ -120,11 +120,29 @@ def test_true_words_enable(
     assert use_mlx() is True
 
 
-@pytest.mark.parametrize("value", ["maybe", "2", "on", ""])
-def test_invalid_value_warns_and_disables(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any other value warns, names the variable and the value, and counts as false."""
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("maybe", "maybe"), ("2", "2"), ("on", "on"), ("", ""), ("MAYBE", "maybe")],
+)
+def test_invalid_value_warns_and_disables(
+    value: str, shown: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any other value warns with upstream's text (the value lower-cased) and counts as false."""
     monkeypatch.setenv("SGLANG_USE_MLX", value)
-    with pytest.warns(UserWarning, match=re.escape(f"Invalid value for SGLANG_USE_MLX: {value!r}")):
+    message = (
+        f'Invalid value for SGLANG_USE_MLX: "{shown}" is not a valid boolean value, '
+        'using default "False"'
+    )
+    with pytest.warns(UserWarning, match=exact(message)):
+        assert use_mlx() is False
+
+
+@pytest.mark.parametrize("value", [" yes ", "1 ", "\ttrue", " n "])
+def test_whitespace_is_not_stripped(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As upstream's EnvBool, surrounding whitespace makes a value invalid: `" yes "` does not
+    enable the backend (it warns and keeps the default), and `" n "` is no valid false either."""
+    monkeypatch.setenv("SGLANG_USE_MLX", value)
+    with pytest.warns(UserWarning, match=re.escape(f'"{value.lower()}" is not a valid boolean')):
         assert use_mlx() is False
 
 

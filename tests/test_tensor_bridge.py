@@ -498,18 +498,125 @@ def test_borrow_nothing(fences: Recorder) -> None:
         lambda: mlx_to_torch(mx.ones(1)),
         lambda: mlx_call(lambda a: a, torch.ones(1)),
         lambda: mlx_call_multi(lambda a: (a,), torch.ones(1)),
-        lambda: borrow_torch_tensors(),
-        lambda: MlxTensorView(torch.ones(1)),
     ],
-    ids=["torch_to_mlx", "mlx_to_torch", "mlx_call", "mlx_call_multi", "borrow", "view"],
+    ids=["torch_to_mlx", "mlx_to_torch", "mlx_call", "mlx_call_multi"],
 )
 @pytest.mark.usefixtures("without_mlx")
 def test_missing_mlx_is_a_clear_error(call: Callable[[], object]) -> None:
-    """Without an importable mlx.core every entry point raises one clear error, chain hidden."""
+    """Without an importable mlx.core these entry points raise one clear error, chain hidden."""
     with pytest.raises(RuntimeError, match=exact(NO_MLX)) as caught:
         call()
     assert caught.value.__cause__ is None
     assert caught.value.__suppress_context__
+
+
+@pytest.mark.usefixtures("without_mlx")
+def test_borrowing_nothing_needs_no_mlx(fences: Recorder) -> None:
+    """As upstream, borrowing no tensors gives `()` even where MLX is missing."""
+    assert borrow_torch_tensors() == ()
+    assert borrow_torch_tensors(synchronize=False) == ()
+    assert fences.calls == []
+
+
+@pytest.mark.usefixtures("without_mlx")
+def test_device_errors_come_before_the_mlx_import(fences: Recorder) -> None:
+    """As upstream, a CPU tensor gets the MPS-only device error even where MLX is missing."""
+    with pytest.raises(
+        ValueError, match=exact("borrow_torch_tensors requires MPS tensors, got cpu")
+    ):
+        borrow_torch_tensors(torch.ones(2))
+    with pytest.raises(
+        ValueError, match=exact("MlxTensorView requires a Torch MPS tensor, got cpu")
+    ):
+        MlxTensorView(torch.ones(2))
+    assert fences.calls == []
+
+
+# MLX's buffer cache
+
+
+@pytest.fixture
+def cache_policy() -> Iterator[None]:
+    """A bridge that has not adjusted MLX's cache limit yet; the limit is restored after."""
+    saved = dict(vars(tensor_bridge._CachePolicy))
+    limit = mx.set_cache_limit(1 << 62)
+    mx.set_cache_limit(limit)
+    tensor_bridge._CachePolicy.installed = None
+    tensor_bridge._CachePolicy.released = False
+    yield
+    for name in ("installed", "ceiling", "released"):
+        setattr(tensor_bridge._CachePolicy, name, saved[name])
+    mx.set_cache_limit(limit)
+
+
+def cache_limit() -> int:
+    """MLX's current cache limit, read without ever lowering it."""
+    limit = mx.set_cache_limit(1 << 62)
+    mx.set_cache_limit(limit)
+    return int(limit)
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.usefixtures("cache_policy")
+def test_copies_raise_the_cache_limit_to_twice_their_size() -> None:
+    """A 64 MiB copy leaves room for 128 MiB of cached buffers; smaller copies change nothing."""
+    mx.set_cache_limit(32 * MIB)
+    torch_to_mlx(torch.zeros(4 * MIB, dtype=torch.uint8))
+    assert cache_limit() == 32 * MIB
+    torch_to_mlx(torch.zeros(64 * MIB, dtype=torch.uint8))
+    assert cache_limit() == 128 * MIB
+    torch_to_mlx(torch.zeros(8 * MIB, dtype=torch.uint8))
+    assert cache_limit() == 128 * MIB
+
+
+@pytest.mark.usefixtures("cache_policy")
+def test_cache_limit_is_bounded() -> None:
+    """However large the copy, the limit stops at the ceiling (1 GiB, or 1/16 of MLX's memory
+    limit where that is less)."""
+    ceiling = min(1 << 30, mx.get_memory_limit() // 16)
+    assert tensor_bridge._cache_ceiling(mx) == ceiling
+    mx.set_cache_limit(32 * MIB)
+    tensor_bridge._keep_room_in_mlx_cache(64 << 30, mx)  # a 64 GiB copy, not made
+    assert cache_limit() == ceiling
+
+
+@pytest.mark.usefixtures("cache_policy")
+def test_cache_limit_is_never_lowered() -> None:
+    """A limit already higher than the bridge wants is kept."""
+    mx.set_cache_limit(3 << 30)
+    torch_to_mlx(torch.zeros(64 * MIB, dtype=torch.uint8))
+    assert cache_limit() == 3 << 30
+
+
+@pytest.mark.usefixtures("cache_policy")
+def test_an_application_limit_wins() -> None:
+    """Once someone else has changed the limit the bridge set, it leaves the limit alone."""
+    mx.set_cache_limit(32 * MIB)
+    torch_to_mlx(torch.zeros(64 * MIB, dtype=torch.uint8))
+    assert cache_limit() == 128 * MIB
+    mx.set_cache_limit(0)  # the application switches caching off
+    torch_to_mlx(torch.zeros(256 * MIB, dtype=torch.uint8))
+    assert cache_limit() == 0
+    torch_to_mlx(torch.zeros(512 * MIB, dtype=torch.uint8))
+    assert cache_limit() == 0
+
+
+@pytest.mark.usefixtures("cache_policy")
+def test_reused_buffers_still_give_independent_copies() -> None:
+    """A copy made into a buffer an earlier copy freed holds the new values, and the source stays
+    the caller's: writes to it after the call do not reach MLX."""
+    first = torch.full((16 * MIB,), 3, dtype=torch.uint8)
+    array = torch_to_mlx(first)
+    mx.eval(array)
+    del array  # its buffer goes to MLX's cache
+    second = torch.arange(16 * MIB, dtype=torch.int64).remainder(251).to(torch.uint8)
+    copy = torch_to_mlx(second)
+    second[:4] = 0
+    exported = mlx_to_torch(copy, device="cpu")
+    assert torch.equal(exported[:4], torch.arange(4, dtype=torch.uint8))
+    assert torch.equal(exported[4:], second[4:])
 
 
 # Locking

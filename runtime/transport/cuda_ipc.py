@@ -4,20 +4,29 @@ The producer allocates the pool on `cuda:{base_gpu_id}` and exports it once
 (`UntypedStorage._share_cuda_`); each proxy carries that handle, so a consumer process maps the
 pool once (cached per device) and copies its tensor out on its own stream.
 
-Stream memory operations. Upstream stores and awaits the control words with the driver's
-`cuStreamWriteValue32` / `cuStreamWaitValue32` through `cuda.bindings`. We do without that
-dependency (it is not installed here and torch alone suffices) and use only torch's stream-ordered
-operations:
+Stream order. Every step of the protocol is queued on a CUDA stream, so it needs neither a host
+round-trip nor a device-wide sync:
 - a word is written with `fill_` on a one-element int32 view of the buffer: one tiny kernel on
-  the current stream, ordered after the data copy queued before it, with the value passed as a
-  kernel argument, so no host staging buffer has to outlive the call;
-- after each READY word the producer records one interprocess `torch.cuda.Event` per pool on the
-  same stream. A consumer (or `cancel_lease`) waits with `Stream.wait_event` on that event opened
-  from its IPC handle: a device-side wait, with no host round-trip and no device-wide sync, just
-  as `cuStreamWaitValue32` gives. Waiting on the latest record covers the lease's READY word
-  because a proxy is only handed out after `copy_tensor` has recorded the event for it; it may
-  also wait for copies published later, which costs a little latency and never correctness.
+  the current stream, ordered after the data copy queued before it on that stream, with the
+  value passed as a kernel argument, so no host staging buffer has to outlive the call;
+- a consumer (or `cancel_lease`) waits on its own lease's READY word, as upstream does: the
+  driver's `cuStreamWaitValue32(address of READY, generation, GEQ)` on its current stream
+  (`memory_pool.stream_wait_value32`, the driver reached through `ctypes`, so nothing beyond
+  torch and the driver it already loaded is needed);
 - the recycler reads the control rows with an ordinary gather on the pool's device.
+
+Why a consumer never reads early, whatever the number of producer streams. A lease's READY word
+is written once per generation, by the `fill_` that `copy_tensor` queues on the very stream
+that queued the lease's copy, right after it; so READY reaches the lease's generation only once
+that copy has finished, on whichever stream it ran. The consumer's wait is satisfied by that
+word alone (GEQ: it equals the generation, or later a newer one once the slot is reused), and a
+word of the same slot from an earlier generation is smaller, so it cannot satisfy it. Neither
+can any other lease's publication, on any stream: it writes other words. The slot, and with it
+the word, cannot be reused before this consumer's ACK, which its stream queues after the wait
+and the copy-out. (The previous design waited on one interprocess event for the whole pool,
+re-recorded at each publication: with producers on two streams, a record on the fast stream
+could satisfy a consumer whose lease was still being copied on the slow one.)
+
 Host polling of a pinned mirror was the alternative; it would block a CPU thread per consumer
 and add a host round-trip to every lease, which is what the stream-ordered design avoids.
 
@@ -33,7 +42,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -50,6 +59,7 @@ from runtime.transport.memory_pool import (
     PoolOwner,
     StreamOrderedMmFeaturePool,
     StreamOrderedPoolConsumerMixin,
+    stream_wait_value32,
     validate_pool_arguments,
 )
 
@@ -59,18 +69,26 @@ CUDA_IPC_TRANSPORT_NAME = "CUDA IPC"
 """Transport name used in messages (e.g. ``CUDA IPC requires a CUDA tensor``)."""
 
 
+_NUMBER_KINDS = {int: "integer", float: "float"}
+"""How upstream's `EnvInt` and `EnvFloat` name their kind in the warning."""
+
+
 def _env_number(name: str, default: str, kind: type[int] | type[float]) -> int | float:
-    """Read a numeric setting; an unparsable value warns and falls back to the default.
+    """Read a numeric setting as upstream's `EnvInt`/`EnvFloat` do: `int(raw)` or `float(raw)`
+    of the unset-or-raw value, and for an unparsable one the same warning and the default.
 
     The settings are read when the module is imported, where an exception would make the
     whole transport unimportable over a typo such as `SGLANG_MM_FEATURE_CACHE_MB=0.5`.
     """
-    raw = os.environ.get(name, default)
+    raw = os.environ.get(name)
+    if raw is None:
+        return kind(default)
     try:
         return kind(raw)
     except ValueError:
         warnings.warn(
-            f"Invalid value for {name}: {raw!r} is not {kind.__name__}; using {default}",
+            f'Invalid value for {name}: "{raw}" is not a valid {_NUMBER_KINDS[kind]} value, '
+            f'using default "{default}"',
             stacklevel=2,
         )
         return kind(default)
@@ -111,12 +129,10 @@ def _is_pool_buffer(byte_tensor: torch.Tensor, memory_size: int, device_id: int)
 class CudaStreamTransport:
     """`PoolTransport` over a uint8 tensor on one GPU, in the current stream's order.
 
-    The producer passes no `publish_event` and gets a new interprocess event; a consumer passes
-    the event it opened from the producer's handle.
+    `base_address` is the buffer's device address in this process (`byte_tensor.data_ptr()`,
+    the default); control words are awaited at `base_address + offset`.
     """
 
-    transport_name = CUDA_IPC_TRANSPORT_NAME
-    """Name in messages and in the recycler thread's name."""
     requires_cuda_source = True
     """`copy_tensor` rejects host tensors: the copy must be device-to-device and asynchronous."""
 
@@ -126,20 +142,19 @@ class CudaStreamTransport:
         *,
         memory_size: int,
         device_id: int,
-        publish_event: torch.cuda.Event | None = None,
+        transport_name: str = CUDA_IPC_TRANSPORT_NAME,
+        base_address: int | None = None,
     ) -> None:
         if not _is_pool_buffer(byte_tensor, memory_size, device_id):
             raise InvalidPoolByteTensor(device_id=device_id)
+        self.transport_name = transport_name
+        """Name in messages and in the recycler thread's name."""
         self.byte_tensor = byte_tensor
         self.device_id = device_id
+        # data_ptr() reads tensor metadata; it starts no CUDA work.
+        self.base_address = byte_tensor.data_ptr() if base_address is None else base_address
         whole_words = byte_tensor.numel() // CONTROL_WORD_BYTES * CONTROL_WORD_BYTES
         self._words = byte_tensor[:whole_words].view(torch.int32)
-        if publish_event is None:
-            publish_event = torch.cuda.Event(interprocess=True)
-            with torch.cuda.device(device_id):
-                # Recording creates the event on the pool's device, which its IPC handle needs.
-                publish_event.record(torch.cuda.current_stream(device_id))
-        self.publish_event = publish_event
 
     def device_context(self) -> AbstractContextManager[object]:
         """Select the pool's GPU."""
@@ -151,22 +166,23 @@ class CudaStreamTransport:
             self._words[byte_offset // CONTROL_WORD_BYTES].fill_(value)
 
     def publish_ready(self, byte_offset: int, generation: int) -> None:
-        """Queue the READY store after the copy, then record the publication event after it."""
+        """Queue the READY store on the current stream, after the copy queued there."""
         self.write_word(byte_offset, generation)
-        with torch.cuda.device(self.device_id):
-            self.publish_event.record(torch.cuda.current_stream(self.device_id))
 
     def wait_ready(self, byte_offset: int, generation: int) -> None:
-        """Make the current stream wait for the latest publication, which covers this READY."""
+        """Make the current stream wait until this lease's READY word reaches `generation`."""
         with torch.cuda.device(self.device_id):
-            torch.cuda.current_stream(self.device_id).wait_event(self.publish_event)
+            stream_wait_value32(
+                self.device_id, self.base_address + byte_offset, generation, self.transport_name
+            )
 
     def confirm_ready(self, byte_offset: int, generation: int) -> None:
         """Nothing to check: CUDA IPC leases are never reclaimed before acknowledgement."""
 
     def copy_in(self, destination: torch.Tensor, source: torch.Tensor) -> None:
-        """Queue the copy on the current stream; READY is queued after it."""
-        destination.copy_(source, non_blocking=True)
+        """Queue the copy on the pool GPU's current stream; READY is queued after it."""
+        with torch.cuda.device(self.device_id):
+            destination.copy_(source, non_blocking=True)
 
     def copy_out(self, destination: torch.Tensor, source: torch.Tensor) -> None:
         """Queue the copy on the current stream, after the READY wait and before the ACK."""
@@ -200,7 +216,6 @@ class CudaIpcTensorTransportProxy(StreamOrderedPoolConsumerMixin):
         generation: int,
         total_consumer_count: int,
         use_pool_handle_cache: bool = True,
-        publish_event_handle: bytes | None = None,
     ) -> None:
         if not isinstance(data, torch.Tensor) or not isinstance(info_data, torch.Tensor):
             data_type = type(data)
@@ -224,8 +239,6 @@ class CudaIpcTensorTransportProxy(StreamOrderedPoolConsumerMixin):
                 "recons_shape": tuple(info_data.shape),
                 "recons_dtype": info_data.dtype,
                 "use_pool_handle_cache": use_pool_handle_cache,
-                # Our addition: the handle of the pool's publication event (module docstring).
-                "publish_event_handle": publish_event_handle,
             }
         }
         # Device index -> tensor already rebuilt there by this proxy.
@@ -238,16 +251,17 @@ class CudaIpcTensorTransportProxy(StreamOrderedPoolConsumerMixin):
 
     def reconstruct_on_target_device(
         self,
-        dev: int | str | torch.device,
+        rebuild_device_idx: int | str | torch.device,
         consumer_count: int = 1,
         consumer_rank: int | None = None,
     ) -> torch.Tensor:
-        """Copy the tensor out of the pool onto CUDA device `dev`, then acknowledge.
+        """Copy the tensor out of the pool onto CUDA device `rebuild_device_idx`, then acknowledge.
 
         `consumer_count` is 1 (this consumer acknowledges for `consumer_rank`) or the whole
-        group (this call acknowledges for every rank). The result is cached per device.
+        group (this call acknowledges for every rank). The result is cached per device. Besides
+        upstream's device index, a device name or `torch.device` is accepted.
         """
-        device_index = _cuda_device_index(dev)
+        device_index = _cuda_device_index(rebuild_device_idx)
         cached = self._reconstructed.get(device_index)
         if cached is not None:
             return cached
@@ -270,12 +284,20 @@ class CudaIpcTensorTransportProxy(StreamOrderedPoolConsumerMixin):
 
     def acknowledge_consumption(
         self,
-        dev: int | str | torch.device,
         consumer_count: int = 1,
         consumer_rank: int | None = None,
+        *,
+        dev: int | str | torch.device | None = None,
     ) -> None:
-        """Acknowledge without copying the tensor out."""
-        device_index = _cuda_device_index(dev)
+        """Acknowledge without copying the tensor out (e.g. the consumer had it cached).
+
+        As upstream, the acknowledgement is queued on the current CUDA device's current stream;
+        the project's optional `dev` names another device. A proxy that has acknowledged already
+        does nothing.
+        """
+        if self._consumer_acknowledged:
+            return
+        device_index = torch.cuda.current_device() if dev is None else _cuda_device_index(dev)
         transport, cached_mapping = _open_pool(device_index, self.proxy_state["ipc_extra"])
         with transport.device_context():
             self._wait_until_ready(transport)
@@ -285,12 +307,13 @@ class CudaIpcTensorTransportProxy(StreamOrderedPoolConsumerMixin):
 
     def release_without_reconstruction(
         self,
-        dev: int | str | torch.device,
         consumer_count: int = 1,
         consumer_rank: int | None = None,
+        *,
+        dev: int | str | torch.device | None = None,
     ) -> None:
-        """Give the lease back unread (e.g. the request was aborted)."""
-        self.acknowledge_consumption(dev, consumer_count, consumer_rank)
+        """Give the lease back unread (e.g. the request was aborted): `acknowledge_consumption`."""
+        self.acknowledge_consumption(consumer_count, consumer_rank, dev=dev)
 
 
 def _cuda_device_index(dev: int | str | torch.device) -> int:
@@ -303,9 +326,7 @@ _OPENED_POOLS: dict[tuple[int, tuple[Any, ...]], CudaStreamTransport] = {}
 _OPENED_POOLS_LOCK = threading.Lock()
 
 
-def _open_pool_uncached(
-    device_index: int, pool_handle: Sequence[Any], publish_event_handle: bytes
-) -> CudaStreamTransport:
+def _open_pool_uncached(device_index: int, pool_handle: Sequence[Any]) -> CudaStreamTransport:
     torch.cuda._lazy_init()
     (_, ipc_handle, size, offset, ref_handle, ref_offset, event_handle, event_sync) = pool_handle
     # The handle's own device field is the producer's numbering; the pool is mapped on `dev`.
@@ -314,26 +335,19 @@ def _open_pool_uncached(
     )
     device = torch.device("cuda", device_index)
     byte_tensor = torch.empty(0, dtype=torch.uint8, device=device).set_(storage)
-    event = torch.cuda.Event.from_ipc_handle(device, publish_event_handle)
-    return CudaStreamTransport(
-        byte_tensor,
-        memory_size=byte_tensor.numel(),
-        device_id=device_index,
-        publish_event=event,
-    )
+    return CudaStreamTransport(byte_tensor, memory_size=byte_tensor.numel(), device_id=device_index)
 
 
 def _open_pool(device_index: int, extra: dict[str, Any]) -> tuple[CudaStreamTransport, bool]:
     """Map the pool on `device_index`; the flag says whether the mapping is cached."""
     pool_handle = tuple(extra["pool_handle"])
-    publish_event_handle = extra["publish_event_handle"]
     if extra["use_pool_handle_cache"]:
         key = (device_index, pool_handle)
         try:
             with _OPENED_POOLS_LOCK:
                 transport = _OPENED_POOLS.get(key)
                 if transport is None:
-                    transport = _open_pool_uncached(device_index, pool_handle, publish_event_handle)
+                    transport = _open_pool_uncached(device_index, pool_handle)
                     _OPENED_POOLS[key] = transport
             return transport, True
         except Exception:
@@ -345,7 +359,7 @@ def _open_pool(device_index: int, extra: dict[str, Any]) -> tuple[CudaStreamTran
                 exc_info=True,
             )
     # Without the cache a failure propagates: there is nothing left to fall back to.
-    return _open_pool_uncached(device_index, pool_handle, publish_event_handle), False
+    return _open_pool_uncached(device_index, pool_handle), False
 
 
 class MmItemMemoryPool(PoolOwner):
@@ -375,18 +389,19 @@ class MmItemMemoryPool(PoolOwner):
         self.consumer_count = consumer_count
         device = torch.device("cuda", base_gpu_id)
         byte_tensor = torch.empty(memory_size, dtype=torch.uint8, device=device)
-        self.transport = CudaStreamTransport(
-            byte_tensor, memory_size=memory_size, device_id=base_gpu_id
-        )
+        # Upstream's call form: the pool builds the CUDA stream transport over the buffer.
         self.pool = StreamOrderedMmFeaturePool(
-            transport=self.transport,
             memory_size=memory_size,
+            byte_tensor=byte_tensor,
+            base_address=byte_tensor.data_ptr(),
+            device_id=base_gpu_id,
             consumer_count=consumer_count,
             recycle_interval=recycle_interval,
+            transport_name=CUDA_IPC_TRANSPORT_NAME,
             max_inflight_slices=max_inflight_slices,
         )
+        self.transport = cast(CudaStreamTransport, self.pool.transport)
         self.pool_ipc_handle: tuple[Any, ...] = byte_tensor.untyped_storage()._share_cuda_()
-        self.publish_event_handle: bytes = self.transport.publish_event.ipc_handle()
         self._warned_full = False
 
     def wrap_tensor(
@@ -415,7 +430,6 @@ class MmItemMemoryPool(PoolOwner):
             generation=lease.generation,
             total_consumer_count=self.consumer_count,
             use_pool_handle_cache=use_pool_handle_cache,
-            publish_event_handle=self.publish_event_handle,
         )
 
     def cancel_proxy(self, proxy: CudaIpcTensorTransportProxy) -> None:

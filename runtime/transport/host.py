@@ -66,6 +66,10 @@ _SPIN_POLLS = 64
 _FIRST_SLEEP = 1e-5
 _MAX_SLEEP = 1e-3
 
+# One shared instance: `nullcontext` is reusable, and building one per copy costs time on the
+# pool's hot path.
+_NO_DEVICE = nullcontext()
+
 
 def _shared_byte_tensor(nbytes: int) -> torch.Tensor:
     storage = torch.UntypedStorage._new_shared(nbytes)
@@ -101,7 +105,7 @@ class HostTransport:
 
     def device_context(self) -> AbstractContextManager[object]:
         """No device to select on the host."""
-        return nullcontext()
+        return _NO_DEVICE
 
     def read_word(self, byte_offset: int) -> int:
         """Load one control word."""
@@ -113,7 +117,8 @@ class HostTransport:
 
     def publish_ready(self, byte_offset: int, generation: int) -> None:
         """Store READY; `copy_in` has already returned, so the data precedes it."""
-        self.write_word(byte_offset, generation)
+        # `write_word` inlined: this runs once per published tensor.
+        self._words[byte_offset // CONTROL_WORD_BYTES] = generation
 
     def _check_not_reclaimed(self, byte_offset: int, generation: int, word: int) -> None:
         # A revoked marker for this generation, or any later generation, means the recycler took

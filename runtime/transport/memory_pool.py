@@ -13,10 +13,14 @@ word carries the generation it is about, so flags left over from an earlier use 
 never satisfy a later one. A background thread frees a lease once all its words equal its
 generation.
 
-Everything here is device-agnostic. How a control word is stored or awaited, how bytes are copied
-and how a device is synchronised is a `PoolTransport`'s business: `runtime.transport.host` runs the
+The pool is device-agnostic. How a control word is stored or awaited, how bytes are copied and
+how a device is synchronised is a `PoolTransport`'s business: `runtime.transport.host` runs the
 protocol in shared CPU memory across processes, `runtime.transport.cuda_ipc` on a GPU in stream
-order.
+order. The pool takes either `transport=` or, as upstream, the CUDA buffer itself
+(`byte_tensor=`, `base_address=`, `device_id=`, `transport_name=`), for which it builds the CUDA
+stream transport. The CUDA driver's stream memory operation that awaits a word
+(`stream_wait_value32`, with `check_drv` for its result) lives here as upstream has it; the
+driver is loaded only when a CUDA transport first waits.
 
 Deliberate differences from the upstream design:
 - generation exhaustion is detected before the range and slot are taken, so the failed allocation
@@ -24,18 +28,21 @@ Deliberate differences from the upstream design:
 - a pool may be given a `lease_timeout`: a published lease that is still unacknowledged that many
   seconds later is reclaimed by the recycler (see `runtime.transport.host`, whose consumers may
   die); the default, None, keeps the upstream behaviour of waiting forever;
-- the consumer rank is always explicit: there is no distributed state to ask for it.
+- the consumer rank is always explicit: there is no distributed state to ask for it;
+- a 0-d tensor can be transported (its one element is copied); upstream's byte view of the source
+  (`view(torch.uint8)`) refuses 0-d tensors of wider dtypes.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Protocol, Self
+from typing import NamedTuple, Protocol, Self
 
 import torch
 
@@ -50,9 +57,11 @@ from runtime.errors import (
     MemorySizeNotPositive,
     PartialConsumerAcknowledgement,
     PoolTooSmallForControlRegion,
+    PoolTransportArguments,
     RecycleIntervalNotPositive,
     ReleaseInactiveLease,
     SlotGenerationExhausted,
+    StreamMemoryOperationFailed,
     TotalConsumerCountNotPositive,
     TransportRequiresCudaTensor,
 )
@@ -67,6 +76,16 @@ DEFAULT_MAX_INFLIGHT_SLICES = 4096
 """Default number of slots, i.e. of leases that may be live at once."""
 MAX_SLOT_GENERATION = 0x7FFFFFFF
 """Largest generation a slot may carry: generations must stay positive int32 values."""
+_VIEW_CACHE_SIZE = 256
+"""Most (range, dtype, shape) views a pool keeps for reuse by `copy_tensor`."""
+
+ViewKey = tuple[int, int, torch.dtype, torch.Size]
+"""`(start, nbytes, dtype, shape)` of a cached view pair."""
+
+
+CU_STREAM_WAIT_VALUE_GEQ = 0x0
+"""`cuStreamWaitValue32` flag: wait until `(int32)(*address - value) >= 0`."""
+_CUDA_SUCCESS = 0
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -101,6 +120,59 @@ def resolve_consumer_rank(
             transport_name=transport_name, rank=rank, total_consumer_count=total_consumer_count
         )
     return rank
+
+
+@functools.lru_cache(maxsize=1)
+def _cuda_driver() -> ctypes.CDLL:
+    """The CUDA driver library; torch has loaded it already wherever CUDA runs."""
+    return ctypes.CDLL("libcuda.so.1")
+
+
+@functools.lru_cache(maxsize=1)
+def _stream_wait_value32_entry() -> Callable[..., int]:
+    # `cuStreamWaitValue32_v2` is what CUDA 12+ headers mean by `cuStreamWaitValue32` and needs
+    # no driver option; the plain symbol is the v1 ABI, the only one of older drivers.
+    driver = _cuda_driver()
+    entry = getattr(driver, "cuStreamWaitValue32_v2", None)
+    if entry is None:
+        entry = driver.cuStreamWaitValue32
+    entry.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint)
+    entry.restype = ctypes.c_int
+    return entry
+
+
+def _cu_result_name(result: int) -> str:
+    """`CUresult.CUDA_ERROR_...` for a driver status, `CUresult(<n>)` where no driver tells."""
+    try:
+        get_name = _cuda_driver().cuGetErrorName
+    except (OSError, AttributeError):
+        return f"CUresult({result})"
+    name = ctypes.c_char_p()
+    get_name.argtypes = (ctypes.c_int, ctypes.POINTER(ctypes.c_char_p))
+    get_name.restype = ctypes.c_int
+    if get_name(result, ctypes.byref(name)) != _CUDA_SUCCESS or name.value is None:
+        return f"CUresult({result})"
+    return f"CUresult.{name.value.decode('ascii', 'replace')}"
+
+
+def check_drv(result: int, label: str) -> None:
+    """Raise `RuntimeError("{label}: {err}")` unless the driver call returned CUDA_SUCCESS."""
+    if result != _CUDA_SUCCESS:
+        raise StreamMemoryOperationFailed(label=label, err=_cu_result_name(result))
+
+
+def stream_wait_value32(device_id: int, address: int, value: int, transport_name: str) -> None:
+    """Make device `device_id`'s current stream wait until the int32 at `address` >= `value`.
+
+    `cuStreamWaitValue32` with `CU_STREAM_WAIT_VALUE_GEQ`: a device-side wait, queued without a
+    host round-trip, that later work on the stream does not pass until some agent (a kernel of
+    any stream or process) has stored a value `v` with `(int32)(v - value) >= 0` at `address`.
+    """
+    stream = torch.cuda.current_stream(device_id).cuda_stream
+    result = _stream_wait_value32_entry()(
+        stream, address, value & 0xFFFFFFFF, CU_STREAM_WAIT_VALUE_GEQ
+    )
+    check_drv(result, f"cuStreamWaitValue32(mm {transport_name})")
 
 
 def validate_pool_arguments(
@@ -167,7 +239,10 @@ class PoolTransport(ControlWords, Protocol):
     """Whether `copy_tensor` accepts only CUDA tensors."""
 
     def copy_in(self, destination: torch.Tensor, source: torch.Tensor) -> None:
-        """Copy bytes into the pool, ordered before the following `publish_ready`."""
+        """Copy bytes into the pool, ordered before the following `publish_ready`.
+
+        Called outside `device_context()`: the transport selects its device itself.
+        """
         ...
 
     def publish_ready(self, byte_offset: int, generation: int) -> None:
@@ -183,12 +258,13 @@ class PoolTransport(ControlWords, Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class PoolLease:
+class PoolLease(NamedTuple):
     """One live allocation: a slot with its generation and a byte range of the data region.
 
-    Two leases are the same lease only if every field matches (dataclass equality), which is how
-    release and cancel recognise a stale lease for a reused slot.
+    Two leases are the same lease only if every field matches, which is how release and cancel
+    recognise a stale lease for a reused slot. Upstream's lease is a frozen dataclass; a named
+    tuple is just as immutable and compares the same way, and it is built several times faster,
+    which counts because `copy_tensor` builds one per tensor.
     """
 
     start: int
@@ -210,11 +286,16 @@ class PoolLease:
 class StreamOrderedMmFeaturePool:
     """Best-fit pool of byte ranges and slots over a transport's buffer, with a recycler thread.
 
-    Keyword arguments: `transport` (owns the buffer and the device-specific operations),
-    `memory_size` (bytes of the buffer the pool may use), `consumer_count` (ACK words per slot),
-    `recycle_interval` (seconds between recycler passes), `max_inflight_slices` (slots), and
-    `lease_timeout` (seconds a published lease may stay unacknowledged before the recycler
-    reclaims it; None waits forever).
+    Keyword arguments, as upstream: `memory_size` (bytes of the buffer the pool may use),
+    `byte_tensor` (the buffer: a contiguous uint8 CUDA tensor of at least `memory_size` bytes),
+    `base_address` (its device address, `byte_tensor.data_ptr()`), `device_id` (its GPU),
+    `consumer_count` (ACK words per slot), `recycle_interval` (seconds between recycler passes),
+    `transport_name` (named in messages, e.g. ``"CUDA IPC"``) and `max_inflight_slices` (slots).
+
+    The project's extensions, both optional: `transport` instead of the four buffer arguments
+    (any `PoolTransport`, such as the host transport), and `lease_timeout` (seconds a published
+    lease may stay unacknowledged before the recycler reclaims it; None, the default, waits
+    forever as upstream does).
 
     Use it as a context manager, or call `shutdown()`, to stop the recycler thread.
     """
@@ -222,19 +303,42 @@ class StreamOrderedMmFeaturePool:
     def __init__(
         self,
         *,
-        transport: PoolTransport,
         memory_size: int,
         consumer_count: int,
         recycle_interval: float,
+        byte_tensor: torch.Tensor | None = None,
+        base_address: int | None = None,
+        device_id: int | None = None,
+        transport_name: str | None = None,
         max_inflight_slices: int = DEFAULT_MAX_INFLIGHT_SLICES,
+        transport: PoolTransport | None = None,
         lease_timeout: float | None = None,
     ) -> None:
+        buffer_arguments = (byte_tensor, base_address, device_id, transport_name)
+        if transport is None:
+            if any(argument is None for argument in buffer_arguments):
+                raise PoolTransportArguments()
+        elif any(argument is not None for argument in buffer_arguments):
+            raise PoolTransportArguments()
         validate_pool_arguments(
             memory_size=memory_size,
             consumer_count=consumer_count,
             max_inflight_slices=max_inflight_slices,
             recycle_interval=recycle_interval,
         )
+        if transport is None:
+            # Imported here: cuda_ipc builds on this module. Importing it touches no CUDA.
+            from runtime.transport.cuda_ipc import CudaStreamTransport
+
+            assert byte_tensor is not None and device_id is not None
+            assert base_address is not None and transport_name is not None
+            transport = CudaStreamTransport(
+                byte_tensor,
+                memory_size=memory_size,
+                device_id=device_id,
+                transport_name=transport_name,
+                base_address=base_address,
+            )
         transport_name = transport.transport_name
         self.transport_name = transport_name
         self.memory_size = memory_size
@@ -250,6 +354,7 @@ class StreamOrderedMmFeaturePool:
         self._recycle_interval = recycle_interval
         self._lease_timeout = lease_timeout
         row_words = 1 + consumer_count
+        self._row_bytes = row_words * CONTROL_WORD_BYTES
         control_words = max_inflight_slices * row_words
         control_bytes = control_words * CONTROL_WORD_BYTES
         # A view, not a copy: the recycler must read what consumers wrote into the buffer.
@@ -262,6 +367,9 @@ class StreamOrderedMmFeaturePool:
         self._occupied: dict[int, PoolLease] = {}
         # Monotonic seconds after which a published, unacknowledged lease is reclaimed.
         self._deadlines: dict[int, float] = {}
+        # (start, nbytes, dtype, shape) -> (byte view, typed view), see `_new_views`.
+        self._views: dict[ViewKey, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._buffer_address = transport.byte_tensor.data_ptr()
         self._lock = threading.Lock()
         self._recycler_stop_event = threading.Event()
         with transport.device_context():
@@ -278,40 +386,49 @@ class StreamOrderedMmFeaturePool:
     # -- allocation ---------------------------------------------------------------------------
 
     def _allocate_locked(self, nbytes: int) -> PoolLease | None:
-        alloc = align_up(nbytes, DATA_ALIGNMENT)
-        best_index: int | None = None
-        best_length = 0
-        for index, (start, end) in enumerate(self._available_ranges):
-            length = end - start
-            # Strictly smaller wins, so among equal lengths the lowest list index is kept.
-            if length >= alloc and (best_index is None or length < best_length):
-                best_index, best_length = index, length
-        if best_index is None or not self._available_slots:
+        alloc = (nbytes + DATA_ALIGNMENT - 1) // DATA_ALIGNMENT * DATA_ALIGNMENT  # align_up
+        ranges = self._available_ranges
+        slots = self._available_slots
+        if not slots:
             return None
-        slot = self._available_slots[-1]
+        if len(ranges) == 1:
+            # The common case of a pool that is mostly free: no search.
+            best_index = 0 if ranges[0][1] - ranges[0][0] >= alloc else -1
+        else:
+            best_index = -1
+            best_length = 0
+            for index, (start, end) in enumerate(ranges):
+                length = end - start
+                # Strictly smaller wins, so among equal lengths the lowest list index is kept.
+                if length >= alloc and (best_index < 0 or length < best_length):
+                    best_index, best_length = index, length
+        if best_index < 0:
+            return None
+        slot = slots[-1]
         generation = self._slot_generations[slot] + 1
         if generation > MAX_SLOT_GENERATION:
             raise SlotGenerationExhausted(transport_name=self.transport_name)
-        self._available_slots.pop()
-        start, end = self._available_ranges.pop(best_index)
+        slots.pop()
+        start, end = ranges.pop(best_index)
         if start + alloc < end:
-            self._available_ranges.append((start + alloc, end))
+            ranges.append((start + alloc, end))
         self._slot_generations[slot] = generation
-        ready_byte_offset = slot * (1 + self.consumer_count) * CONTROL_WORD_BYTES
+        ready_byte_offset = slot * self._row_bytes
         lease = PoolLease(
-            start=start,
-            end=start + alloc,
-            nbytes=nbytes,
-            slot=slot,
-            generation=generation,
-            ready_byte_offset=ready_byte_offset,
-            ack_byte_offset=ready_byte_offset + CONTROL_WORD_BYTES,
+            start,
+            start + alloc,
+            nbytes,
+            slot,
+            generation,
+            ready_byte_offset,
+            ready_byte_offset + CONTROL_WORD_BYTES,
         )
         self._occupied[slot] = lease
         return lease
 
     def _release_locked(self, lease: PoolLease) -> None:
-        if self._occupied.get(lease.slot) != lease:
+        current = self._occupied.get(lease.slot)
+        if current is not lease and current != lease:
             raise ReleaseInactiveLease(transport_name=self.transport_name, lease=lease)
         del self._occupied[lease.slot]
         self._deadlines.pop(lease.slot, None)
@@ -392,35 +509,72 @@ class StreamOrderedMmFeaturePool:
 
         Returns the lease and the uint8 view of its bytes, or `(None, None)` when no free range
         or slot is large enough: that is back-pressure, and the caller falls back to another
-        transport. The view must not be used once the lease has been recycled.
+        transport. The view must not be used once the lease has been recycled, nor changed in
+        place (`resize_`, `set_`): a later lease of the same byte range may be handed the same
+        view object.
         """
-        if self._transport.requires_cuda_source and not tensor.is_cuda:
+        # The hot path of every transport: locals instead of repeated attribute lookups, one
+        # lock round-trip, no device context of its own, and, once a byte range has been used
+        # for a tensor of the same dtype and shape, no new tensor object at all (see `_views`).
+        transport = self._transport
+        if transport.requires_cuda_source and not tensor.is_cuda:
             raise TransportRequiresCudaTensor(transport_name=self.transport_name)
         source = tensor.contiguous()
-        nbytes = source.numel() * source.element_size()
+        nbytes = source.nbytes
         if nbytes == 0:
             raise EmptyTensorTransport(transport_name=self.transport_name)
         with self._lock:
             lease = self._allocate_locked(nbytes)
         if lease is None:
             return None, None
+        start = lease.start
         try:
-            with self._transport.device_context():
-                destination = self._transport.byte_tensor[lease.start : lease.start + nbytes]
-                # flatten before view: a 0-d tensor cannot be viewed as bytes directly (and
-                # flatten of a 1-d tensor is free, which matters for small copies).
-                self._transport.copy_in(destination, source.flatten().view(torch.uint8))
-                self._transport.publish_ready(lease.ready_byte_offset, lease.generation)
+            key = (start, nbytes, source.dtype, source.shape)
+            views = self._views.get(key)
+            if views is None or not self._intact(views[0], start, nbytes):
+                views = self._new_views(key)
+            destination, typed = views
+            # Same dtype and shape on both sides: a plain bitwise copy, ordered before READY.
+            transport.copy_in(typed, source)
+            transport.publish_ready(lease.ready_byte_offset, lease.generation)
         except BaseException:
             with self._lock:
                 self._release_locked(lease)
                 self._merge_ranges_locked()
             raise
         if self._lease_timeout is not None:
-            with self._lock:
-                if self._occupied.get(lease.slot) == lease:
-                    self._deadlines[lease.slot] = time.monotonic() + self._lease_timeout
+            # No lock needed: until this method returns nobody else holds the lease (no proxy,
+            # so no ACK, and no deadline yet), so it cannot have been released or reclaimed,
+            # and one dict store is atomic for the recycler, which only reads it under the lock.
+            self._deadlines[lease.slot] = time.monotonic() + self._lease_timeout
         return lease, destination
+
+    def _intact(self, destination: torch.Tensor, start: int, nbytes: int) -> bool:
+        """Whether a cached byte view still covers exactly `[start, start + nbytes)`: a caller
+        may have changed the object it was handed in place."""
+        return (
+            destination.data_ptr() == self._buffer_address + start
+            and destination.numel() == nbytes
+            and destination.is_contiguous()
+        )
+
+    def _new_views(self, key: ViewKey) -> tuple[torch.Tensor, torch.Tensor]:
+        """Build, cache and return the byte view of a range and its view as `dtype`/`shape`.
+
+        Creating a tensor view costs about a microsecond, as much as the rest of `copy_tensor`'s
+        bookkeeping, and steady traffic reuses the same ranges (best fit, LIFO slots) for
+        tensors of the same layout; so the views are kept, at most `_VIEW_CACHE_SIZE` of them.
+        The typed view never leaves the pool; leases own distinct ranges, so two live leases
+        never share a view. A range's start is a multiple of 256, so any dtype fits it.
+        """
+        start, nbytes, dtype, shape = key
+        destination = self._transport.byte_tensor[start : start + nbytes]
+        typed = destination.view(dtype).view(shape)  # a 0-d shape views the one element
+        views = self._views
+        if len(views) >= _VIEW_CACHE_SIZE:
+            del views[next(iter(views))]  # the oldest entry: insertion order
+        views[key] = (destination, typed)
+        return destination, typed
 
     def cancel_lease(
         self, *, ready_byte_offset: int, ack_byte_offset: int, generation: int
@@ -464,6 +618,11 @@ class StreamOrderedMmFeaturePool:
 
     def __exit__(self, *exc_info: object) -> None:
         self.shutdown()
+
+    @property
+    def transport(self) -> PoolTransport:
+        """The transport the pool runs on (built from the buffer arguments when not given)."""
+        return self._transport
 
     @property
     def active_lease_count(self) -> int:
