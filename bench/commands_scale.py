@@ -9,8 +9,8 @@ installed torch), with `[tool.errcat] package = "torch"`, `catalog = "errors"`, 
 entries, 10,000 typed classes), then prints, each command run as a whole process:
 
 - the scan `check` and `stats` rest on (`catalog.project.scan_package`, imports included),
-  cold (no `.errcat-cache/`; the median of `--cold` runs, default 1) and warm (the median of
-  `--warm` runs, default 5);
+  cold (no `.errcat-cache/`; the median of `--cold` rounds, default 1) and warm (the median of
+  `--warm` rounds, default 5), each round running the three in turn;
 - `errcat check` and `errcat stats`, cold and warm, and their ratios to the scan (target 1.5);
 - `errcat codegen` writing the module and its stub from scratch, and their sizes;
 - the generated module's import time in a fresh interpreter, median of 5, with its bytecode
@@ -78,6 +78,10 @@ def errcat() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "errcat"]
 
 
+Rounds = dict[str, list[tuple[float, float]]]
+"""Each command's (wall, CPU) seconds, one pair per round."""
+
+
 class Runner:
     """Runs child processes in the project with one private bytecode folder."""
 
@@ -106,19 +110,38 @@ class Runner:
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         return wall, cpu
 
-    def cold(self, command: list[str], runs: int) -> tuple[float, float]:
-        """Median wall and CPU of `runs` runs, each without errcat's cache (the scan's too)."""
-        times = []
+    def cold(self, commands: dict[str, list[str]], runs: int) -> Rounds:
+        """Each command's (wall, CPU) in `runs` rounds, each run without errcat's cache (the
+        scan's too). Rounds take the commands in turn, so that a machine busier for a while
+        slows all of them alike."""
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(runs):
-            shutil.rmtree(self.project / ".errcat-cache", ignore_errors=True)
-            times.append(self.run(command))
-        return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+            for name, command in commands.items():
+                shutil.rmtree(self.project / ".errcat-cache", ignore_errors=True)
+                times[name].append(self.run(command))
+        return times
 
-    def warm(self, command: list[str], runs: int) -> tuple[float, float]:
-        """Median wall and CPU of `runs` runs after one that fills the cache."""
-        self.run(command)
-        times = [self.run(command) for _ in range(runs)]
-        return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+    def warm(self, commands: dict[str, list[str]], runs: int) -> Rounds:
+        """Each command's (wall, CPU) in `runs` rounds after one that fills the cache, the
+        commands taken in turn as in `cold`."""
+        for command in commands.values():
+            self.run(command)
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, command in commands.items():
+                times[name].append(self.run(command))
+        return times
+
+
+def _row(rounds: Rounds, name: str) -> tuple[float, float, float, float]:
+    """Median wall and CPU of `name`, and the median of its per-round ratios to the scan."""
+    runs, scans = rounds[name], rounds["scan"]
+    return (
+        statistics.median(wall for wall, _cpu in runs),
+        statistics.median(wall / scan[0] for (wall, _cpu), scan in zip(runs, scans, strict=True)),
+        statistics.median(cpu for _wall, cpu in runs),
+        statistics.median(cpu / scan[1] for (_wall, cpu), scan in zip(runs, scans, strict=True)),
+    )
 
 
 def build_project(source: Path, project: Path) -> None:
@@ -232,23 +255,23 @@ def main(argv: list[str] | None = None) -> int:
             "check": [*errcat(), "check"],
             "stats": [*errcat(), "stats"],
         }
-        cold = {name: runner.cold(command, args.cold) for name, command in rows.items()}
-        warm = {name: runner.warm(command, args.warm) for name, command in rows.items()}
+        cold = runner.cold(rows, args.cold)
+        warm = runner.warm(rows, args.warm)
         header = f"{'wall':>9}{'ratio':>7}{'cpu':>9}{'ratio':>7}"
         print(f"\n{'':<8}{'cold':^32}   {'warm':^32}")
         print(f"{'':<8}{header}   {header}")
         failed = False
         for name in rows:
             cells = []
-            for times in (cold, warm):
-                wall, cpu = times[name]
-                ratio, cpu_ratio = wall / times["scan"][0], cpu / times["scan"][1]
+            for rounds in (cold, warm):
+                wall, ratio, cpu, cpu_ratio = _row(rounds, name)
                 failed |= name != "scan" and ratio > TARGET
                 cells.append(f"{wall:>8.2f}s{ratio:>6.2f}x{cpu:>8.2f}s{cpu_ratio:>6.2f}x")
             print(f"{name:<8}{cells[0]}   {cells[1]}")
         print(
-            f"target: check and stats within {TARGET}x the scan, cold and warm (wall; CPU is the "
-            "child's user + system time, steadier on a shared machine)"
+            f"target: check and stats within {TARGET}x the scan, cold and warm (the median of "
+            "the rounds' wall ratios; CPU is the child's user + system time, steadier on a "
+            "shared machine)"
         )
 
         times = import_times(module, 5)
