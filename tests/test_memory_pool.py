@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from runtime.transport import memory_pool
 from runtime.transport.host import HostTransport
 from runtime.transport.memory_pool import (
     CONTROL_WORD_BYTES,
@@ -494,3 +495,41 @@ DrainingPoolLifecycle.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestPoolLifecycle = DrainingPoolLifecycle.TestCase
+
+
+def test_views_are_reused_for_the_same_range_and_layout(make_pool: PoolFactory) -> None:
+    """A range used again for a tensor of the same dtype and shape hands out the same byte view
+    (building views is a large share of `copy_tensor`'s cost), holding the new bytes."""
+    pool = make_pool(8192)
+    lease, first = pool.copy_tensor(torch.ones(4, 8))
+    assert lease is not None and first is not None
+    pool.release(lease)
+    lease, second = pool.copy_tensor(torch.zeros(4, 8))
+    assert lease is not None and second is first
+    assert torch.equal(second.view(torch.float32), torch.zeros(32))
+    pool.release(lease)
+    lease, other = pool.copy_tensor(torch.zeros(32))  # same bytes, another shape
+    assert other is not first and torch.equal(other, first)
+
+
+def test_a_view_changed_in_place_is_not_reused(make_pool: PoolFactory) -> None:
+    """A caller that changes its view in place does not get it handed to the next lease."""
+    pool = make_pool(8192)
+    lease, view = pool.copy_tensor(torch.ones(16))
+    assert lease is not None and view is not None
+    pool.release(lease)
+    view.resize_(1)  # misuse of the view by the caller it was handed to
+    lease, fresh = pool.copy_tensor(torch.full((16,), 2.0))
+    assert fresh is not None and fresh is not view and fresh.numel() == 64
+    assert torch.equal(fresh.view(torch.float32), torch.full((16,), 2.0))
+
+
+def test_view_cache_is_bounded(make_pool: PoolFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most `_VIEW_CACHE_SIZE` view pairs are kept; the oldest goes first."""
+    monkeypatch.setattr(memory_pool, "_VIEW_CACHE_SIZE", 4)
+    pool = make_pool(1 << 16)
+    for numel in range(1, 10):
+        lease, _ = pool.copy_tensor(torch.ones(numel))
+        assert lease is not None
+        pool.release(lease)
+    assert [key[1] for key in pool._views] == [24, 28, 32, 36]

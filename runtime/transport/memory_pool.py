@@ -531,7 +531,13 @@ class StreamOrderedMmFeaturePool:
         try:
             key = (start, nbytes, source.dtype, source.shape)
             views = self._views.get(key)
-            if views is None or not self._intact(views[0], start, nbytes):
+            # A cached byte view is reused only while it still covers exactly this range: the
+            # caller it was handed to may have changed it in place (`set_`, `resize_`).
+            if (
+                views is None
+                or views[0].data_ptr() != self._buffer_address + start
+                or views[0].numel() != nbytes
+            ):
                 views = self._new_views(key)
             destination, typed = views
             # Same dtype and shape on both sides: a plain bitwise copy, ordered before READY.
@@ -548,15 +554,6 @@ class StreamOrderedMmFeaturePool:
             # and one dict store is atomic for the recycler, which only reads it under the lock.
             self._deadlines[lease.slot] = time.monotonic() + self._lease_timeout
         return lease, destination
-
-    def _intact(self, destination: torch.Tensor, start: int, nbytes: int) -> bool:
-        """Whether a cached byte view still covers exactly `[start, start + nbytes)`: a caller
-        may have changed the object it was handed in place."""
-        return (
-            destination.data_ptr() == self._buffer_address + start
-            and destination.numel() == nbytes
-            and destination.is_contiguous()
-        )
 
     def _new_views(self, key: ViewKey) -> tuple[torch.Tensor, torch.Tensor]:
         """Build, cache and return the byte view of a range and its view as `dtype`/`shape`.
