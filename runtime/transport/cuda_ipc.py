@@ -19,13 +19,16 @@ Why a consumer never reads early, whatever the number of producer streams. A lea
 is written once per generation, by the `fill_` that `copy_tensor` queues on the very stream
 that queued the lease's copy, right after it; so READY reaches the lease's generation only once
 that copy has finished, on whichever stream it ran. The consumer's wait is satisfied by that
-word alone (GEQ: it equals the generation, or later a newer one once the slot is reused), and a
-word of the same slot from an earlier generation is smaller, so it cannot satisfy it. Neither
-can any other lease's publication, on any stream: it writes other words. The slot, and with it
-the word, cannot be reused before this consumer's ACK, which its stream queues after the wait
-and the copy-out. (The previous design waited on one interprocess event for the whole pool,
-re-recorded at each publication: with producers on two streams, a record on the fast stream
-could satisfy a consumer whose lease was still being copied on the slow one.)
+word alone, once it is >= the lease's generation; until then the word holds an earlier
+generation of the slot (or 0), which is smaller (generations stay below 2**31, so the driver's
+cyclic comparison agrees). No other lease's publication, on any stream, can satisfy it: it
+writes other words. And the slot, with its word, is not reused before this consumer's ACK,
+which its stream queues after the wait and the copy-out. The wait is also never queued before
+the store it waits for (a proxy exists only once `copy_tensor` has queued the store), so it
+cannot hold up that store even if both streams share a hardware queue, which is the deadlock
+the driver's documentation warns of. (The previous design waited on one interprocess event for
+the whole pool, re-recorded at each publication: with producers on two streams, a record on the
+fast stream could satisfy a consumer whose lease was still being copied on the slow one.)
 
 Host polling of a pinned mirror was the alternative; it would block a CPU thread per consumer
 and add a host round-trip to every lease, which is what the stream-ordered design avoids.
