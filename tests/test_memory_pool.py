@@ -509,7 +509,7 @@ def test_views_are_reused_for_the_same_range_and_layout(make_pool: PoolFactory) 
     assert torch.equal(second.view(torch.float32), torch.zeros(32))
     pool.release(lease)
     lease, other = pool.copy_tensor(torch.zeros(32))  # same bytes, another shape
-    assert other is not first and torch.equal(other, first)
+    assert other is not None and other is not first and torch.equal(other, first)
 
 
 def test_a_view_changed_in_place_is_not_reused(make_pool: PoolFactory) -> None:

@@ -350,7 +350,7 @@ class StreamOrderedMmFeaturePool:
                 transport_name=transport_name, memory_size=memory_size, data_start=self.data_start
             )
         self.usable_size = memory_size - self.data_start
-        self._transport = transport
+        self._transport: PoolTransport = transport
         self._recycle_interval = recycle_interval
         self._lease_timeout = lease_timeout
         row_words = 1 + consumer_count
