@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -156,24 +157,88 @@ def composed_config(
     return config
 
 
+MANIFEST = ".errcat-composed.json"
+"""In the compose folder: the digest, size and mtime of each generated page last written."""
+
+
+def _read_manifest(path: Path) -> dict[str, list[object]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _sync_docs(docs: Path, docs_source: Path, content: SiteContent) -> list[str]:
+    """Make `docs` hold the hand-written docs and the generated pages, and nothing else;
+    return the hand-written Markdown pages (docs-relative, sorted).
+
+    A generated page whose digest, size and mtime are those the manifest recorded is left as
+    it is: on a large catalog most pages are unchanged, and rewriting them costs seconds.
+    """
+    if docs.is_symlink() or docs.is_file():
+        docs.unlink()
+    manifest_path = docs.parent / MANIFEST
+    previous = _read_manifest(manifest_path) if docs.is_dir() else {}
+    docs.mkdir(parents=True, exist_ok=True)
+    wanted: set[str] = set()
+    handwritten: list[str] = []
+    if docs_source.is_dir():
+        for folder, _, names in os.walk(docs_source, followlinks=True):
+            for name in names:
+                source = Path(folder) / name
+                relative = source.relative_to(docs_source).as_posix()
+                target = docs / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target)
+                # Never written through: a link there would send the copy outside build/.
+                target.unlink(missing_ok=True)
+                shutil.copy2(source, target)
+                wanted.add(relative)
+                if name.endswith(".md"):
+                    handwritten.append(relative)
+    written: dict[str, list[object]] = {}
+    for relative, page in content.fast.items():
+        target = docs / relative
+        digest = page.digest
+        try:
+            stat = target.lstat()
+            current: list[object] = [digest, stat.st_size, stat.st_mtime_ns]
+        except OSError:
+            current = []
+        if not current or previous.get(relative) != current:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            target.unlink(missing_ok=True)
+            target.write_text(page.markdown(), encoding="utf-8")
+            stat = target.stat()
+            current = [digest, stat.st_size, stat.st_mtime_ns]
+        written[relative] = current
+        wanted.add(relative)
+    for folder, dirs, names in os.walk(docs, topdown=False):
+        here = Path(folder)
+        for name in names:
+            if (here / name).relative_to(docs).as_posix() not in wanted:
+                (here / name).unlink()
+        for name in dirs:
+            path = here / name
+            if path.is_symlink():
+                path.unlink()
+            elif not any(path.iterdir()):
+                path.rmdir()
+    temporary = manifest_path.with_name(f"{MANIFEST}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(written, separators=(",", ":")), encoding="utf-8")
+    os.replace(temporary, manifest_path)
+    return sorted(handwritten)
+
+
 def compose(
     root: Path, build_dir: Path, docs_source: Path, content: SiteContent, settings: dict[str, Any]
 ) -> Path:
     """Write `build_dir/docs` and `build_dir/mkdocs.yml`; return the config file."""
-    docs = build_dir / COMPOSED_DOCS
-    if docs.is_symlink() or docs.is_file():
-        docs.unlink()
-    elif docs.exists():
-        shutil.rmtree(docs)
-    if docs_source.is_dir():
-        shutil.copytree(docs_source, docs)
-    handwritten = (
-        sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md")) if docs.exists() else []
-    )
-    for relative, text in content.pages.items():
-        target = docs / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    handwritten = _sync_docs(build_dir / COMPOSED_DOCS, docs_source, content)
     config_file = build_dir / COMPOSED_CONFIG
     text = yaml.dump(
         composed_config(root, build_dir, settings, handwritten),

@@ -23,7 +23,7 @@ from catalog.cli import main
 from catalog.config import load_config
 from catalog.project import CACHE_FOLDER
 from catalog.render import highlight
-from catalog.render.sitecache import FILE_NAME
+from catalog.render.sitecache import FILE_NAME, SiteCache
 
 PYPROJECT = """\
 [project]
@@ -184,3 +184,19 @@ def test_a_rebuild_after_an_edit_equals_a_cold_build(project: Path) -> None:
     entry_id = text[first:end].split('"')[1]
     page = (project / "build" / "site" / "errors" / entry_id / "index.html").read_text("utf-8")
     assert "Only the <code>step</code> of this optimizer raises it." in page
+
+
+def test_a_themed_output_gone_missing_is_rendered_again(site: Path, project: Path) -> None:
+    """Should another build remove a page's stored output between lookup and use, the page
+    is rendered after all, and the files are the same."""
+    _build(project)
+    expected = _tree((project / "build" / "site").resolve())
+    original = SiteCache.get_text
+
+    def outputs_vanish(self: SiteCache, key: str) -> str | None:
+        value = original(self, key)
+        return None if value is not None and value.lstrip().startswith("<!doctype") else value
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SiteCache, "get_text", outputs_vanish)
+        assert _tree(_build(project)) == expected

@@ -21,12 +21,11 @@ import contextlib
 import functools
 import hashlib
 import html
-import json
 import re
 import secrets
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 
 import markupsafe
 
@@ -35,6 +34,16 @@ MARKER = re.compile(
     rf"^(?P<indent>[ \t]*)\ue000errcat-{_TOKEN}-(?P<index>\d+)\ue001$", re.MULTILINE
 )
 """A marker line: the block's index in the page, after the indentation it was rendered at."""
+
+
+def _digest(*parts: str) -> str:
+    """SHA-256 of `parts`, each prefixed with its length so that no two lists collide."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def _marker(index: int) -> str:
@@ -64,9 +73,10 @@ class CodeBlock:
         header = f"{fence}{self.language}" + (f" {self.options}" if self.options else "")
         return [header, *code.split("\n"), fence]
 
-    def key(self) -> str:
-        """What the block's HTML depends on, besides the site's highlighter settings."""
-        return json.dumps(["code", self.code.rstrip(), self.language, self.options])
+    @functools.cached_property
+    def digest(self) -> str:
+        """A digest of what the block's HTML depends on, besides the site's settings."""
+        return _digest("code", self.language, self.options, self.code.rstrip())
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,14 @@ class TableBlock:
 
         text = environment().get_template("table.md.j2").render(rows=self.rows, prefix=self.prefix)
         return text.rstrip("\n").split("\n")
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """A digest of the table's rows and links."""
+        fields = (
+            f for r in self.rows for f in (r.entry_id, r.headline, r.status, r.exception, r.module)
+        )
+        return _digest("table", self.prefix, *fields)
 
     def links(self) -> dict[str, str]:
         """Entry id → the Markdown link target, relative to the page."""
@@ -161,6 +179,12 @@ class LinksBlock:
             f" <small>{markupsafe.escape(item.note)}</small>"
             for item in self.items
         ]
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """A digest of the list's items."""
+        fields = (f for item in self.items for f in (item.entry_id, item.headline, item.note))
+        return _digest("links", *fields)
 
     def links(self) -> dict[str, str]:
         """Entry id → the Markdown link target, relative to the page."""
@@ -242,27 +266,14 @@ class FastPage:
 
         return MARKER.sub(expand, self.text)
 
-    def key(self) -> str:
+    @functools.cached_property
+    def digest(self) -> str:
         """A digest of the page's text and blocks that does not depend on the marker token."""
-        digest = hashlib.sha256()
+        parts = []
         position = 0
         for match in MARKER.finditer(self.text):
-            segment = self.text[position : match.start()] + match.group("indent")
-            block = self.blocks[int(match.group("index"))]
-            for part in (segment, _block_key(block)):
-                data = part.encode("utf-8")
-                digest.update(len(data).to_bytes(8, "little") + data)
+            parts.append(self.text[position : match.start()] + match.group("indent"))
+            parts.append(self.blocks[int(match.group("index"))].digest)
             position = match.end()
-        digest.update(self.text[position:].encode("utf-8"))
-        return digest.hexdigest()
-
-
-def _block_key(block: Block) -> str:
-    if isinstance(block, CodeBlock):
-        return block.key()
-    if isinstance(block, LinksBlock):
-        return json.dumps(["links", [astuple(item) for item in block.items]], ensure_ascii=False)
-    return json.dumps(
-        ["table", block.prefix, [astuple(row) for row in block.rows]],
-        ensure_ascii=False,
-    )
+        parts.append(self.text[position:])
+        return _digest("page", *parts)

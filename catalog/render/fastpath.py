@@ -213,6 +213,12 @@ class _LinkMissing(Exception):
     """A block links a page that is not in the build; MkDocs' own rendering will say so."""
 
 
+def _body(fast: FastPage) -> FastPage:
+    """The page without its front matter, split off as MkDocs splits it."""
+    found = YAML_RE.match(fast.text)
+    return FastPage(fast.text[found.end() :].lstrip("\n"), fast.blocks) if found else fast
+
+
 class AcceleratedPage(Page):
     """A generated page: reading and rendering go through the accelerator, which may fall
     back to MkDocs' own. Pages become this class in `on_pre_page`, in place."""
@@ -266,9 +272,11 @@ class Accelerator:
         self._page: Page | None = None
         self._files: Files | None = None
         self._env: jinja2.Environment | None = None
-        self._cached_outputs: dict[str, tuple[str, str]] = {}
+        self._cached_outputs: dict[str, tuple[str, str | None]] = {}
         self._new_outputs: dict[str, str] = {}
         self._context: dict[str, Any] | None = None
+        self._config: MkDocsConfig | None = None
+        self._files_seen: Files | None = None
         self.stats = {"pages": 0, "reused": 0, "outputs_reused": 0}
 
     def set_pages(self, fast: Mapping[str, FastPage], search: Mapping[str, SearchDoc]) -> None:
@@ -354,12 +362,13 @@ class Accelerator:
         if doc is not None:
             page.meta["search"] = {"exclude": True}
             self._search_entries.append(doc.entry(page.url))
-        found = YAML_RE.match(fast.text)
-        body = fast.text[found.end() :].lstrip("\n") if found else fast.text
-        recorded = FastPage(body, fast.blocks)
         # Another plugin may have changed the page's Markdown: then it is no longer ours.
         # (Comparing a string with itself is immediate.)
-        expected = getattr(page, "_errcat_markdown", None) or recorded.markdown()
+        recorded: FastPage | None = None
+        expected = getattr(page, "_errcat_markdown", None)
+        if expected is None:
+            recorded = _body(fast)
+            expected = recorded.markdown()
         if self._md is None or page.markdown != expected:
             return False
         assert self._highlighter is not None
@@ -367,11 +376,23 @@ class Accelerator:
         if custom and any(isinstance(b, CodeBlock) and b.language in custom for b in fast.blocks):
             return False
         self.stats["pages"] += 1
-        key = _digest("page", self._render_settings, page.file.src_uri, page.url, recorded.key())
+        self._config, self._files_seen = config, files
+        return self._fill(page, config, files, fast, recorded)
+
+    def _fill(
+        self,
+        page: Page,
+        config: MkDocsConfig,
+        files: Files,
+        fast: FastPage,
+        recorded: FastPage | None = None,
+    ) -> bool:
+        key = _digest("page", self._render_settings, page.file.src_uri, page.url, fast.digest)
         cached = self._cache.get_text(key) if self._cache else None
         if cached is not None and self._restore(page, files, cached):
             self.stats["reused"] += 1
             return True
+        recorded = recorded or _body(fast)
         warnings = self._warnings.count
         try:
             record = self._convert(page, config, files, recorded)
@@ -497,8 +518,12 @@ class Accelerator:
         ]
         key = _digest("output", self._site_settings, json.dumps(identity, sort_keys=True))
         if self._cache.has(key):
-            self._cached_outputs[page.file.src_uri] = (key, page.meta.get("template", "main.html"))
+            self._cached_outputs[page.file.src_uri] = (key, page.meta.get("template"))
             page.meta["template"] = _CACHED_TEMPLATE
+            if (page.meta.get("search") or {}).get("exclude"):
+                # Nothing reads it now (the theme's output is reused, the search skips it):
+                # the search plugin would only scan it to drop attributes.
+                page.content = ""
         else:
             self._new_outputs[page.file.src_uri] = key
 
@@ -518,8 +543,16 @@ class Accelerator:
                 return found
             # Removed by another build meanwhile: render it after all.
             assert self._env is not None and self._context is not None
-            page.meta["template"] = template
-            output = self._env.get_template(template).render(self._context)
+            assert self._config is not None and self._files_seen is not None
+            # The page as the theme would have seen it: the front matter as written.
+            if template is None:
+                del page.meta["template"]
+            else:
+                page.meta["template"] = template
+            fast = self._fast[page.file.src_uri]
+            if not page.content and not self._fill(page, self._config, self._files_seen, fast):
+                raise RuntimeError(f"errcat: cannot render {page.file.src_uri} again")
+            output = self._env.get_template(template or "main.html").render(self._context)
             self._context = None
             return output
         key_new = self._new_outputs.pop(page.file.src_uri, None)

@@ -128,7 +128,7 @@ class CodeHighlighter:
 
     def key(self, block: CodeBlock, index: int) -> str:
         """The cache key of `block` as the `index`-th highlighted block of a page."""
-        text = f"{self._settings}\0{index}\0{block.key()}"
+        text = f"{self._settings}\0{index}\0{block.digest}"
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def html(self, block: CodeBlock, index: int) -> str:

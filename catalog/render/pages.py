@@ -45,6 +45,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
+        # Package data does not change while errcat runs: no stat per template per page.
+        auto_reload=False,
     )
     env.filters["prose"] = lambda text: Markup(markdown.prose(str(text)))
     env.filters["inline"] = lambda text: Markup(markdown.inline(str(text)))

@@ -14,6 +14,7 @@ build: a build never fails because of its cache, it is only slower.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import sqlite3
@@ -35,7 +36,10 @@ class SiteCache:
     def __init__(self, folder: Path) -> None:
         self._path = folder / FILE_NAME
         self._db: sqlite3.Connection | None = None
-        self._pending: dict[str, bytes] = {}
+        self._pending: dict[str, concurrent.futures.Future[bytes]] = {}
+        # zlib lets go of the GIL while it compresses: a thread of its own does that work
+        # beside the build's, on another core where there is one.
+        self._compressor: concurrent.futures.ThreadPoolExecutor | None = None
         self._used: list[str] = []
         self._generation = 0
         self.hits = 0
@@ -77,6 +81,12 @@ class SiteCache:
                 self._db.close()
         self._db = None
         self._pending.clear()
+        self._stop_compressor()
+
+    def _stop_compressor(self) -> None:
+        if self._compressor is not None:
+            self._compressor.shutdown(wait=True, cancel_futures=True)
+            self._compressor = None
 
     @property
     def enabled(self) -> bool:
@@ -88,7 +98,8 @@ class SiteCache:
         if self._db is None:
             return None
         try:
-            stored = self._pending.get(key)
+            waiting = self._pending.get(key)
+            stored = None if waiting is None else waiting.result()
             if stored is None:
                 row = self._db.execute("SELECT value FROM blobs WHERE key = ?", (key,)).fetchone()
                 stored = None if row is None else row[0]
@@ -125,7 +136,9 @@ class SiteCache:
         """Store `value` for `key` (written in the next batch)."""
         if self._db is None:
             return
-        self._pending[key] = zlib.compress(value, 1)
+        if self._compressor is None:
+            self._compressor = concurrent.futures.ThreadPoolExecutor(1, "errcat-cache")
+        self._pending[key] = self._compressor.submit(zlib.compress, value, 1)
         if len(self._pending) >= _BATCH:
             self.flush()
 
@@ -137,7 +150,7 @@ class SiteCache:
         """Write the pending values."""
         if self._db is None or not self._pending:
             return
-        rows = [(key, value, self._generation) for key, value in self._pending.items()]
+        rows = [(key, value.result(), self._generation) for key, value in self._pending.items()]
         self._pending.clear()
         try:
             with self._db:
@@ -169,3 +182,4 @@ class SiteCache:
         except sqlite3.Error as exc:
             self._off(exc)
         self._db = None
+        self._stop_compressor()
