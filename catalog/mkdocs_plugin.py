@@ -59,6 +59,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         self._api: dict[str, object] = {}
         self._composed: SiteContent | None = None
         self._accelerator: Accelerator | None = None
+        self._serving = False
 
     @classmethod
     def for_composed_build(cls, project: Config, content: SiteContent) -> ErrcatPlugin:
@@ -93,6 +94,9 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             )
         return project
 
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self._serving = command == "serve"
+
     @event_priority(100)  # before the search plugin reads its settings
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if self._composed is None or self._project is None:
@@ -102,6 +106,8 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             log.debug("errcat: added the Markdown extensions %s", ", ".join(added))
         _ensure_search(config)
         self._accelerator = Accelerator(self._project.root / CACHE_FOLDER)
+        # Worker processes are forked; `mkdocs serve` runs threads, which a fork must not copy.
+        self._accelerator.parallel = not self._serving
         return config
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
@@ -153,7 +159,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         self, nav: Navigation, /, *, config: MkDocsConfig, files: Files
     ) -> Navigation | None:
         if self._accelerator is not None:
-            self._accelerator.nav(nav)
+            self._accelerator.nav(nav, config, files)
         return nav
 
     def on_pre_page(self, page: Page, /, *, config: MkDocsConfig, files: Files) -> Page | None:

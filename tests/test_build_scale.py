@@ -22,7 +22,7 @@ from catalog.build import build_site
 from catalog.cli import main
 from catalog.config import load_config
 from catalog.project import CACHE_FOLDER
-from catalog.render import highlight
+from catalog.render import fastpath, highlight
 from catalog.render.sitecache import FILE_NAME, SiteCache
 
 PYPROJECT = """\
@@ -200,3 +200,25 @@ def test_a_themed_output_gone_missing_is_rendered_again(site: Path, project: Pat
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(SiteCache, "get_text", outputs_vanish)
         assert _tree(_build(project)) == expected
+
+
+def test_pages_converted_ahead_by_workers_are_the_same(site: Path, project: Path) -> None:
+    """A cold build whose pages worker processes convert ahead writes what a cold build that
+    converts them itself writes."""
+    _drop_cache(project)
+    alone = _tree(_build(project))
+    converted: list[int] = []
+    original = fastpath.Accelerator._convert_ahead
+
+    def counted(self: fastpath.Accelerator, config: object, files: object) -> None:
+        original(self, config, files)  # type: ignore[arg-type]
+        converted.append(self.stats["converted_ahead"])
+
+    _drop_cache(project)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fastpath, "PARALLEL_PAGES", 1)
+        patch.setattr(fastpath, "_worker_count", lambda: 2)
+        patch.setattr(fastpath.Accelerator, "_convert_ahead", counted)
+        ahead = _tree(_build(project))
+    assert converted and converted[0] > 100
+    assert ahead == alone

@@ -28,9 +28,11 @@ plugin may feed the theme things no digest here covers.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
 import posixpath
 import re
@@ -45,7 +47,7 @@ import markdown  # type: ignore[import-untyped]  # no stubs in the pinned set
 from markdown.extensions import Extension  # type: ignore[import-untyped]
 from markdown.preprocessors import Preprocessor  # type: ignore[import-untyped]
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
@@ -213,6 +215,46 @@ class _LinkMissing(Exception):
     """A block links a page that is not in the build; MkDocs' own rendering will say so."""
 
 
+PARALLEL_PAGES = 200
+"""Pages to convert below which worker processes cost more than they save."""
+_AHEAD: tuple[Accelerator, MkDocsConfig, Files, list[File], int] | None = None
+"""What a worker of `Accelerator._convert_ahead` inherits through fork."""
+
+
+def _worker_count() -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return min(cpus, 4)
+
+
+def _convert_share(indexes: list[int]) -> int:
+    """In a worker: convert the pages `indexes` of the build's list into the cache."""
+    assert _AHEAD is not None
+    accelerator, config, files, todo, generation = _AHEAD
+    # Quiet: warnings are the build's to report, when it converts such a page itself.
+    logger = logging.getLogger("mkdocs")
+    for handler in list(logger.handlers):
+        if handler is not accelerator._warnings:
+            logger.removeHandler(handler)
+    logger.propagate = False
+    assert accelerator._cache_folder is not None
+    accelerator._cache = SiteCache(accelerator._cache_folder, generation)
+    done = 0
+    for index in indexes:
+        file = todo[index]
+        page = Page(None, file, config)
+        page.__class__ = AcceleratedPage
+        page._errcat = accelerator  # type: ignore[attr-defined]
+        if accelerator.read_source(page) and accelerator._fill(
+            page, config, files, accelerator._fast[file.src_uri]
+        ):
+            done += 1
+    accelerator._cache.finish(succeeded=False)
+    return done
+
+
 def _body(fast: FastPage) -> FastPage:
     """The page without its front matter, split off as MkDocs splits it."""
     found = YAML_RE.match(fast.text)
@@ -277,7 +319,9 @@ class Accelerator:
         self._context: dict[str, Any] | None = None
         self._config: MkDocsConfig | None = None
         self._files_seen: Files | None = None
-        self.stats = {"pages": 0, "reused": 0, "outputs_reused": 0}
+        self.stats = {"pages": 0, "reused": 0, "outputs_reused": 0, "converted_ahead": 0}
+        self.parallel = True
+        """Whether pages may be converted in worker processes (not while serving)."""
 
     def set_pages(self, fast: Mapping[str, FastPage], search: Mapping[str, SearchDoc]) -> None:
         """The generated pages of this build (docs-relative path → recorded page) and the
@@ -324,11 +368,46 @@ class Accelerator:
         if self._cache_folder is not None and self._md is not None:
             self._cache = SiteCache(self._cache_folder)
 
-    def nav(self, nav: Navigation) -> None:
-        """The navigation is part of every page the theme writes."""
+    def nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> None:
+        """The navigation is part of every page the theme writes. With it, every page is
+        known: the ones the cache lacks are converted now, on every core."""
         self._site_settings = _digest(
             self._site_settings, json.dumps(_nav_fingerprint(nav.items), sort_keys=True)
         )
+        self._convert_ahead(config, files)
+
+    def _page_key(self, uri: str, url: str) -> str:
+        return _digest("page", self._render_settings, uri, url, self._fast[uri].digest)
+
+    def _convert_ahead(self, config: MkDocsConfig, files: Files) -> None:
+        """Convert the generated pages the cache lacks in worker processes, which store them
+        in the cache; the build then finds them there. Pages a worker could not store (one
+        that logged a warning, say) are converted by the build itself, as without workers."""
+        cache = self._cache
+        workers = _worker_count()
+        if cache is None or self._md is None or workers < 2 or not self.parallel:
+            return
+        todo = [
+            f
+            for f in files.documentation_pages()
+            if f.src_uri in self._fast and not cache.has(self._page_key(f.src_uri, f.url))
+        ]
+        if len(todo) < PARALLEL_PAGES:
+            return
+        global _AHEAD
+        cache.suspend()
+        _AHEAD = (self, config, files, todo, cache.generation)
+        try:
+            context = multiprocessing.get_context("fork")
+            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+                share = [list(range(i, len(todo), workers * 4)) for i in range(workers * 4)]
+                for done in pool.map(_convert_share, share):
+                    self.stats["converted_ahead"] += done
+        except Exception as exc:  # the build converts whatever the workers did not
+            log.info("errcat: converting pages ahead stopped: %s", exc)
+        finally:
+            _AHEAD = None
+            cache.resume()
 
     def env(self, env: jinja2.Environment) -> None:
         """A stand-in template for pages whose themed output is reused."""
@@ -387,7 +466,7 @@ class Accelerator:
         fast: FastPage,
         recorded: FastPage | None = None,
     ) -> bool:
-        key = _digest("page", self._render_settings, page.file.src_uri, page.url, fast.digest)
+        key = self._page_key(page.file.src_uri, page.url)
         cached = self._cache.get_text(key) if self._cache else None
         if cached is not None and self._restore(page, files, cached):
             self.stats["reused"] += 1

@@ -33,7 +33,9 @@ _TIMEOUT_SECONDS = 5.0
 class SiteCache:
     """Get and put compressed values by key; see the module docstring."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, generation: int | None = None) -> None:
+        """Open the cache in `folder` for a new build, or, with `generation`, for a worker
+        process of the build that has that generation."""
         self._path = folder / FILE_NAME
         self._db: sqlite3.Connection | None = None
         self._pending: dict[str, concurrent.futures.Future[bytes]] = {}
@@ -41,16 +43,41 @@ class SiteCache:
         # beside the build's, on another core where there is one.
         self._compressor: concurrent.futures.ThreadPoolExecutor | None = None
         self._used: list[str] = []
-        self._generation = 0
+        self._generation = generation or 0
+        self._suspended = False
         self.hits = 0
         self.misses = 0
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            self._db = self._open()
+            self._db = self._open(new_generation=generation is None)
         except (OSError, sqlite3.Error) as exc:
             self._off(exc)
 
-    def _open(self) -> sqlite3.Connection:
+    @property
+    def generation(self) -> int:
+        """This build's generation."""
+        return self._generation
+
+    def suspend(self) -> None:
+        """Write what is pending and let go of the file and the compressing thread, so that
+        the process can fork workers (a connection must not cross a fork)."""
+        self.flush()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+            self._suspended = True
+        self._stop_compressor()
+
+    def resume(self) -> None:
+        """Take the file up again after `suspend`."""
+        if self._suspended:
+            self._suspended = False
+            try:
+                self._db = self._open(new_generation=False)
+            except (OSError, sqlite3.Error) as exc:
+                self._off(exc)
+
+    def _open(self, new_generation: bool) -> sqlite3.Connection:
         db = sqlite3.connect(self._path, timeout=_TIMEOUT_SECONDS, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode=WAL")
@@ -65,10 +92,12 @@ class SiteCache:
                 " (key TEXT PRIMARY KEY, value BLOB NOT NULL, used INTEGER NOT NULL)"
             )
             db.execute("CREATE TABLE IF NOT EXISTS generations (n INTEGER PRIMARY KEY)")
-            with db:
-                db.execute("BEGIN IMMEDIATE")
-                db.execute("INSERT INTO generations DEFAULT VALUES")
-                self._generation = int(db.execute("SELECT max(n) FROM generations").fetchone()[0])
+            if new_generation:
+                with db:
+                    db.execute("BEGIN IMMEDIATE")
+                    db.execute("INSERT INTO generations DEFAULT VALUES")
+                    found = db.execute("SELECT max(n) FROM generations").fetchone()[0]
+                    self._generation = int(found)
         except BaseException:
             db.close()
             raise
@@ -91,7 +120,7 @@ class SiteCache:
     @property
     def enabled(self) -> bool:
         """Whether the cache is in use for this build."""
-        return self._db is not None
+        return self._db is not None or self._suspended
 
     def get(self, key: str) -> bytes | None:
         """The value stored for `key`, or None."""
