@@ -15,7 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from test_build_project import ACTIVE_ID, HOSTILE_MEANING, RETIRED_ID, STOP_ID, make_project
+from test_build_project import (
+    ACTIVE_ID,
+    DRAFT_ID,
+    HOSTILE_MEANING,
+    RETIRED_ID,
+    STOP_ID,
+    make_project,
+)
 
 from catalog.build import BuildError, build_site, switch
 from catalog.cli import main
@@ -295,3 +302,84 @@ def test_zensical_builds_the_composed_folder(widgets: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (widgets / "build" / "composed-site" / "errors" / ACTIVE_ID / "index.html").is_file()
+
+
+def test_the_composed_config_brings_what_the_pages_need(tmp_path: Path) -> None:
+    """Without settings of its own a project gets Material, the extensions errcat's pages use
+    and a search plugin with errcat's separator."""
+    from catalog.build import composed_config
+    from catalog.render.site_settings import EXTENSIONS, SEARCH_SEPARATOR
+
+    config = composed_config(tmp_path, tmp_path / "build", {"site_name": "x"}, [])
+    assert config["theme"] == {"name": "material"}
+    listed = [next(iter(e)) if isinstance(e, dict) else e for e in config["markdown_extensions"]]
+    assert listed == [name for name, _ in EXTENSIONS]
+    assert {"pymdownx.highlight": dict(EXTENSIONS[5][1])} in config["markdown_extensions"]
+    assert config["plugins"] == [{"search": {"separator": SEARCH_SEPARATOR}}]
+
+
+def test_the_project_settings_win_and_missing_extensions_are_added(tmp_path: Path) -> None:
+    """A project's extension settings, theme and search settings are kept; what errcat needs
+    and the project lacks is added; the errcat plugin itself is left out."""
+    from catalog.build import composed_config
+
+    settings = {
+        "site_name": "x",
+        "theme": {"name": "readthedocs"},
+        "markdown_extensions": [
+            "footnotes",
+            {"pymdownx.highlight": {"linenums": False}},
+            {"toc": {"permalink": "#"}},
+        ],
+        "plugins": [{"search": {"separator": "[ ]+"}}, "errcat", "tags"],
+    }
+    config = composed_config(tmp_path, tmp_path / "build", settings, [])
+    assert config["theme"] == {"name": "readthedocs"}
+    extensions = config["markdown_extensions"]
+    assert extensions[:3] == settings["markdown_extensions"]
+    assert [e if isinstance(e, str) else next(iter(e)) for e in extensions[3:]] == [
+        "admonition",
+        "attr_list",
+        "md_in_html",
+        "tables",
+        "pymdownx.superfences",
+    ]
+    assert config["plugins"] == [{"search": {"separator": "[ ]+"}}, "tags"]
+    by_name = composed_config(tmp_path, tmp_path / "build", {"plugins": {"search": {}}}, [])
+    assert list(by_name["plugins"]) == ["search"]
+    assert by_name["plugins"]["search"]["separator"]
+
+
+def test_a_project_without_mkdocs_yml_renders_its_pages(tmp_path: Path) -> None:
+    """With no mkdocs.yml the draft notice is an admonition and code is highlighted, not left
+    as Markdown."""
+    root = make_project(tmp_path)
+    (root / "mkdocs.yml").unlink()
+    site = build_site(load_config(root), root / "build" / "site").out
+    draft = _page(site, DRAFT_ID)
+    assert '<div class="admonition warning">' in draft
+    assert "!!!" not in draft and "{ data-search-exclude }" not in draft and "```" not in draft
+    assert '<span class="hll">' in draft
+    assert (site / "search" / "search_index.json").is_file()
+
+
+def test_errcat_renders_its_pages_as_mkdocs_would(widgets: Path, tmp_path: Path) -> None:
+    """errcat's own conversion of its pages (blocks apart, cached) gives byte for byte the
+    files plain MkDocs writes for the composed folder; only the search index differs, since
+    errcat writes the error pages' entries itself."""
+    plain = tmp_path / "plain"
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "-q", "-d", str(plain)],
+        cwd=widgets / "build",
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    ours = _tree((widgets / "build" / "site").resolve())
+    theirs = _tree(plain)
+    published_only = ("api/", "_deploy/", "_headers", "_redirects", "search/search_index.json")
+    assert {k: v for k, v in ours.items() if not k.startswith(published_only)} == {
+        k: v for k, v in theirs.items() if k != "search/search_index.json"
+    }

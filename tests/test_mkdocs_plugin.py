@@ -11,7 +11,7 @@ import pytest
 from mkdocs.config import load_config as load_mkdocs_config
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
-from test_build_project import ACTIVE_ID, make_project
+from test_build_project import ACTIVE_ID, DRAFT_ID, make_project
 
 from catalog.mkdocs_plugin import ErrcatPlugin
 
@@ -101,3 +101,39 @@ def test_serve_watches_the_catalog_folder(tmp_path: Path) -> None:
 
     plugin.on_serve(Server(), config=config, builder=None)  # type: ignore[arg-type]
     assert str(root / "catalog") in watched
+
+
+def test_the_plugin_adds_what_the_pages_need(tmp_path: Path) -> None:
+    """A mkdocs.yml that names only the errcat plugin: its pages still render (admonitions,
+    highlighted code, no Markdown left as text) and the search index has the errors."""
+    root = make_project(tmp_path)
+    (root / "mkdocs.yml").write_text(
+        "site_name: Widgets\ndocs_dir: site/docs\nsite_dir: build/mkdocs-site\n"
+        "theme:\n  name: material\nplugins:\n  - errcat\n",
+        encoding="utf-8",
+    )
+    done = _mkdocs(root, "build", "--strict")
+    assert done.returncode == 0, done.stderr
+    site = root / "build" / "mkdocs-site"
+    page = (site / "errors" / DRAFT_ID / "index.html").read_text(encoding="utf-8")
+    assert '<div class="admonition warning">' in page and '<span class="hll">' in page
+    assert "!!!" not in page and "{ data-search-exclude }" not in page and "```" not in page
+    index = (site / "search" / "search_index.json").read_text(encoding="utf-8")
+    assert f'"location":"errors/{DRAFT_ID}/"' in index and "spins too fast" in index
+
+
+def test_on_config_keeps_the_projects_extension_settings(tmp_path: Path) -> None:
+    """Extensions the project configures keep its settings; the missing ones are added."""
+    root = make_project(tmp_path)
+    text = (root / "mkdocs.yml").read_text(encoding="utf-8")
+    (root / "mkdocs.yml").write_text(
+        text.replace("  - pymdownx.superfences\n", "")
+        .replace("  - md_in_html\n", "")
+        .replace("anchor_linenums: true", "anchor_linenums: false"),
+        encoding="utf-8",
+    )
+    _, config = _plugin(root)
+    assert "md_in_html" in config.markdown_extensions  # type: ignore[attr-defined]
+    assert "pymdownx.superfences" in config.markdown_extensions  # type: ignore[attr-defined]
+    highlight = config.mdx_configs["pymdownx.highlight"]  # type: ignore[attr-defined]
+    assert highlight == {"anchor_linenums": False}
