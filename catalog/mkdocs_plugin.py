@@ -167,19 +167,11 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             self._accelerator.pre_page(page)
         return page
 
-    @event_priority(-100)  # once every other plugin has changed the page's HTML
-    def on_page_content(
-        self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files
-    ) -> str | None:
-        if self._accelerator is not None:
-            self._accelerator.page_content(page)
-        return html
-
     def on_env(
         self, env: jinja2.Environment, /, *, config: MkDocsConfig, files: Files
     ) -> jinja2.Environment | None:
         if self._accelerator is not None:
-            self._accelerator.env(env)
+            self._accelerator.env(env, files)
         return env
 
     @event_priority(-100)

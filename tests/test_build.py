@@ -383,3 +383,22 @@ def test_errcat_renders_its_pages_as_mkdocs_would(widgets: Path, tmp_path: Path)
     assert {k: v for k, v in ours.items() if not k.startswith(published_only)} == {
         k: v for k, v in theirs.items() if k != "search/search_index.json"
     }
+
+
+def test_a_reused_page_shows_its_neighbours_new_titles(tmp_path: Path) -> None:
+    """The theme's footer links a page to the next one by title: retitling a hand-written
+    guide rewrites the generated page before it, as a build without a cache would."""
+    from catalog.project import CACHE_FOLDER
+
+    root = make_project(tmp_path)
+    out = root / "build" / "site"
+    build_site(load_config(root), out)
+    guide = root / "site" / "docs" / "guides" / "hello.md"
+    guide.write_text("# Greetings\n\nA hand-written guide.\n", encoding="utf-8")
+    warm = _tree(build_site(load_config(root), out).version)
+    for path in (root / CACHE_FOLDER).glob("site-cache.sqlite3*"):
+        path.unlink()
+    cold = _tree(build_site(load_config(root), out).version)
+    assert warm == cold
+    before = (out / "errors" / "exceptions" / "index.html").read_text(encoding="utf-8")
+    assert "Greetings" in before

@@ -319,6 +319,7 @@ class Accelerator:
         self._context: dict[str, Any] | None = None
         self._config: MkDocsConfig | None = None
         self._files_seen: Files | None = None
+        self._nav: Navigation | None = None
         self.stats = {"pages": 0, "reused": 0, "outputs_reused": 0, "converted_ahead": 0}
         self.parallel = True
         """Whether pages may be converted in worker processes (not while serving)."""
@@ -369,11 +370,9 @@ class Accelerator:
             self._cache = SiteCache(self._cache_folder)
 
     def nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> None:
-        """The navigation is part of every page the theme writes. With it, every page is
-        known: the ones the cache lacks are converted now, on every core."""
-        self._site_settings = _digest(
-            self._site_settings, json.dumps(_nav_fingerprint(nav.items), sort_keys=True)
-        )
+        """With the navigation every page is known: the ones the cache lacks are converted
+        now, on every core."""
+        self._nav = nav
         self._convert_ahead(config, files)
 
     def _page_key(self, uri: str, url: str) -> str:
@@ -409,12 +408,24 @@ class Accelerator:
             _AHEAD = None
             cache.resume()
 
-    def env(self, env: jinja2.Environment) -> None:
-        """A stand-in template for pages whose themed output is reused."""
+    def env(self, env: jinja2.Environment, files: Files) -> None:
+        """Before the theme writes any page: which pages' output is reused (they get a
+        stand-in template), which is to be stored."""
         self._env = env
         loader = env.loader
         stand_in = jinja2.DictLoader({_CACHED_TEMPLATE: "errcat: reused output"})
         env.loader = jinja2.ChoiceLoader([stand_in, loader] if loader else [stand_in])
+        if not self._output_cache or self._cache is None:
+            return
+        # The navigation is on every page the theme writes, with titles that some pages only
+        # get from their own first heading: it counts now that every page has been read.
+        assert self._nav is not None
+        self._site_settings = _digest(
+            self._site_settings, json.dumps(_nav_fingerprint(self._nav.items), sort_keys=True)
+        )
+        for file in files.documentation_pages():
+            if isinstance(file.page, AcceleratedPage):
+                self._decide_output(file.page)
 
     def read_source(self, page: Page) -> bool:
         """The page's Markdown and front matter from the rendered page, not from its file;
@@ -578,10 +589,10 @@ class Accelerator:
 
     # -- the theme's output ------------------------------------------------------------------
 
-    def page_content(self, page: Page) -> None:
-        """Once every plugin has seen the page's HTML: reuse its themed output if stored."""
-        if not self._output_cache or self._cache is None or not isinstance(page, AcceleratedPage):
-            return
+    def _decide_output(self, page: Page) -> None:
+        # Every page has been read and converted by now, so the titles of its neighbours (in
+        # the theme's footer) are final.
+        assert self._cache is not None
         identity = [
             page.file.src_uri,
             page.url,
@@ -629,9 +640,16 @@ class Accelerator:
             else:
                 page.meta["template"] = template
             fast = self._fast[page.file.src_uri]
-            if not page.content and not self._fill(page, self._config, self._files_seen, fast):
-                raise RuntimeError(f"errcat: cannot render {page.file.src_uri} again")
-            output = self._env.get_template(template or "main.html").render(self._context)
+            context: Any = self._context
+            if not page.content:
+                if not self._fill(page, self._config, self._files_seen, fast):
+                    raise RuntimeError(f"errcat: cannot render {page.file.src_uri} again")
+                # The plugins saw it empty: they see it again, as they would have.
+                assert self._nav is not None
+                context = self._config.plugins.on_page_context(
+                    context, page=page, config=self._config, nav=self._nav
+                )
+            output = self._env.get_template(template or "main.html").render(context)
             self._context = None
             return output
         key_new = self._new_outputs.pop(page.file.src_uri, None)
