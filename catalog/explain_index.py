@@ -20,16 +20,15 @@ A cached call imports neither yaml, jsonschema, libcst nor jinja2.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
 import os
 import sys
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catalog.cachefile import read_payload, write_payload
 from catalog.explain import MatcherTable, MessageMatcher, catalog_rows
 
 if TYPE_CHECKING:
@@ -197,15 +196,8 @@ def index_path(config: Config) -> Path:
 def read_cached(path: Path, key: str) -> ExplainIndex | None:
     """The index stored at `path` for `key`, or None when there is none, it is for another
     key, or it is damaged."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    header = _MAGIC + key.encode() + b"\n"
-    if not data.startswith(header):
-        return None
-    check, newline, payload = data[len(header) :].partition(b"\n")
-    if not newline or check != b"%08x" % zlib.crc32(payload):
+    payload = read_payload(path, _MAGIC, key)
+    if payload is None:
         return None
     try:
         return ExplainIndex.from_bytes(payload)
@@ -215,17 +207,7 @@ def read_cached(path: Path, key: str) -> ExplainIndex | None:
 
 def write_cached(path: Path, key: str, index: ExplainIndex) -> None:
     """Store `index` for `key` at `path` atomically; a cache that cannot be written is skipped."""
-    payload = index.to_bytes()
-    data = b"%s%s\n%08x\n%s" % (_MAGIC, key.encode(), zlib.crc32(payload), payload)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except OSError:
-        # When the folder itself is unusable there is nothing to clean up either.
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
+    write_payload(path, _MAGIC, key, index.to_bytes())
 
 
 def load_index(config: Config, *, cache: bool = True) -> ExplainIndex:

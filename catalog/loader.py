@@ -10,7 +10,6 @@ schema-checking their YAML takes seconds.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -19,12 +18,12 @@ import os
 import re
 import sys
 import time
-import zlib
 from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catalog.cachefile import read_payload, write_payload
 from catalog.findings import Finding, Severity
 from catalog.model import Catalog, CatalogFile, Entry, Example, Position, Status
 
@@ -505,15 +504,8 @@ class FileDigests:
 def read_cache(path: Path, key: str) -> Any:
     """The data stored at `path` for `key`, or None when there is none, it is for another key, or
     it is damaged. The checksum is verified before `marshal` decodes anything."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    header = _MAGIC + key.encode() + b"\n"
-    if not data.startswith(header):
-        return None
-    check, newline, payload = data[len(header) :].partition(b"\n")
-    if not newline or check != b"%08x" % zlib.crc32(payload):
+    payload = read_payload(path, _MAGIC, key)
+    if payload is None:
         return None
     try:
         return marshal.loads(payload)
@@ -530,15 +522,7 @@ def write_cache(path: Path, key: str, value: Any) -> None:
         payload = marshal.dumps(value)
     except ValueError:
         return
-    data = b"%s%s\n%08x\n%s" % (_MAGIC, key.encode(), zlib.crc32(payload), payload)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
+    write_payload(path, _MAGIC, key, payload)
 
 
 class _Positions(Mapping[str, Position]):
