@@ -222,3 +222,18 @@ def test_pages_converted_ahead_by_workers_are_the_same(site: Path, project: Path
         ahead = _tree(_build(project))
     assert converted and converted[0] > 100
     assert ahead == alone
+
+
+def test_pages_left_to_mkdocs_render_the_same(site: Path, project: Path) -> None:
+    """A page errcat cannot convert itself (here: every page with a list of links) goes to
+    MkDocs' own rendering, with its Markdown complete, and comes out the same."""
+    _drop_cache(project)
+    expected = _tree(_build(project))
+
+    def missing(self: fastpath.Accelerator, block: object) -> str:
+        raise fastpath._LinkMissing("?")
+
+    _drop_cache(project)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fastpath.Accelerator, "_links_html", missing)
+        assert _tree(_build(project)) == expected

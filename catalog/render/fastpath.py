@@ -268,6 +268,8 @@ class AcceleratedPage(Page):
     _errcat: Accelerator
     _errcat_markdown: str | None = None
     """The Markdown the accelerator gave the page, to tell whether a plugin changed it."""
+    _errcat_markers = False
+    """Whether that Markdown still holds the block markers (see `Accelerator.read_source`)."""
 
     def read_source(self, config: MkDocsConfig) -> None:
         if not self._errcat.read_source(self):
@@ -432,9 +434,14 @@ class Accelerator:
         False when another plugin reads sources (MkDocs then reads it as usual)."""
         if self._other_readers:
             return False
-        markdown_text, meta = _split_front_matter(self._fast[page.file.src_uri].markdown())
+        fast = self._fast[page.file.src_uri]
+        # With no plugin but search and errcat, nothing but errcat reads a page's Markdown:
+        # then it keeps its block markers, and is expanded only if MkDocs is to convert it.
+        markers = self._output_cache
+        markdown_text, meta = _split_front_matter(fast.text if markers else fast.markdown())
         page.markdown, page.meta = markdown_text, meta
         page._errcat_markdown = markdown_text  # type: ignore[attr-defined]
+        page._errcat_markers = markers  # type: ignore[attr-defined]
         return True
 
     def pre_page(self, page: Page) -> None:
@@ -459,15 +466,24 @@ class Accelerator:
         if expected is None:
             recorded = _body(fast)
             expected = recorded.markdown()
+        elif getattr(page, "_errcat_markers", False):
+            recorded = FastPage(expected, fast.blocks)
         if self._md is None or page.markdown != expected:
             return False
         assert self._highlighter is not None
         custom = self._highlighter.custom
         if custom and any(isinstance(b, CodeBlock) and b.language in custom for b in fast.blocks):
-            return False
+            return self._to_mkdocs(page, recorded)
         self.stats["pages"] += 1
         self._config, self._files_seen = config, files
-        return self._fill(page, config, files, fast, recorded)
+        return self._fill(page, config, files, fast, recorded) or self._to_mkdocs(page, recorded)
+
+    def _to_mkdocs(self, page: Page, recorded: FastPage | None) -> bool:
+        """Leave the page to MkDocs' own rendering, its Markdown expanded if need be."""
+        if getattr(page, "_errcat_markers", False) and recorded is not None:
+            page.markdown = recorded.markdown()
+            page._errcat_markers = False  # type: ignore[attr-defined]
+        return False
 
     def _fill(
         self,
