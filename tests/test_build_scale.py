@@ -152,7 +152,7 @@ def test_search_finds_messages_and_holds_no_code(site: Path, project: Path) -> N
 
 def test_a_cached_rebuild_writes_the_same_files(site: Path, project: Path) -> None:
     """The second build takes every page and code block from the cache (Pygments never
-    runs) and writes byte-identical files."""
+    runs) and writes byte-identical files, hard links to the first build's."""
     cold = _tree(site)
 
     def no_highlighting(*args: object, **kwargs: object) -> str:
@@ -162,6 +162,8 @@ def test_a_cached_rebuild_writes_the_same_files(site: Path, project: Path) -> No
         patch.setattr(highlight.CodeHighlighter, "html", no_highlighting)
         warm = _build(project)
     assert _tree(warm) == cold
+    # Unchanged pages are the previous build's files, linked rather than written again.
+    assert all(path.stat().st_nlink > 1 for path in _error_pages(warm))
 
 
 def test_a_rebuild_after_an_edit_equals_a_cold_build(project: Path) -> None:
@@ -199,6 +201,7 @@ def test_a_themed_output_gone_missing_is_rendered_again(site: Path, project: Pat
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(SiteCache, "get_text", outputs_vanish)
+        patch.setattr(fastpath.Accelerator, "_link_previous", lambda *args: False)
         assert _tree(_build(project)) == expected
 
 

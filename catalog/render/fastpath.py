@@ -318,11 +318,20 @@ class Accelerator:
         self._env: jinja2.Environment | None = None
         self._cached_outputs: dict[str, tuple[str, str | None]] = {}
         self._new_outputs: dict[str, str] = {}
+        self._written: dict[str, str] = {}
+        """Page files this build writes (site-relative) → the output digest they hold."""
+        self._previous: tuple[str, dict[str, list[Any]]] | None = None
         self._context: dict[str, Any] | None = None
         self._config: MkDocsConfig | None = None
         self._files_seen: Files | None = None
         self._nav: Navigation | None = None
-        self.stats = {"pages": 0, "reused": 0, "outputs_reused": 0, "converted_ahead": 0}
+        self.stats = {
+            "pages": 0,
+            "reused": 0,
+            "outputs_reused": 0,
+            "outputs_linked": 0,
+            "converted_ahead": 0,
+        }
         self.parallel = True
         """Whether pages may be converted in worker processes (not while serving)."""
 
@@ -370,6 +379,8 @@ class Accelerator:
         self._other_readers = bool(config.plugins.events["page_read_source"])
         if self._cache_folder is not None and self._md is not None:
             self._cache = SiteCache(self._cache_folder)
+            self._written = {}
+            self._previous = self._find_previous(config.site_dir) if self._output_cache else None
 
     def nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> None:
         """With the navigation every page is known: the ones the cache lacks are converted
@@ -642,6 +653,11 @@ class Accelerator:
         reused = self._cached_outputs.pop(page.file.src_uri, None)
         if reused is not None:
             key, template = reused
+            self._written[page.file.dest_uri] = key
+            if self._link_previous(page, key):
+                self.stats["outputs_linked"] += 1
+                self._context = None
+                return ""  # MkDocs writes no file for an empty output
             found = self._cache.get_text(key) if self._cache else None
             if found is not None:
                 self.stats["outputs_reused"] += 1
@@ -671,15 +687,83 @@ class Accelerator:
         key_new = self._new_outputs.pop(page.file.src_uri, None)
         if key_new is not None and self._cache is not None:
             self._cache.put_text(key_new, output)
+            self._written[page.file.dest_uri] = key_new
         return output
+
+    def _link_previous(self, page: Page, key: str) -> bool:
+        """Hard-link the page's file from the previous build, if that build wrote this very
+        output there and the file is as it left it: unchanged pages cost no write."""
+        if self._previous is None:
+            return False
+        folder, written = self._previous
+        record = written.get(page.file.dest_uri)
+        if record is None or record[0] != key:
+            return False
+        source = os.path.join(folder, page.file.dest_uri)
+        try:
+            found = os.stat(source, follow_symlinks=False)
+            if [found.st_size, found.st_mtime_ns] != record[1:]:
+                return False
+            target = page.file.abs_dest_path
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.link(source, target)
+        except OSError:
+            return False
+        return True
+
+    def _published_key(self, site_dir: str) -> str:
+        # Builds into sibling folders (errcat build's versions) share this key.
+        return _digest("published", CACHE_FORMAT, os.path.realpath(os.path.dirname(site_dir)))
+
+    def _find_previous(self, site_dir: str) -> tuple[str, dict[str, list[Any]]] | None:
+        """The folder of the last build published beside `site_dir`, with what it wrote."""
+        if self._cache is None:
+            return None
+        text = self._cache.get_text(self._published_key(site_dir))
+        if text is None:
+            return None
+        record = json.loads(text)
+        parent = os.path.dirname(os.path.realpath(site_dir))
+        try:
+            here = os.stat(site_dir) if os.path.exists(site_dir) else None
+            with os.scandir(parent) as entries:
+                for entry in entries:
+                    if not entry.is_dir(follow_symlinks=False):
+                        continue
+                    found = entry.stat(follow_symlinks=False)
+                    if [found.st_dev, found.st_ino] != record["folder"]:
+                        continue
+                    same = here is not None and (here.st_dev, here.st_ino) == (
+                        found.st_dev,
+                        found.st_ino,
+                    )
+                    # The folder MkDocs is about to empty has nothing to link from.
+                    return None if same else (entry.path, record["files"])
+        except OSError:
+            return None
+        return None
 
     # -- the end -----------------------------------------------------------------------------
 
     def post_build(self, config: MkDocsConfig) -> None:
-        """Add the error pages' search entries to the index the search plugin wrote."""
+        """Add the error pages' search entries to the index the search plugin wrote; record
+        which output each page file holds, for the next build to link."""
         if self._search_entries:
             merge_into_index(Path(config.site_dir), self._search_entries)
         self._search_entries = []
+        if self._cache is None or not self._written or self._warnings.count:
+            return  # a build with warnings is not published: nothing to link from
+        files: dict[str, list[Any]] = {}
+        for dest, key in self._written.items():
+            try:
+                found = os.stat(os.path.join(config.site_dir, dest), follow_symlinks=False)
+            except OSError:
+                continue
+            files[dest] = [key, found.st_size, found.st_mtime_ns]
+        folder = os.stat(config.site_dir)
+        record = {"folder": [folder.st_dev, folder.st_ino], "files": files}
+        self._cache.put_text(self._published_key(config.site_dir), json.dumps(record))
+        self._written = {}
 
     def finish(self, succeeded: bool) -> None:
         """Close the cache (keeping what this build stored) and stop counting warnings."""
