@@ -205,25 +205,25 @@ def test_a_themed_output_gone_missing_is_rendered_again(site: Path, project: Pat
         assert _tree(_build(project)) == expected
 
 
-def test_pages_converted_ahead_by_workers_are_the_same(site: Path, project: Path) -> None:
-    """A cold build whose pages worker processes convert ahead writes what a cold build that
-    converts them itself writes."""
+def test_pages_done_ahead_by_workers_are_the_same(site: Path, project: Path) -> None:
+    """A cold build whose pages worker processes convert and theme ahead writes what a cold
+    build that does it all itself writes."""
     _drop_cache(project)
     alone = _tree(_build(project))
-    converted: list[int] = []
-    original = fastpath.Accelerator._convert_ahead
+    stats: list[dict[str, int]] = []
+    original = fastpath.Accelerator.finish
 
-    def counted(self: fastpath.Accelerator, config: object, files: object) -> None:
-        original(self, config, files)  # type: ignore[arg-type]
-        converted.append(self.stats["converted_ahead"])
+    def counted(self: fastpath.Accelerator, succeeded: bool) -> None:
+        stats.append(dict(self.stats))
+        original(self, succeeded)
 
     _drop_cache(project)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fastpath, "PARALLEL_PAGES", 1)
         patch.setattr(fastpath, "_worker_count", lambda: 2)
-        patch.setattr(fastpath.Accelerator, "_convert_ahead", counted)
+        patch.setattr(fastpath.Accelerator, "finish", counted)
         ahead = _tree(_build(project))
-    assert converted and converted[0] > 100
+    assert stats[0]["converted_ahead"] > 100 and stats[0]["rendered_ahead"] > 100
     assert ahead == alone
 
 

@@ -47,7 +47,7 @@ import markdown  # type: ignore[import-untyped]  # no stubs in the pinned set
 from markdown.extensions import Extension  # type: ignore[import-untyped]
 from markdown.preprocessors import Preprocessor  # type: ignore[import-untyped]
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
@@ -217,7 +217,7 @@ class _LinkMissing(Exception):
 
 PARALLEL_PAGES = 200
 """Pages to convert below which worker processes cost more than they save."""
-_AHEAD: tuple[Accelerator, MkDocsConfig, Files, list[File], int] | None = None
+_AHEAD: tuple[Any, ...] | None = None
 """What a worker of `Accelerator._convert_ahead` inherits through fork."""
 
 
@@ -229,11 +229,11 @@ def _worker_count() -> int:
     return min(cpus, 4)
 
 
-def _convert_share(indexes: list[int]) -> int:
-    """In a worker: convert the pages `indexes` of the build's list into the cache."""
+def _in_worker() -> tuple[Accelerator, tuple[Any, ...]]:
+    """In a worker: the build's accelerator, with a cache connection of its own, and the job."""
     assert _AHEAD is not None
-    accelerator, config, files, todo, generation = _AHEAD
-    # Quiet: warnings are the build's to report, when it converts such a page itself.
+    accelerator, generation, *job = _AHEAD
+    # Quiet: warnings are the build's to report, when it does such a page itself.
     logger = logging.getLogger("mkdocs")
     for handler in list(logger.handlers):
         if handler is not accelerator._warnings:
@@ -241,6 +241,12 @@ def _convert_share(indexes: list[int]) -> int:
     logger.propagate = False
     assert accelerator._cache_folder is not None
     accelerator._cache = SiteCache(accelerator._cache_folder, generation)
+    return accelerator, tuple(job)
+
+
+def _convert_share(indexes: list[int]) -> int:
+    """In a worker: convert the pages `indexes` of the build's list into the cache."""
+    accelerator, (config, files, todo) = _in_worker()
     done = 0
     for index in indexes:
         file = todo[index]
@@ -251,7 +257,35 @@ def _convert_share(indexes: list[int]) -> int:
             page, config, files, accelerator._fast[file.src_uri]
         ):
             done += 1
+    assert accelerator._cache is not None
     accelerator._cache.finish(succeeded=False)
+    return done
+
+
+def _render_share(indexes: list[int]) -> int:
+    """In a worker: render the theme's output of the pages `indexes` into the cache, as
+    MkDocs' `_build_page` renders it (the same context, the same plugins before it)."""
+    from mkdocs.commands.build import get_context
+
+    accelerator, (config, files, env, nav, pages) = _in_worker()
+    cache = accelerator._cache
+    assert cache is not None
+    listed = files.documentation_pages()
+    done = 0
+    for index in indexes:
+        page = pages[index]
+        key = accelerator._new_outputs.get(page.file.src_uri)
+        if key is None:
+            continue
+        config._current_page = page
+        page.active = True
+        context = get_context(nav, listed, config, page)
+        template = env.get_template(page.meta.get("template", "main.html"))
+        context = config.plugins.on_page_context(context, page=page, config=config, nav=nav)
+        cache.put_text(key, template.render(context))
+        page.active = False
+        done += 1
+    cache.finish(succeeded=False)
     return done
 
 
@@ -331,6 +365,7 @@ class Accelerator:
             "outputs_reused": 0,
             "outputs_linked": 0,
             "converted_ahead": 0,
+            "rendered_ahead": 0,
         }
         self.parallel = True
         """Whether pages may be converted in worker processes (not while serving)."""
@@ -348,6 +383,7 @@ class Accelerator:
         self._search_entries = []
         self._cached_outputs = {}
         self._new_outputs = {}
+        self._config = config
         self._warnings.count = 0
         logging.getLogger("mkdocs").addHandler(self._warnings)
         extensions = [*config.markdown_extensions, _BlockExtension(self)]
@@ -396,30 +432,57 @@ class Accelerator:
         in the cache; the build then finds them there. Pages a worker could not store (one
         that logged a warning, say) are converted by the build itself, as without workers."""
         cache = self._cache
-        workers = _worker_count()
-        if cache is None or self._md is None or workers < 2 or not self.parallel:
+        if cache is None or self._md is None or not self._parallel_ready():
             return
         todo = [
             f
             for f in files.documentation_pages()
             if f.src_uri in self._fast and not cache.has(self._page_key(f.src_uri, f.url))
         ]
-        if len(todo) < PARALLEL_PAGES:
+        self.stats["converted_ahead"] += self._in_workers(_convert_share, (config, files, todo))
+
+    def _render_ahead(self, files: Files) -> None:
+        """Render the theme's output of the generated pages whose output is not stored, in
+        worker processes that store it; the build then reuses it like any stored output."""
+        cache = self._cache
+        if cache is None or not self._parallel_ready() or len(self._new_outputs) < PARALLEL_PAGES:
             return
+        assert self._config is not None and self._env is not None and self._nav is not None
+        pages = [f.page for f in files.documentation_pages() if f.src_uri in self._new_outputs]
+        job = (self._config, files, self._env, self._nav, pages)
+        self.stats["rendered_ahead"] += self._in_workers(_render_share, job)
+        for page in pages:
+            assert page is not None
+            key = self._new_outputs[page.file.src_uri]
+            if cache.has(key):
+                del self._new_outputs[page.file.src_uri]
+                self._reuse_output(page, key)
+
+    def _parallel_ready(self) -> bool:
+        return self.parallel and _worker_count() >= 2
+
+    def _in_workers(self, share: Any, job: tuple[Any, ...]) -> int:
+        """Run `share` over the items of `job[-1]` in forked workers; how many they did."""
+        cache = self._cache
+        items = job[-1]
+        if cache is None or len(items) < PARALLEL_PAGES:
+            return 0
         global _AHEAD
+        workers = _worker_count()
         cache.suspend()
-        _AHEAD = (self, config, files, todo, cache.generation)
+        _AHEAD = (self, cache.generation, *job)
+        done = 0
         try:
             context = multiprocessing.get_context("fork")
             with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-                share = [list(range(i, len(todo), workers * 4)) for i in range(workers * 4)]
-                for done in pool.map(_convert_share, share):
-                    self.stats["converted_ahead"] += done
-        except Exception as exc:  # the build converts whatever the workers did not
-            log.info("errcat: converting pages ahead stopped: %s", exc)
+                shares = [list(range(i, len(items), workers * 4)) for i in range(workers * 4)]
+                done = sum(pool.map(share, shares))
+        except Exception as exc:  # the build does whatever the workers did not
+            log.info("errcat: the worker processes stopped: %s", exc)
         finally:
             _AHEAD = None
             cache.resume()
+        return done
 
     def env(self, env: jinja2.Environment, files: Files) -> None:
         """Before the theme writes any page: which pages' output is reused (they get a
@@ -439,6 +502,7 @@ class Accelerator:
         for file in files.documentation_pages():
             if isinstance(file.page, AcceleratedPage):
                 self._decide_output(file.page)
+        self._render_ahead(files)
 
     def read_source(self, page: Page) -> bool:
         """The page's Markdown and front matter from the rendered page, not from its file;
@@ -635,14 +699,17 @@ class Accelerator:
         ]
         key = _digest("output", self._site_settings, json.dumps(identity, sort_keys=True))
         if self._cache.has(key):
-            self._cached_outputs[page.file.src_uri] = (key, page.meta.get("template"))
-            page.meta["template"] = _CACHED_TEMPLATE
-            if (page.meta.get("search") or {}).get("exclude"):
-                # Nothing reads it now (the theme's output is reused, the search skips it):
-                # the search plugin would only scan it to drop attributes.
-                page.content = ""
+            self._reuse_output(page, key)
         else:
             self._new_outputs[page.file.src_uri] = key
+
+    def _reuse_output(self, page: Page, key: str) -> None:
+        self._cached_outputs[page.file.src_uri] = (key, page.meta.get("template"))
+        page.meta["template"] = _CACHED_TEMPLATE
+        if (page.meta.get("search") or {}).get("exclude"):
+            # Nothing reads it now (the theme's output is reused, the search skips it): the
+            # search plugin would only scan it to drop attributes.
+            page.content = ""
 
     def page_context(self, page: Page, context: dict[str, Any]) -> None:
         """Kept for a reused page, in case its output is gone by the time it is written."""
