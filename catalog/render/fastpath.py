@@ -277,14 +277,18 @@ def _render_share(indexes: list[int]) -> int:
         key = accelerator._new_outputs.get(page.file.src_uri)
         if key is None:
             continue
+        warnings = accelerator._warnings.count
         config._current_page = page
         page.active = True
         context = get_context(nav, listed, config, page)
         template = env.get_template(page.meta.get("template", "main.html"))
         context = config.plugins.on_page_context(context, page=page, config=config, nav=nav)
-        cache.put_text(key, template.render(context))
+        output = template.render(context)
         page.active = False
-        done += 1
+        # A page that logged a warning is left to the build, which will log it too.
+        if accelerator._warnings.count == warnings:
+            cache.put_text(key, output)
+            done += 1
     cache.finish(succeeded=False)
     return done
 
