@@ -108,6 +108,8 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         self._accelerator = Accelerator(self._project.root / CACHE_FOLDER)
         # Worker processes are forked; `mkdocs serve` runs threads, which a fork must not copy.
         self._accelerator.parallel = not self._serving
+        # errcat build writes each version into a fresh folder that nothing rewrites.
+        self._accelerator.link_previous = self._composed is not None
         return config
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:

@@ -218,7 +218,8 @@ class _LinkMissing(Exception):
 PARALLEL_PAGES = 200
 """Pages to convert below which worker processes cost more than they save."""
 _AHEAD: tuple[Any, ...] | None = None
-"""What a worker of `Accelerator._convert_ahead` inherits through fork."""
+"""What a worker of `Accelerator._in_workers` inherits through fork: the accelerator, the
+cache generation and the job."""
 
 
 def _worker_count() -> int:
@@ -373,6 +374,10 @@ class Accelerator:
         }
         self.parallel = True
         """Whether pages may be converted in worker processes (not while serving)."""
+        self.link_previous = False
+        """Whether unchanged page files may be hard links to the previous build's: only for
+        builds into fresh folders beside it that nothing writes into later (errcat build's
+        versions), never for a site folder MkDocs may rewrite in place."""
 
     def set_pages(self, fast: Mapping[str, FastPage], search: Mapping[str, SearchDoc]) -> None:
         """The generated pages of this build (docs-relative path → recorded page) and the
@@ -420,7 +425,8 @@ class Accelerator:
         if self._cache_folder is not None and self._md is not None:
             self._cache = SiteCache(self._cache_folder)
             self._written = {}
-            self._previous = self._find_previous(config.site_dir) if self._output_cache else None
+            linking = self._output_cache and self.link_previous
+            self._previous = self._find_previous(config.site_dir) if linking else None
 
     def nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> None:
         """With the navigation every page is known: the ones the cache lacks are converted
@@ -822,7 +828,9 @@ class Accelerator:
         if self._search_entries:
             merge_into_index(Path(config.site_dir), self._search_entries)
         self._search_entries = []
-        if self._cache is None or not self._written or self._warnings.count:
+        if not self.link_previous or self._cache is None or not self._written:
+            return
+        if self._warnings.count:
             return  # a build with warnings is not published: nothing to link from
         files: dict[str, list[Any]] = {}
         for dest, key in self._written.items():
