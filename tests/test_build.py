@@ -363,26 +363,50 @@ def test_a_project_without_mkdocs_yml_renders_its_pages(tmp_path: Path) -> None:
     assert (site / "search" / "search_index.json").is_file()
 
 
-def test_errcat_renders_its_pages_as_mkdocs_would(widgets: Path, tmp_path: Path) -> None:
-    """errcat's own conversion of its pages (blocks apart, cached) gives byte for byte the
-    files plain MkDocs writes for the composed folder; only the search index differs, since
-    errcat writes the error pages' entries itself."""
-    plain = tmp_path / "plain"
+def _plain_mkdocs(build_dir: Path, site: Path) -> dict[str, str]:
     done = subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), "build", "-q", "-d", str(plain)],
-        cwd=widgets / "build",
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "-q", "-d", str(site)],
+        cwd=build_dir,
         capture_output=True,
         text=True,
         timeout=240,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode == 0, done.stderr
+    return {k: v for k, v in _tree(site).items() if k != "search/search_index.json"}
+
+
+_PUBLISHED_ONLY = ("api/", "_deploy/", "_headers", "_redirects", "search/search_index.json")
+
+
+def test_errcat_renders_its_pages_as_mkdocs_would(widgets: Path, tmp_path: Path) -> None:
+    """errcat's own conversion of its pages (blocks apart, cached) gives byte for byte the
+    files plain MkDocs writes for the composed folder; only the search index differs, since
+    errcat writes the error pages' entries itself."""
     ours = _tree((widgets / "build" / "site").resolve())
-    theirs = _tree(plain)
-    published_only = ("api/", "_deploy/", "_headers", "_redirects", "search/search_index.json")
-    assert {k: v for k, v in ours.items() if not k.startswith(published_only)} == {
-        k: v for k, v in theirs.items() if k != "search/search_index.json"
-    }
+    theirs = _plain_mkdocs(widgets / "build", tmp_path / "plain")
+    assert {k: v for k, v in ours.items() if not k.startswith(_PUBLISHED_ONLY)} == theirs
+
+
+def test_extensions_that_change_text_apply_to_errcats_pages_too(tmp_path: Path) -> None:
+    """With an extension that rewrites plain text (smarty), the tables and link lists errcat
+    would write as HTML go through Python-Markdown instead, and the files are still the ones
+    plain MkDocs writes."""
+    root = make_project(tmp_path / "project")
+    text = (root / "mkdocs.yml").read_text(encoding="utf-8")
+    (root / "mkdocs.yml").write_text(
+        text.replace("  - admonition\n", "  - admonition\n  - smarty\n"), encoding="utf-8"
+    )
+    path = root / "catalog" / "widgets.core.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("is already stopped", "is 'already' stopped..."),
+        encoding="utf-8",
+    )
+    site = build_site(load_config(root), root / "build" / "site").version
+    ours = {k: v for k, v in _tree(site).items() if not k.startswith(_PUBLISHED_ONLY)}
+    assert ours == _plain_mkdocs(root / "build", tmp_path / "plain")
+    index = (site / "errors" / "index.html").read_text(encoding="utf-8")
+    assert "&lsquo;already&rsquo;" in index  # smarty's quotes: the table went through it
 
 
 def test_a_reused_page_shows_its_neighbours_new_titles(tmp_path: Path) -> None:

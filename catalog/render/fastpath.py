@@ -64,6 +64,30 @@ CACHE_FORMAT = 1
 """Bumped when what is cached changes shape."""
 _CACHED_TEMPLATE = "errcat/cached-page.html"
 _OUTPUT_SAFE_PLUGINS = frozenset({"search", "material/search", "errcat"})
+_PLAIN_TEXT_EXTENSIONS = frozenset(
+    {
+        "admonition",
+        "attr_list",
+        "codehilite",
+        "def_list",
+        "fenced_code",
+        "footnotes",
+        "md_in_html",
+        "meta",
+        "sane_lists",
+        "tables",
+        "toc",
+        "pymdownx.details",
+        "pymdownx.highlight",
+        "pymdownx.inlinehilite",
+        "pymdownx.superfences",
+        "pymdownx.tabbed",
+    }
+)
+"""Extensions that leave plain text and code spans as they are: with only these, a table or
+a list of links errcat writes as HTML is what Python-Markdown would write. Others (smarty,
+emoji, abbr, magiclink...) may change a message's text, so those blocks then go through
+Python-Markdown like the rest of the page."""
 _PACKAGES = ("mkdocs", "mkdocs-material", "markdown", "pymdown-extensions", "pygments", "jinja2")
 _RENDER_SOURCES = Path(__file__).resolve().parent
 
@@ -195,8 +219,12 @@ class _BlockPreprocessor(Preprocessor):  # type: ignore[misc]
             if match is None:
                 out.append(line)
                 continue
-            html = self.accelerator.block_html(int(match.group("index")))
-            out.append(match.group("indent") + self.md.htmlStash.store(html))
+            index = int(match.group("index"))
+            html = self.accelerator.block_html(index)
+            if html is None:
+                out += self.accelerator.block_lines(index, match.group("indent"))
+            else:
+                out.append(match.group("indent") + self.md.htmlStash.store(html))
         return out
 
 
@@ -348,6 +376,7 @@ class Accelerator:
         self._render_settings = ""
         self._site_settings = ""
         self._output_cache = False
+        self._plain_text = False
         self._other_readers = False
         self._warnings = _WarningCount()
         self._blocks: tuple[CodeBlock | TableBlock | LinksBlock, ...] = ()
@@ -421,6 +450,7 @@ class Accelerator:
             os.environ.get("SOURCE_DATE_EPOCH", ""),
         )
         self._output_cache = set(config.plugins) <= _OUTPUT_SAFE_PLUGINS
+        self._plain_text = set(config.markdown_extensions) <= _PLAIN_TEXT_EXTENSIONS
         self._other_readers = bool(config.plugins.events["page_read_source"])
         if self._cache_folder is not None and self._md is not None:
             self._cache = SiteCache(self._cache_folder)
@@ -658,11 +688,12 @@ class Accelerator:
             page.links_to_anchors = links
         return True
 
-    def block_html(self, index: int) -> str:
-        """The HTML of the current page's block `index` (called while it is converted)."""
+    def block_html(self, index: int) -> str | None:
+        """The HTML of the current page's block `index` (called while it is converted), or
+        None when Python-Markdown is to convert it with the rest (`block_lines`)."""
         block = self._blocks[index]
         if not isinstance(block, CodeBlock):
-            return self._links_html(block)
+            return self._links_html(block) if self._plain_text else None
         assert self._highlighter is not None and self._md is not None
         number, self._code_index = self._code_index, self._code_index + 1
         key = _digest("code", self._highlighter.key(block, number))
@@ -674,6 +705,11 @@ class Accelerator:
         if self._cache is not None:
             self._cache.put_text(key, html)
         return html
+
+    def block_lines(self, index: int, indent: str) -> list[str]:
+        """The Markdown of the current page's block `index`, indented as its marker."""
+        text = self._blocks[index].markdown_text
+        return [indent + line if line else line for line in text.split("\n")]
 
     def _links_html(self, block: TableBlock | LinksBlock) -> str:
         # Links resolved as MkDocs resolves a Markdown link to a page.
