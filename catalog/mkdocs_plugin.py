@@ -169,6 +169,14 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             self._accelerator.pre_page(page)
         return page
 
+    @event_priority(-100)  # the page's front matter as every other plugin left it
+    def on_page_markdown(
+        self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        if self._accelerator is not None:
+            self._accelerator.page_markdown(page)
+        return markdown
+
     def on_env(
         self, env: jinja2.Environment, /, *, config: MkDocsConfig, files: Files
     ) -> jinja2.Environment | None:

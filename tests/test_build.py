@@ -426,3 +426,21 @@ def test_a_reused_page_shows_its_neighbours_new_titles(tmp_path: Path) -> None:
     assert warm == cold
     before = (out / "errors" / "exceptions" / "index.html").read_text(encoding="utf-8")
     assert "Greetings" in before
+
+
+def test_with_an_extension_errcat_does_not_know_mkdocs_renders_the_pages(tmp_path: Path) -> None:
+    """An extension errcat cannot vouch for (it might change fences) leaves the generated
+    pages to MkDocs' own rendering: same files as plain MkDocs, search entries still errcat's."""
+    root = make_project(tmp_path / "project")
+    text = (root / "mkdocs.yml").read_text(encoding="utf-8")
+    (root / "mkdocs.yml").write_text(
+        text.replace("  - admonition\n", "  - admonition\n  - pymdownx.snippets\n"),
+        encoding="utf-8",
+    )
+    site = build_site(load_config(root), root / "build" / "site").version
+    ours = {k: v for k, v in _tree(site).items() if not k.startswith(_PUBLISHED_ONLY)}
+    assert ours == _plain_mkdocs(root / "build", tmp_path / "plain")
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    locations = [doc["location"] for doc in index["docs"]]
+    assert f"errors/{ACTIVE_ID}/" in locations
+    assert not [loc for loc in locations if loc.startswith(f"errors/{ACTIVE_ID}/#")]

@@ -88,6 +88,25 @@ _PLAIN_TEXT_EXTENSIONS = frozenset(
 a list of links errcat writes as HTML is what Python-Markdown would write. Others (smarty,
 emoji, abbr, magiclink...) may change a message's text, so those blocks then go through
 Python-Markdown like the rest of the page."""
+_INLINE_EXTENSIONS = frozenset(
+    {
+        "abbr",
+        "smarty",
+        "pymdownx.betterem",
+        "pymdownx.caret",
+        "pymdownx.emoji",
+        "pymdownx.escapeall",
+        "pymdownx.keys",
+        "pymdownx.magiclink",
+        "pymdownx.mark",
+        "pymdownx.smartsymbols",
+        "pymdownx.tasklist",
+        "pymdownx.tilde",
+    }
+)
+"""Extensions that change only text outside code: code blocks highlighted apart are still
+what the page would hold. With any extension in neither set, errcat cannot tell what it does
+to a fence, and leaves its pages to MkDocs."""
 _PACKAGES = ("mkdocs", "mkdocs-material", "markdown", "pymdown-extensions", "pygments", "jinja2")
 _RENDER_SOURCES = Path(__file__).resolve().parent
 
@@ -439,10 +458,13 @@ class Accelerator:
             json.dumps(markdown_settings, sort_keys=True),
             json.dumps(_plain(config.validation), sort_keys=True),
         )
+        unknown = set(config.markdown_extensions) - _PLAIN_TEXT_EXTENSIONS - _INLINE_EXTENSIONS
         try:
+            if unknown:
+                raise HighlightUnavailable(f"extensions {', '.join(sorted(unknown))}")
             self._highlighter = CodeHighlighter(self._md, self._render_settings)
         except HighlightUnavailable as exc:
-            log.info("errcat: pages are converted by MkDocs itself: %s", exc)
+            log.info("errcat: pages are converted by MkDocs itself, because of %s", exc)
             self._md = None
         self._site_settings = _digest(
             self._render_settings,
@@ -559,6 +581,14 @@ class Accelerator:
         page._errcat_markers = markers  # type: ignore[attr-defined]
         return True
 
+    def page_markdown(self, page: Page) -> None:
+        """An error page's search entry is errcat's: the search plugin is to skip the page
+        (with errcat's rendering or MkDocs' own)."""
+        doc = self._search.get(page.file.src_uri)
+        if doc is not None:
+            page.meta["search"] = {"exclude": True}
+            self._search_entries.append(doc.entry(page.url))
+
     def pre_page(self, page: Page) -> None:
         """Generated pages render through this accelerator."""
         if self._md is not None and type(page) is Page and page.file.src_uri in self._fast:
@@ -570,10 +600,6 @@ class Accelerator:
     def render(self, page: Page, config: MkDocsConfig, files: Files) -> bool:
         """Fill in `page`'s content and table of contents; False to let MkDocs do it."""
         fast = self._fast[page.file.src_uri]
-        doc = self._search.get(page.file.src_uri)
-        if doc is not None:
-            page.meta["search"] = {"exclude": True}
-            self._search_entries.append(doc.entry(page.url))
         # Another plugin may have changed the page's Markdown: then it is no longer ours.
         # (Comparing a string with itself is immediate.)
         recorded: FastPage | None = None
