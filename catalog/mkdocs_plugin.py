@@ -105,7 +105,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if added:
             log.debug("errcat: added the Markdown extensions %s", ", ".join(added))
         _ensure_search(config)
-        self._accelerator = Accelerator(self._project.root / CACHE_FOLDER)
+        self._accelerator = Accelerator(self._project.root / CACHE_FOLDER, self)
         # Worker processes are forked; `mkdocs serve` runs threads, which a fork must not copy.
         self._accelerator.parallel = not self._serving
         # errcat build writes each version into a fresh folder that nothing rewrites.

@@ -336,6 +336,12 @@ def _render_share(indexes: list[int]) -> int:
         # A page that logged a warning is left to the build, which will log it too.
         if accelerator._warnings.count == warnings:
             cache.put_text(key, output)
+            if accelerator._write_ahead:
+                # As MkDocs writes it (`mkdocs.utils.write_file`); the build then skips it.
+                target = page.file.abs_dest_path
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "wb") as handle:
+                    handle.write(output.encode("utf-8", errors="xmlcharrefreplace"))
             done += 1
     cache.finish(succeeded=False)
     return done
@@ -384,8 +390,10 @@ def _split_front_matter(text: str) -> tuple[str, dict[str, Any]]:
 class Accelerator:
     """The state of one MkDocs build for errcat's generated pages; see the module docstring."""
 
-    def __init__(self, cache_folder: Path | None) -> None:
+    def __init__(self, cache_folder: Path | None, plugin: object = None) -> None:
+        """`plugin` is the errcat plugin driving it (whose hooks are this accelerator's)."""
         self._cache_folder = cache_folder
+        self._plugin = plugin
         self._fast: Mapping[str, FastPage] = {}
         self._search: Mapping[str, SearchDoc] = {}
         self._search_entries: list[dict[str, str]] = []
@@ -422,6 +430,8 @@ class Accelerator:
         }
         self.parallel = True
         """Whether pages may be converted in worker processes (not while serving)."""
+        self._write_ahead = False
+        self._written_ahead: set[str] = set()
         self.link_previous = False
         """Whether unchanged page files may be hard links to the previous build's: only for
         builds into fresh folders beside it that nothing writes into later (errcat build's
@@ -440,6 +450,7 @@ class Accelerator:
         self._search_entries = []
         self._cached_outputs = {}
         self._new_outputs = {}
+        self._written_ahead = set()
         self._config = config
         self._warnings.count = 0
         logging.getLogger("mkdocs").addHandler(self._warnings)
@@ -511,6 +522,9 @@ class Accelerator:
             return
         assert self._config is not None and self._env is not None and self._nav is not None
         pages = [f.page for f in files.documentation_pages() if f.src_uri in self._new_outputs]
+        # Workers write the files themselves when no other plugin changes a page's output.
+        post_page = self._config.plugins.events["post_page"]
+        self._write_ahead = all(getattr(m, "__self__", None) is self._plugin for m in post_page)
         job = (self._config, files, self._env, self._nav, pages)
         self.stats["rendered_ahead"] += self._in_workers(_render_share, job)
         for page in pages:
@@ -519,6 +533,8 @@ class Accelerator:
             if cache.has(key):
                 del self._new_outputs[page.file.src_uri]
                 self._reuse_output(page, key)
+                if self._write_ahead and os.path.isfile(page.file.abs_dest_path):
+                    self._written_ahead.add(page.file.src_uri)
 
     def _parallel_ready(self) -> bool:
         return self.parallel and _worker_count() >= 2
@@ -793,6 +809,9 @@ class Accelerator:
         if reused is not None:
             key, template = reused
             self._written[page.file.dest_uri] = key
+            if page.file.src_uri in self._written_ahead:
+                self._context = None
+                return ""  # a worker wrote the file: MkDocs writes none for an empty output
             if self._link_previous(page, key):
                 self.stats["outputs_linked"] += 1
                 self._context = None
