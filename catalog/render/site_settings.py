@@ -11,6 +11,10 @@ The rule, the same for `errcat build` and the MkDocs plugin:
 - every extension below that the project does not list is added with errcat's settings; one
   the project lists keeps the project's settings, whatever they are;
 - no `theme` means Material; a project's theme is kept;
+- with Material, a theme without a `palette` gets errcat's (light and dark following the
+  system's preference, with a toggle) and one without a `font` gets `font: false` (the system's
+  fonts: Material's default loads Google Fonts, a request to another origin on every view); a
+  project's palette or font is kept;
 - a search plugin is added when the project lists none, and a search plugin without a
   `separator` gets errcat's (it splits pasted messages on punctuation); the project's other
   search settings and plugins are kept.
@@ -41,6 +45,39 @@ EXTENSIONS: tuple[tuple[str, dict[str, Any]], ...] = (
 lists none of its own."""
 
 SEARCH_PLUGINS = ("search", "material/search")
+
+PALETTE: tuple[dict[str, Any], ...] = (
+    {
+        "media": "(prefers-color-scheme: light)",
+        "scheme": "default",
+        "primary": "indigo",
+        "accent": "indigo",
+        "toggle": {"icon": "material/brightness-7", "name": "Switch to dark mode"},
+    },
+    {
+        "media": "(prefers-color-scheme: dark)",
+        "scheme": "slate",
+        "primary": "indigo",
+        "accent": "indigo",
+        "toggle": {"icon": "material/brightness-4", "name": "Switch to light mode"},
+    },
+)
+"""Material's palette for a theme that sets none: the scheme the system prefers first, and a
+header toggle to the other one."""
+
+
+def merged_theme(value: object) -> object:
+    """The project's `theme`: Material when there is none; for Material, errcat's palette and
+    the system's fonts where the project chose neither."""
+    if not value or value == "material":
+        value = {"name": "material"}
+    if not isinstance(value, dict) or value.get("name") != "material":
+        return value
+    theme = dict(value)
+    if "palette" not in theme:
+        theme["palette"] = [{**option, "toggle": dict(option["toggle"])} for option in PALETTE]
+    theme.setdefault("font", False)
+    return theme
 
 
 def _extension_names(value: object) -> Iterator[str]:
@@ -100,8 +137,7 @@ def merged_plugins(value: object) -> object:
 def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """`settings` (a project's mkdocs.yml) with everything errcat's pages need merged in."""
     merged = dict(settings)
-    if not merged.get("theme"):
-        merged["theme"] = {"name": "material"}
+    merged["theme"] = merged_theme(merged.get("theme"))
     merged["markdown_extensions"] = merged_extensions(merged.get("markdown_extensions"))
     merged["plugins"] = merged_plugins(merged.get("plugins"))
     return merged
