@@ -145,9 +145,25 @@ def placeholder_for(expression: str) -> str:
     """The catalog placeholder for a field expression (see the module docstring)."""
     if _DOTTED.match(expression):
         name = expression.removeprefix("self.") if expression != "self" else "value"
+        if _is_dunder(name.split(".")[0]):
+            return _undundered(name.split("."))
         return name if not keyword.iskeyword(name.split(".")[0]) else f"{name}_"
     words = [w for w in _NAME.findall(expression) if w not in _SKIP_WORDS]
+    if words and _is_dunder(words[0]):
+        return _undundered(words)
     return "_".join(dict.fromkeys(words)) or "value"
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _undundered(words: list[str]) -> str:
+    """One identifier from the words with their underscores dropped: a root such as `__class__`
+    is an attribute of every object, so a parameter of that name breaks the typed class
+    (`{self.__class__.__name__}` becomes `{class_name}`, passed the whole expression)."""
+    name = "_".join(dict.fromkeys(w.strip("_") for w in words if w.strip("_"))) or "value"
+    return f"{name}_" if keyword.iskeyword(name) else name
 
 
 @dataclass(frozen=True)
@@ -200,6 +216,8 @@ def _root_source(expression: str, placeholder: str) -> str:
     """The source that supplies the placeholder's root parameter."""
     if _DOTTED.match(expression):
         root = placeholder.split(".")[0]
+        if _is_dunder(expression.removeprefix("self.").split(".")[0]):
+            return expression  # renamed by _undundered: the parameter is the whole value
         return (
             f"self.{root.rstrip('_')}"
             if expression.startswith("self.")

@@ -4,6 +4,8 @@ site it cannot is reported at the raise, and nothing else is held back by it."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -203,3 +205,58 @@ def test_check_reports_a_name_that_a_package_class_shadows(
     assert run(root, monkeypatch, "check") == 1
     out = capsys.readouterr().out  # check prints its findings on stdout
     assert "errors/m.yaml:5:11: name Parser is also a class of the package (parse.py:1)" in out
+
+
+def test_dunder_placeholders_are_drafted_under_plain_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field whose root is a dunder (`{self.__class__.__name__}`, `{type(self).__qualname__}`)
+    becomes a plain parameter (`{class_name}`, `{qualname}`); migrate passes it the whole
+    expression, so the typed raise says what the raw one said."""
+    root = project(
+        tmp_path,
+        {
+            "pkg/box.py": """
+                class Box:
+                    def close(self):
+                        raise RuntimeError(f"{self.__class__.__name__} is closed")
+
+                    def put(self, x):
+                        raise TypeError(f"{type(self).__qualname__} holds numbers, not {type(x).__name__}")
+                """,
+        },
+    )
+    assert run(root, monkeypatch, "new") == 0
+    found = entries(root)
+    assert set(found) == {
+        "{class_name} is closed",
+        "{qualname} holds numbers, not {x}",
+    }
+    assert run(root, monkeypatch, "codegen") == 0
+    assert run(root, monkeypatch, "migrate") == 0
+    source = (root / "pkg" / "box.py").read_text()
+    closed = found["{class_name} is closed"].name
+    assert f"raise {closed}(class_name=self.__class__.__name__)" in source
+    assert "(qualname=type(self).__qualname__, x=type(x).__name__)" in source
+    assert run(root, monkeypatch, "check") == 0
+    said = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from pkg.box import Box\n"
+            "for call in (lambda: Box().close(), lambda: Box().put([])):\n"
+            "    try:\n"
+            "        call()\n"
+            "    except Exception as exc:\n"
+            "        print(type(exc).__mro__[2].__name__, exc)\n",
+        ],
+        cwd=root,
+        env={**os.environ, "ERRCAT_DOCS_LINKS": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert said.splitlines() == [
+        "RuntimeError Box is closed",
+        "TypeError Box holds numbers, not list",
+    ]
