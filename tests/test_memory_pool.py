@@ -254,6 +254,50 @@ def test_expired_lease_is_reclaimed_and_revoked(make_pool: PoolFactory) -> None:
     assert pool._transport.read_word(lease.ready_byte_offset) == -lease.generation
 
 
+class FakeClock:
+    """Stands in for the pool module's `time`: monotonic seconds move only when a test says."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_a_released_slot_forgets_its_lease_deadline(
+    make_pool: PoolFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A released lease's deadline goes with it: a recycler pass while the slot's next lease is
+    being filled (before that lease has a deadline of its own) must not reclaim the new lease."""
+    clock = FakeClock()
+    monkeypatch.setattr(memory_pool, "time", clock)
+    pool = make_pool(8192, lease_timeout=10.0)
+    first = copy(pool, 64)
+    pool.release(first)
+    clock.now += 60.0  # past the first lease's deadline
+    transport = pool._transport
+    copy_in = transport.copy_in
+    live_during_copy: list[list[PoolLease]] = []
+
+    def copy_in_then_recycle(destination: torch.Tensor, source: torch.Tensor) -> None:
+        copy_in(destination, source)
+        pool.recycle()
+        live_during_copy.append(pool.live_leases())
+
+    transport.copy_in = copy_in_then_recycle  # type: ignore[method-assign]
+    second = copy(pool, 64)
+    assert second.slot == first.slot and second.generation == first.generation + 1
+    assert live_during_copy == [[second]]
+    assert pool.live_leases() == [second]
+    assert transport.read_word(second.ready_byte_offset) == second.generation
+    pool.recycle()  # its own deadline (now + 10 s) has not passed either
+    assert pool.live_leases() == [second]
+    clock.now += 10.0
+    pool.recycle()
+    assert pool.live_leases() == []
+    assert transport.read_word(second.ready_byte_offset) == -second.generation
+
+
 # -- misuse: exact messages, accounting unchanged ---------------------------------------------
 
 

@@ -714,6 +714,54 @@ def test_borrowed_views_share_storage() -> None:
     assert view_a.array.tolist() == [0, 1, 2, 3]
 
 
+class TensorMetadata:
+    """What `MlxTensorView.matches` reads of a tensor, with one field set apart at will."""
+
+    def __init__(self, like: torch.Tensor, **fields: Any) -> None:
+        self.device = fields.get("device", like.device)
+        self.dtype = fields.get("dtype", like.dtype)
+        self.shape = fields.get("shape", like.shape)
+        self._stride = fields.get("stride", like.stride())
+        self._data_ptr = fields.get("data_ptr", like.data_ptr())
+
+    def stride(self) -> tuple[int, ...]:
+        return self._stride
+
+    def data_ptr(self) -> int:
+        return self._data_ptr
+
+
+def cpu_view_of(tensor: torch.Tensor) -> MlxTensorView:
+    """A view holding a CPU tensor: `matches` is metadata only, so no MPS is needed to test it."""
+    view = MlxTensorView.__new__(MlxTensorView)
+    view.torch_tensor = tensor
+    return view
+
+
+def test_matches_compares_every_field_on_cpu() -> None:
+    """`matches` accepts the same storage and layout (another tensor object too) and rejects a
+    tensor that differs from the borrowed one in any single field: data pointer, device, dtype,
+    shape or stride."""
+    base = torch.arange(8, dtype=torch.float32)
+    view = cpu_view_of(base[1:5])
+    assert view.matches(base[1:5])
+    assert view.matches(TensorMetadata(base[1:5]))  # type: ignore[arg-type]
+    # Real tensors that share all but one field with the borrowed one.
+    assert not view.matches(base[2:6])  # same layout, storage 4 bytes further on
+    assert not view.matches(base.view(torch.int32)[1:5])
+    assert not view.matches(base[1:4])
+    assert not view.matches(base.as_strided((4,), (2,), 1))
+    different = {
+        "data_ptr": base[1:5].data_ptr() + 4,
+        "device": torch.device("meta"),
+        "dtype": torch.int32,
+        "shape": torch.Size([2, 2]),
+        "stride": (2,),
+    }
+    for field, value in different.items():
+        assert not view.matches(TensorMetadata(base[1:5], **{field: value})), field  # type: ignore[arg-type]
+
+
 @pytest.mark.mps
 def test_mlx_call_on_mps_fences_once(fences: Recorder) -> None:
     """MPS inputs and views cost one fence in total and the result lands on MPS."""
