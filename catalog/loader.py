@@ -19,6 +19,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -193,11 +194,12 @@ def _type_name(value: object) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def _schema_findings(path: Path, document: Document) -> list[Finding]:
+def _schema_findings(path: Path, document: Document) -> list[tuple[JsonPath, Finding]]:
+    """Each schema finding with the path of the value it is about (which entry, if any)."""
     if fits_schema(document.value):
         return []
     validator = _validator()
-    findings: list[Finding] = []
+    findings: list[tuple[JsonPath, Finding]] = []
 
     def place(error: Any) -> tuple[int, int]:
         mark = document.mark(tuple(error.absolute_path))
@@ -215,12 +217,15 @@ def _schema_findings(path: Path, document: Document) -> list[Finding]:
             for key in sorted(set(error.instance) - set(allowed)):
                 key_mark = document.mark((*where, key), key=True)
                 findings.append(
-                    Finding(
-                        path,
-                        key_mark.line,
-                        key_mark.column,
-                        f"unknown key '{key}' in {field}",
-                        f"use one of: {', '.join(allowed)}",
+                    (
+                        where,
+                        Finding(
+                            path,
+                            key_mark.line,
+                            key_mark.column,
+                            f"unknown key '{key}' in {field}",
+                            f"use one of: {', '.join(allowed)}",
+                        ),
                     )
                 )
             continue
@@ -239,7 +244,7 @@ def _schema_findings(path: Path, document: Document) -> list[Finding]:
                 if why and status == "active"
                 else _PROSE_FIX
             )
-            findings.append(Finding(path, mark.line, mark.column, message, fix))
+            findings.append((where, Finding(path, mark.line, mark.column, message, fix)))
             continue
         if kind == "type":
             message = f"{field} must be {error.validator_value}, got {_type_name(error.instance)}"
@@ -275,7 +280,7 @@ def _schema_findings(path: Path, document: Document) -> list[Finding]:
         else:
             message = f"{field}: {error.message}"
             fix = _PROSE_FIX
-        findings.append(Finding(path, mark.line, mark.column, message, fix))
+        findings.append((where, Finding(path, mark.line, mark.column, message, fix)))
     return findings
 
 
@@ -324,27 +329,98 @@ def _entry(
     )
 
 
-def load_file(path: Path) -> tuple[CatalogFile | None, list[Finding]]:
-    """Parse and schema-check one catalog file. Never raises for bad content."""
+@dataclass(frozen=True)
+class FileLoad:
+    """What loading one catalog file gave."""
+
+    file: CatalogFile | None
+    """The file with every entry that loaded; None when the file itself is unusable (unreadable,
+    not YAML, no valid `module` or no `errors` list)."""
+    findings: list[Finding]
+    """Every problem found, at its position."""
+    broken: Mapping[str, Position]
+    """The entries left out for their problems, by the id they were written with (where that is
+    a valid id), at the entry's start: a reference to one of them follows from those problems."""
+
+
+@dataclass(frozen=True)
+class CatalogLoad:
+    """What loading a catalog folder gave: `FileLoad`'s fields over every file."""
+
+    catalog: Catalog
+    findings: list[Finding]
+    broken: Mapping[str, Position]
+
+
+_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _in_entry(where: JsonPath) -> int | None:
+    """The index of the entry that the value at `where` belongs to, if any."""
+    if len(where) >= 2 and where[0] == "errors" and isinstance(where[1], int):
+        return where[1]
+    return None
+
+
+def _usable(value: object) -> bool:
+    """Whether a file's entries can be taken one by one: a valid module name and a list."""
+    if not isinstance(value, dict) or not isinstance(value.get("errors"), list):
+        return False
+    module_schema = _validator().schema["properties"]["module"]
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, [Finding(path, 1, 1, f"cannot read the file: {exc.strerror or exc}")]
-    return load_bytes(path, data)
+        return isinstance(value.get("module"), str) and _fits(module_schema, value["module"])
+    except _Unsure:
+        return False
+
+
+def load_file(path: Path) -> tuple[CatalogFile | None, list[Finding]]:
+    """Parse and schema-check one catalog file. Never raises for bad content.
+
+    The file comes with the entries that have no problem (see `read_file`)."""
+    loaded = read_file(path)
+    return loaded.file, loaded.findings
 
 
 def load_bytes(path: Path, data: bytes) -> tuple[CatalogFile | None, list[Finding]]:
-    """Parse and schema-check the contents of a catalog file named `path` (used before writing one)."""
+    """Parse and schema-check the contents of a catalog file named `path` (used before writing
+    one); as `load_file`."""
+    loaded = read_bytes(path, data)
+    return loaded.file, loaded.findings
+
+
+def read_file(path: Path) -> FileLoad:
+    """Parse and schema-check one catalog file, entry by entry. Never raises for bad content."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return FileLoad(
+            None, [Finding(path, 1, 1, f"cannot read the file: {exc.strerror or exc}")], {}
+        )
+    return read_bytes(path, data)
+
+
+def read_bytes(path: Path, data: bytes) -> FileLoad:
+    """`read_file` for the contents `data` of a catalog file named `path`.
+
+    An entry with a problem is left out on its own: a typo in one entry must not take its
+    siblings with it, or every reference to them elsewhere would be reported too. Only what
+    makes the whole file unusable (bytes that are not UTF-8 YAML, an invalid `module`, no
+    `errors` list) leaves the whole file out.
+    """
     if len(data) > MAX_FILE_BYTES:
-        return None, [
-            Finding(
-                path,
-                1,
-                1,
-                f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}",
-                "split it or shorten the prose",
-            )
-        ]
+        return FileLoad(
+            None,
+            [
+                Finding(
+                    path,
+                    1,
+                    1,
+                    f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}",
+                    "split it or shorten the prose",
+                )
+            ],
+            {},
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -353,35 +429,63 @@ def load_bytes(path: Path, data: bytes) -> tuple[CatalogFile | None, list[Findin
         what = f"byte 0x{data[exc.start]:02x} cannot be decoded"
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             what = "the file starts with a UTF-16 byte order mark"
-        return None, [Finding(path, line, column, f"not UTF-8: {what}", "save the file as UTF-8")]
+        finding = Finding(path, line, column, f"not UTF-8: {what}", "save the file as UTF-8")
+        return FileLoad(None, [finding], {})
     from catalog.yamlnodes import YamlProblem, parse_document
 
     try:
         document = parse_document(text)
     except YamlProblem as problem:
-        return None, [Finding(path, problem.mark.line, problem.mark.column, problem.message)]
-    findings = _schema_findings(path, document)
-    if findings:
-        return None, findings
-    value: dict[str, Any] = document.value  # type: ignore[assignment]  # the schema made it a mapping
-    module = value["module"]
+        finding = Finding(path, problem.mark.line, problem.mark.column, problem.message)
+        return FileLoad(None, [finding], {})
+    placed = _schema_findings(path, document)
+    findings = [finding for _, finding in placed]
+    value = document.value
+    usable = _usable(value)
+    listed = value.get("errors") if isinstance(value, dict) else None
+    raws: list[Any] = listed if isinstance(listed, list) else []
+    broken_indexes = (
+        {index for where, _ in placed if (index := _in_entry(where)) is not None}
+        if usable
+        else set(range(len(raws)))
+    )
+    broken: dict[str, Position] = {}
+    for index in sorted(broken_indexes):
+        raw = raws[index]
+        written = raw.get("id") if isinstance(raw, dict) else None
+        if isinstance(written, str) and _ID.fullmatch(written):
+            mark = document.mark(("errors", index))
+            broken.setdefault(written, Position(path, mark.line, mark.column))
+    if not usable:
+        return FileLoad(None, findings, broken)
+    module: str = value["module"]  # type: ignore[index]  # _usable made it a mapping
     entries = tuple(
         _entry(path, module, raw, document, ("errors", index))
-        for index, raw in enumerate(value["errors"])
+        for index, raw in enumerate(raws)
+        if index not in broken_indexes
     )
-    return CatalogFile(path=path, module=module, entries=entries), []
+    return FileLoad(CatalogFile(path=path, module=module, entries=entries), findings, broken)
 
 
 def load_catalog(folder: Path) -> tuple[Catalog, list[Finding]]:
-    """Load every file of `folder`; files with problems contribute findings instead of entries."""
+    """Load every file of `folder`: each file's good entries, and findings for the rest."""
+    loaded = read_catalog(folder)
+    return loaded.catalog, loaded.findings
+
+
+def read_catalog(folder: Path) -> CatalogLoad:
+    """`load_catalog`, also telling which entries were left out for their problems."""
     files: list[CatalogFile] = []
     findings: list[Finding] = []
+    broken: dict[str, Position] = {}
     for path in catalog_files(folder):
-        loaded, problems = load_file(path)
-        findings.extend(problems)
-        if loaded is not None:
-            files.append(loaded)
-    return Catalog(files=tuple(files)), findings
+        loaded = read_file(path)
+        findings.extend(loaded.findings)
+        for entry_id, position in loaded.broken.items():
+            broken.setdefault(entry_id, position)
+        if loaded.file is not None:
+            files.append(loaded.file)
+    return CatalogLoad(Catalog(files=tuple(files)), findings, broken)
 
 
 CACHE_FORMAT = 1

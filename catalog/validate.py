@@ -9,6 +9,7 @@ and schema checks that take seconds on a large catalog.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from pathlib import Path
 
 from catalog.exceptions import exception_problem, has_typed_class, reserved_parameters
@@ -17,11 +18,11 @@ from catalog.loader import (
     catalog_data,
     catalog_from_data,
     catalog_key,
-    load_catalog,
     read_cache,
+    read_catalog,
     write_cache,
 )
-from catalog.model import Catalog, Status
+from catalog.model import Catalog, Position, Status
 from catalog.placeholders import PlaceholderError, parse_placeholders
 
 RESERVED_NAMES = frozenset({"CatalogError", "BY_ID", "DOCS_BASE_URL"})
@@ -31,8 +32,21 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 """A class named like a built-in would shadow it wherever `migrate` imports the class."""
 
 
-def validate(catalog: Catalog) -> list[Finding]:
-    """Cross-entry findings for a loaded catalog, in file order."""
+def _not_loaded(entry_id: str, position: Position) -> str:
+    return (
+        f"{entry_id} is the entry at {position.path.name}:{position.line}, which did not load "
+        f"(see the findings for {position.path.name})"
+    )
+
+
+def validate(catalog: Catalog, broken: Mapping[str, Position] | None = None) -> list[Finding]:
+    """Cross-entry findings for a loaded catalog, in file order.
+
+    `broken` are the entries the loader left out for their problems (see
+    `catalog.loader.CatalogLoad`): a reference to one of them is reported as following from
+    those problems, not as an id missing from the catalog.
+    """
+    broken = broken or {}
     findings: list[Finding] = []
     first_id: dict[str, str] = {}
     names: dict[str, str] = {}
@@ -126,7 +140,15 @@ def validate(catalog: Catalog) -> list[Finding]:
                         )
                     )
         for index, related in enumerate(entry.related):
-            if related not in by_id:
+            if related not in by_id and related in broken:
+                findings.append(
+                    Finding.at(
+                        entry.where(f"related[{index}]"),
+                        f"related id {_not_loaded(related, broken[related])}",
+                        "fix that entry first",
+                    )
+                )
+            elif related not in by_id:
                 findings.append(
                     Finding.at(
                         entry.where(f"related[{index}]"),
@@ -144,7 +166,15 @@ def validate(catalog: Catalog) -> list[Finding]:
                 )
         if entry.replaced_by is not None:
             at = entry.where("replaced_by")
-            if entry.replaced_by not in by_id:
+            if entry.replaced_by not in by_id and entry.replaced_by in broken:
+                findings.append(
+                    Finding.at(
+                        at,
+                        f"replaced_by id {_not_loaded(entry.replaced_by, broken[entry.replaced_by])}",
+                        "fix that entry first",
+                    )
+                )
+            elif entry.replaced_by not in by_id:
                 findings.append(
                     Finding.at(
                         at,
@@ -203,8 +233,9 @@ def checked_catalog(
             return cached
     # The key was taken before reading: a file edited in between gives a key no later run
     # computes, so the worst outcome is one more load, never a stale answer.
-    catalog, findings = load_catalog(folder)
-    findings += validate(catalog)
+    loaded = read_catalog(folder)
+    catalog, findings = loaded.catalog, loaded.findings
+    findings += validate(catalog, loaded.broken)
     if key is not None:
         write_cache(path, key, catalog_data(catalog, findings))
     return catalog, findings

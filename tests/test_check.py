@@ -201,7 +201,7 @@ def test_cached_runs_report_what_a_cold_run_does(
         raise AssertionError("the cache should have answered")
 
     with monkeypatch.context() as patch:
-        patch.setattr(catalog.validate, "load_catalog", refuse)
+        patch.setattr(catalog.validate, "read_catalog", refuse)
         patch.setattr(catalog.check, "_file_facts", refuse)
         patch.setattr(catalog.check, "_sites_findings", refuse)
         assert _report(capsys) == cold

@@ -186,7 +186,7 @@ def test_a_second_run_counts_the_same_from_the_cache(
         raise AssertionError("the cache should have answered")
 
     with monkeypatch.context() as patch:
-        patch.setattr(catalog.validate, "load_catalog", refuse)
+        patch.setattr(catalog.validate, "read_catalog", refuse)
         patch.setattr(catalog.match, "to_catalog_message", refuse)
         assert main(["stats", "--json"]) == 0
         assert capsys.readouterr().out == first
