@@ -22,6 +22,7 @@ import pytest
 
 from catalog.cli import main
 from catalog.serve.app import SiteHolder
+from catalog.serve.fast import prepare_site
 from catalog.serve.site import Document, load_site
 
 ROWS = (
@@ -559,6 +560,26 @@ def test_holder_rechecks_at_most_once_per_interval(tmp_path: Path) -> None:
     swap_symlink(link, tmp_path / "site-v2")
     served = anyio.run(holder.current)
     assert served.site.root == (tmp_path / "site-v1").resolve()
+
+
+def test_entries_are_prepared_on_first_request_from_the_bytes_loaded(tmp_path: Path) -> None:
+    """Loading a site prepares only its index, schema and OpenAPI documents; an entry's answers
+    are made on its first lookup, from the bytes read at load (a file rewritten since does not
+    leak into the served build), under both of its paths, and lookups of unknown paths miss."""
+    site = write_site(tmp_path / "site")
+    table = prepare_site(load_site(site))
+    entry_file = site / "api" / "errors" / f"{ENTRY}.json"
+    loaded = entry_file.read_bytes()
+    entry_file.write_text('{"rewritten": true}')
+    assert table._entries == {}
+    prepared = table.get(f"/api/errors/{ENTRY}")
+    assert prepared is not None and prepared.plain.body == loaded
+    assert table[f"/api/errors/{ENTRY}.json"] is prepared
+    assert list(table._entries) == [ENTRY]
+    for missing in ("/api/errors/0000000000000000", "/api/errors/nope", "/api/other.json"):
+        assert table.get(missing) is None
+    assert len(table) == len(list(table)) == 2 + 2 * len(ROWS)
+    assert set(table) >= {"/api/errors/index.json", "/api/schema.json", f"/api/errors/{ENTRY}"}
 
 
 # /api/match

@@ -52,7 +52,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalog.ids import is_valid_id
 from catalog.serve.cors import Cors
-from catalog.serve.fast import FAST_METHODS, Prepared, Variant, fast_variant, prepare_site
+from catalog.serve.fast import (
+    FAST_METHODS,
+    Prepared,
+    PreparedTable,
+    Variant,
+    fast_variant,
+    prepare_site,
+)
 from catalog.serve.guard import RequestGuard, error_response
 from catalog.serve.negotiation import accepts_gzip
 from catalog.serve.rsgi import PATHSEND, serve_rsgi
@@ -81,7 +88,7 @@ class Served:
 
     def __init__(self, site: LoadedSite) -> None:
         self.site = site
-        self.prepared: dict[str, Prepared] = prepare_site(site)
+        self.prepared: PreparedTable = prepare_site(site)
         self.files: ASGIApp = GZipMiddleware(
             _CacheHeaders(StaticFiles(directory=site.root, html=True)),
             compresslevel=STATIC_GZIP_LEVEL,
