@@ -23,6 +23,7 @@ import hashlib
 import marshal
 import os
 import re
+import string
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,11 +33,13 @@ from catalog.config import Config
 from catalog.exceptions import has_typed_class, site_exception
 from catalog.findings import Finding, Severity
 from catalog.loader import FileDigests, catalog_key
-from catalog.match import Matcher, SiteMessages
+from catalog.match import Match, Matcher, SiteMessages, site_template
 from catalog.model import Catalog, Status
+from catalog.placeholders import parameters
 from catalog.project import CACHE_FOLDER
+from catalog.signature import call_problems, expected_call, mismatch_message
 from catalog.validate import checked_catalog, draft_warnings
-from extractor.model import ScanReport
+from extractor.model import RaiseSite, ScanReport
 
 IGNORE_COMMENT = re.compile(r"#\s*errcat:\s*ignore\[([^\]]*)\]")
 CODEGEN_CACHE = "codegen-digests.marshal"
@@ -309,6 +312,92 @@ def check_codegen_stage(
     return findings
 
 
+def message_shape(message: str) -> str | None:
+    """A catalog message with its placeholders' names left out (`{} must be on {!r}`), or None
+    when it has no literal text to be recognised by (`{key}` says nothing about its raise)."""
+    try:
+        parsed = list(string.Formatter().parse(message))
+    except ValueError:
+        return None
+    pieces = []
+    worded = False
+    for text, name, spec, conversion in parsed:
+        pieces.append(text.replace("{", "{{").replace("}", "}}"))
+        worded = worded or bool(text.strip())
+        if name is not None:
+            conversion = f"!{conversion}" if conversion else ""
+            pieces.append("{" + conversion + (f":{spec}" if spec else "") + "}")
+    return "".join(pieces) if worded else None
+
+
+class _Shapes:
+    """Entries of built-ins by exception and message shape, for exempted raises: an exemption
+    hides a raise the catalog covers even where the raise names its values differently from
+    the entry (the typed class takes them by the entry's names)."""
+
+    def __init__(self, catalog: Catalog, matcher: Matcher) -> None:
+        self._catalog = catalog
+        self._matcher = matcher
+        self._entries: dict[tuple[str, str], Match] | None = None
+
+    def match(self, site: RaiseSite) -> Match | None:
+        exception = site_exception(site.qualified_name)
+        template = site_template(site)
+        if exception is None or template is None:
+            return None
+        message = self._matcher.messages.message(exception, template)
+        shape = None if message is None else message_shape(message)
+        if shape is None:
+            return None
+        if self._entries is None:
+            self._entries = {}
+            for entry in self._catalog:
+                # An entry catalogued in place is matched by its exact message only: a raise
+                # worded like it but naming its values differently is not one of its raises.
+                if not has_typed_class(entry.exception):
+                    continue
+                found = message_shape(entry.message)
+                if found is not None:
+                    self._entries.setdefault((entry.exception, found), Match(entry, typed=False))
+        return self._entries.get((exception, shape))
+
+
+def _exemption_finding(
+    path: Path, site: RaiseSite, match: Match | None, exact: bool
+) -> Finding | None:
+    """What is wrong with the exemption on a site, if anything: a blank reason, or an ignore
+    that hides a raise the catalog covers (an exemption is for raises it cannot cover)."""
+    reason = site.ignored
+    assert reason is not None
+    if match is None:
+        if reason.strip():
+            return None
+        message = "exemption without a reason"
+        fix = "say why the raise is not catalogued: # errcat: ignore[<reason>]"
+    else:
+        entry = match.entry
+        if entry.status is Status.RETIRED:
+            message = (
+                f"exemption [{reason}] hides a raise of retired entry {entry.id} ({entry.name})"
+            )
+            fix = (
+                "remove the comment and raise its replacement, or set the entry's status back "
+                "to active"
+            )
+        elif match.needs_migration:
+            message = (
+                f"exemption [{reason}] hides a raise the catalog covers: {entry.exception} with "
+                f"the message of entry {entry.id}"
+            )
+            fix = f"remove the comment and raise the typed {entry.name} instead"
+            if exact:
+                fix += " (run: errcat migrate)"
+        else:
+            message = f"exemption [{reason}] on a catalogued raise of {entry.name} is not needed"
+            fix = "remove the errcat: ignore comment"
+    return Finding(path, site.line, site.column, message, fix, stage="exemptions")
+
+
 def _sites_findings(
     config: Config,
     catalog: Catalog,
@@ -320,7 +409,12 @@ def _sites_findings(
     findings: list[Finding] = []
     raised: set[str] = set()
     exempted_lines: set[tuple[Path, int]] = set()
+    # The raises of files holding ignore comments, to tell a comment on a raise's other lines
+    # from one on no raise at all.
+    spans: dict[Path, list[tuple[int, int]]] = {}
     migrations: dict[str, str] = {}  # each entry's "raise the typed class" message, made once
+    signatures: dict[str, tuple[str, ...]] = {}  # each typed entry's parameters
+    shapes = _Shapes(catalog, matcher)
     for result in report.results:
         path = paths.get(result.path) or config.root / result.path
         if result.failure is not None:
@@ -336,24 +430,35 @@ def _sites_findings(
                 )
             )
             continue
+        if path in facts.comments:
+            spans[path] = [(site.line, site.end_line) for site in result.sites]
         for site in result.sites:
             if site.reraise:
-                continue
-            match = matcher.match(site)
-            if site.ignored is not None:
-                exempted_lines.add((path, site.line))
-                if match is not None and match.typed:
+                if site.ignored is not None:
+                    exempted_lines.add((path, site.line))
                     findings.append(
                         Finding(
                             path,
                             site.line,
                             site.column,
-                            f"exemption [{site.ignored}] on a catalogued raise of "
-                            f"{match.entry.name} is not needed",
+                            f"exemption [{site.ignored}] on a re-raise is not needed: check "
+                            "never reports re-raises",
                             "remove the errcat: ignore comment",
-                            stage="sites",
+                            stage="exemptions",
                         )
                     )
+                continue
+            match = matcher.match(site)
+            if site.ignored is not None:
+                exempted_lines.add((path, site.line))
+                exact = match is not None
+                if match is None:
+                    match = shapes.match(site)
+                if match is not None:
+                    raised.add(match.entry.id)  # found, so not also "raised nowhere"
+                problem = _exemption_finding(path, site, match, exact)
+                if problem is not None:
+                    findings.append(problem)
                 continue
             message: str
             fix: str
@@ -370,6 +475,15 @@ def _sites_findings(
                         f"raise the typed {entry.name} instead",
                     )
                     fix = "run: errcat migrate"
+                elif match.typed:
+                    expected = signatures.get(entry.id)
+                    if expected is None:
+                        expected = signatures[entry.id] = parameters(entry.message)
+                    problems = call_problems(site, expected)
+                    if not problems:
+                        continue
+                    message = mismatch_message(entry.name, problems, site.via)
+                    fix = "expected " + expected_call(entry.name, expected)
                 else:
                     continue
             elif matcher.is_generated_class(site):
@@ -403,17 +517,21 @@ def _sites_findings(
             )
     for path, comments in facts.comments.items():
         for line, column, reason in comments:
-            if (path, line) not in exempted_lines:
-                findings.append(
-                    Finding(
-                        path,
-                        line,
-                        column,
-                        f"exemption [{reason}] matches no raise site",
-                        "remove the comment, or move it onto the raise line",
-                        stage="exemptions",
-                    )
+            if (path, line) in exempted_lines:
+                continue
+            around = next(
+                (first for first, last in spans.get(path, ()) if first < line <= last), None
+            )
+            if around is not None:
+                message = (
+                    f"exemption [{reason}] is on line {line} of the raise at line {around}; "
+                    "only a comment on the raise line counts"
                 )
+                fix = f"move it onto line {around}, the line of the raise keyword"
+            else:
+                message = f"exemption [{reason}] matches no raise site"
+                fix = "remove the comment, or move it onto the raise line"
+            findings.append(Finding(path, line, column, message, fix, stage="exemptions"))
     return findings
 
 
@@ -442,6 +560,8 @@ def _outcome_key(
                     site.ignored,
                     site.arguments,
                     site.keywords,
+                    site.via,
+                    site.end_line,
                 )
                 for site in result.sites
             ],

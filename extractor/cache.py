@@ -143,6 +143,7 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                     for condition in site.conditions
                 ),
                 site.signature,
+                site.via,
             )
             for site in result.sites
         ),
@@ -157,7 +158,9 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
         (line, column, end_line, end_column, exception, qualified_name, template, function) = (
             fields[:8]
         )
-        reraise, cause, ignored, keywords, arguments, context, conditions, signature = fields[8:]
+        reraise, cause, ignored, keywords, arguments, context, conditions, signature, via = fields[
+            8:
+        ]
         sites.append(
             RaiseSite(
                 path=display,
@@ -177,6 +180,7 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
                 context=None if context is None else SourceContext(*context),
                 conditions=tuple(Condition(*condition) for condition in conditions),
                 signature=signature,
+                via=via,
             )
         )
     return FileResult(

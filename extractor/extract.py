@@ -160,10 +160,20 @@ class _File:
         node = spot.node
         assert node.end_lineno is not None and node.end_col_offset is not None
         column = self.column(node.lineno, node.col_offset)
-        exception = template = None
+        exception = template = via = None
         keywords: tuple[tuple[str, str], ...] = ()
         arguments: tuple[str, ...] | None = None
         exc = node.exc
+        reraise = exc is None
+        if isinstance(exc, ast.Name):
+            if self.handled(spot, exc.id):
+                reraise = True
+            else:
+                built = self.assigned(spot, exc.id)
+                if isinstance(built, ast.Call) and _dotted(built.func) is not None:
+                    # `err = X(...); raise err` raises what `raise X(...)` would.
+                    via = exc.id
+                    exc = built
         if isinstance(exc, ast.Call):
             exception = _dotted(exc.func)
             if exception is not None:
@@ -171,9 +181,8 @@ class _File:
                 if message is not None:
                     template = self.template(message, spot)
                 keywords = tuple(
-                    (keyword.arg, self.text(keyword.value))
+                    ("**" if keyword.arg is None else keyword.arg, self.text(keyword.value))
                     for keyword in exc.keywords
-                    if keyword.arg is not None
                 )
                 arguments = tuple(self.text(argument) for argument in exc.args)
         elif exc is not None:
@@ -190,11 +199,12 @@ class _File:
             else resolve(exception, spot.scope, self.module),
             template=template,
             function=spot.scope.qualname,
-            reraise=exc is None,
+            reraise=reraise,
             cause=None if node.cause is None else self.text(node.cause),
             ignored=self.ignored(node.lineno, column, node.end_lineno),
             keywords=keywords,
             arguments=arguments,
+            via=via,
             context=self.context(spot),
             conditions=self.conditions(spot),
             signature=self.signature(spot.scope.node)
@@ -282,11 +292,30 @@ class _File:
 
     def follow(self, spot: Spot, name: str) -> cst.BaseExpression | None:
         """Rule 4: the value of `name`'s single assignment in the raise's scope, before it."""
-        scope = spot.scope
+        value = self.assigned(spot, name)
+        return None if value is None else self.expression(value)
+
+    def bindings(self, scope: Scope) -> Counter[str]:
         counts = self._bindings.get(id(scope))
         if counts is None:
             counts = self._bindings[id(scope)] = _binding_counts(scope)
-        if counts[name] != 1:
+        return counts
+
+    def handled(self, spot: Spot, name: str) -> bool:
+        """Whether `raise name` raises again what an enclosing `except ... as name` caught.
+
+        Only when the handlers' `as` are the name's only bindings in the scope: an assignment
+        anywhere else could have replaced the caught exception before the raise.
+        """
+        handlers = _handlers_around(spot.scope.node.body, spot.node)
+        if handlers is None or name not in handlers:
+            return False
+        return self.bindings(spot.scope)[name] == _handler_bindings(spot.scope.node, name)
+
+    def assigned(self, spot: Spot, name: str) -> ast.expr | None:
+        """The value of `name`'s single assignment in the raise's scope, before the raise."""
+        scope = spot.scope
+        if self.bindings(scope)[name] != 1:
             return None
         raise_at = (spot.node.lineno, spot.node.col_offset)
         for statement in _own_statements(scope.node.body):
@@ -301,7 +330,7 @@ class _File:
             assert statement.end_lineno is not None and statement.end_col_offset is not None
             if value is None or (statement.end_lineno, statement.end_col_offset) > raise_at:
                 return None
-            return self.expression(value)
+            return value
         return None
 
     def ignored(self, line: int, column: int, end_line: int) -> str | None:
@@ -378,6 +407,39 @@ def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _own_statements(handler.body)
         for case in getattr(statement, "cases", None) or []:
             yield from _own_statements(case.body)
+
+
+def _handlers_around(body: list[ast.stmt], target: ast.stmt) -> list[str] | None:
+    """The `as` names of the `except` handlers around `target` within `body`, outermost
+    first; None when `target` is not in `body` (nested scopes are not entered)."""
+    for statement in body:
+        if statement is target:
+            return []
+        if not statement.lineno <= target.lineno <= (statement.end_lineno or statement.lineno):
+            continue
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            found = _handlers_around(getattr(statement, name, None) or [], target)
+            if found is not None:
+                return found
+        for handler in getattr(statement, "handlers", None) or []:
+            found = _handlers_around(handler.body, target)
+            if found is not None:
+                return [handler.name, *found] if handler.name else found
+        for case in getattr(statement, "cases", None) or []:
+            found = _handlers_around(case.body, target)
+            if found is not None:
+                return found
+    return None
+
+
+def _handler_bindings(node: ast.AST, name: str) -> int:
+    """How many `except ... as name` handlers under `node` bind `name`."""
+    return sum(
+        isinstance(handler, ast.ExceptHandler) and handler.name == name
+        for handler in ast.walk(node)
+    )
 
 
 def _binding_counts(scope: Scope) -> Counter[str]:

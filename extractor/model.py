@@ -75,16 +75,22 @@ class RaiseSite:
     function: str | None
     """Dotted enclosing classes and functions (`Pool.take`); None at module level."""
     reraise: bool
-    """True for a bare `raise`."""
+    """True for a bare `raise`, and for `raise err` inside `except ... as err` where nothing
+    else binds `err`: both raise again the exception being handled."""
     cause: str | None
     """Source of the expression after `from`, or None."""
     ignored: str | None
     """The reason of an `# errcat: ignore[reason]` comment on the raise, or None."""
     keywords: tuple[tuple[str, str], ...] = ()
-    """Keyword arguments of the raised call: (name, value source) in call order."""
+    """Keyword arguments of the raised call: (name, value source) in call order; an unpacked
+    mapping (`**options`) is (`**`, its source)."""
     arguments: tuple[str, ...] | None = None
     """Source of each positional argument of the raised call as written (`*args` keeps its
     star); None when the raise is not a call (`raise X`, a bare `raise`)."""
+    via: str | None = None
+    """For `raise err` where `err` has a single assignment before the raise in the raise's
+    scope (`err = X(...)`), the name `err`: the site's exception, template and arguments are
+    then those of that call. None for every other raise. Not part of `errcat scan --json`."""
     context: SourceContext | None = None
     """The surrounding source for docs pages."""
     conditions: tuple[Condition, ...] = ()
