@@ -1,4 +1,5 @@
-"""`errcat check [--json] [--examples]`: the staged drift gate, and the executed examples."""
+"""`errcat check [--json] [--examples] [--format github]`: the staged drift gate, and the
+executed examples; `--format github` prints the findings as GitHub Actions annotations."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--examples",
         action="store_true",
         help="also run every entry's example and record the outcomes in the results file",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "github"),
+        default="text",
+        help="text: path:line:col: lines (default); github: GitHub Actions workflow commands "
+        "(::error file=...,line=...,col=...::...), which annotate the lines in a pull request",
     )
 
 
@@ -159,6 +167,32 @@ def _print_lines(findings: Iterable[Finding], shown: _Shown) -> None:
     sys.stdout.write("".join(_line(f, shown(f)) + "\n" for f in findings))
 
 
+def _escape_data(text: str) -> str:
+    # GitHub's workflow command syntax: the message ends the line, so %, CR and LF are encoded.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    # In properties `,` separates them and `:` (of `::`) ends them, so those are encoded too.
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_command(kind: str, path: str, line: int, column: int, message: str) -> str:
+    """One GitHub Actions workflow command (`::error file=...,line=...,col=...::message`)."""
+    return (
+        f"::{kind} file={_escape_property(path)},line={line},col={column}::{_escape_data(message)}"
+    )
+
+
+def _print_github(findings: Iterable[Finding], shown: _Shown) -> None:
+    rows = []
+    for f in findings:
+        kind = "warning" if f.severity == "warning" else "error"
+        text = f"{f.message}; {f.fix}" if f.fix else f.message
+        rows.append(github_command(kind, shown(f), f.line, f.column, text) + "\n")
+    sys.stdout.write("".join(rows))
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the check; the cyclic garbage collector is paused meanwhile (see
     `catalog.check.paused_collector`)."""
@@ -174,6 +208,11 @@ def _run(args: argparse.Namespace) -> int:
     from catalog.config import load_config
     from catalog.project import generated_module, scan_package
 
+    if args.json and args.format != "text":
+        print(
+            "errcat check: --json and --format github are alternatives; give one", file=sys.stderr
+        )
+        return 2
     config = load_config()
     result = run_check(config, scan_package, generated_module(config))
     examples = None
@@ -201,18 +240,27 @@ def _run(args: argparse.Namespace) -> int:
     else:
         # Drafts are expected while a catalog is being written: one line per file, not per entry.
         drafts = [f for f in findings if f.stage == "drafts"]
-        _print_lines((f for f in findings if f.stage != "drafts"), shown)
+        others = [f for f in findings if f.stage != "drafts"]
         by_file: dict[str, list[Finding]] = {}
         for finding in drafts:
             by_file.setdefault(shown(finding), []).append(finding)
+        per_file = []
         for path, group in by_file.items():
             names = ", ".join(f.message.split("(")[1].split(")")[0] for f in group[:3])
             more = f" and {len(group) - 3} more" if len(group) > 3 else ""
-            print(
-                f"{path}:{group[0].line}:{group[0].column}: warning: {len(group)} draft "
-                f"entr{'y' if len(group) == 1 else 'ies'} ({names}{more}); "
+            message = (
+                f"{len(group)} draft entr{'y' if len(group) == 1 else 'ies'} ({names}{more}); "
                 "write their prose and set status: active"
             )
+            per_file.append((path, group[0].line, group[0].column, message))
+        if args.format == "github":
+            _print_github(others, shown)
+            for path, line, column, message in per_file:
+                print(github_command("warning", path, line, column, message))
+        else:
+            _print_lines(others, shown)
+            for path, line, column, message in per_file:
+                print(f"{path}:{line}:{column}: warning: {message}")
     if not args.json:
         for skipped in result.skipped:
             print(f"errcat check: skipped {skipped}")
