@@ -8,9 +8,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
+from helpers import render_sample
 
 from catalog.cli import main
 from catalog.commands.explain import LINE_LIMIT, read_lines
@@ -22,47 +22,6 @@ from catalog.placeholders import parse_placeholders
 from catalog.validate import load_valid_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# Two realistic value sets per placeholder, keyed by the field's last name.
-SAMPLES: dict[str, tuple[str, str]] = {
-    "device": ("cuda:1", "cpu"),
-    "devices": ("['mps:0', 'cpu']", "['cuda:0']"),
-    "target_device": ("cuda:0", "meta"),
-    "device_id": ("3", "0"),
-    "dtype": ("torch.bfloat16", "torch.float16"),
-    "name": ("lse", "max_logits"),
-    "transport_name": ("host shared memory", "CUDA IPC"),
-    "torch_version": ("2.12.1", "2.14.0.dev20250101"),
-    "mlx_version": ("0.31.0", "0.29.3"),
-    "given": ("'triton'", "'SM90'"),
-    "capability": ("(8, 0)", "(12, 0)"),
-    "data_type": ("<class 'numpy.ndarray'>", "<class 'list'>"),
-    "wait_timeout": ("5.0", "0.25"),
-}
-NUMBER = ("7", "1536")
-
-
-def sample_value(field: str, variant: int) -> str:
-    leaf = field.rsplit(".", 1)[-1]
-    if leaf in SAMPLES:
-        return SAMPLES[leaf][variant]
-    if leaf.endswith("shape"):
-        return ("(2, 16, 576)", "torch.Size([1, 64])")[variant]
-    return NUMBER[variant]
-
-
-def render_sample(message: str, variant: int) -> str:
-    """The template with each placeholder given a concrete value (attributes via namespaces)."""
-    roots: dict[str, object] = {}
-    for placeholder in parse_placeholders(message):
-        root, _, attribute = placeholder.field.partition(".")
-        value = sample_value(placeholder.field, variant)
-        if attribute:
-            holder = roots.setdefault(root, SimpleNamespace())
-            setattr(holder, attribute, value)
-        else:
-            roots[root] = value
-    return message.format(**roots)
 
 
 @pytest.fixture(scope="module")
