@@ -563,19 +563,21 @@ def test_holder_rechecks_at_most_once_per_interval(tmp_path: Path) -> None:
 
 
 def test_entries_are_prepared_on_first_request_from_the_bytes_loaded(tmp_path: Path) -> None:
-    """Loading a site prepares only its index, schema and OpenAPI documents; an entry's answers
-    are made on its first lookup, from the bytes read at load (a file rewritten since does not
-    leak into the served build), under both of its paths, and lookups of unknown paths miss."""
+    """Loading a site prepares no document; a document's answers are made on its first lookup,
+    from the bytes read at load (a file rewritten since does not leak into the served build),
+    an entry's under both of its paths, and lookups of unknown paths miss."""
     site = write_site(tmp_path / "site")
     table = prepare_site(load_site(site))
     entry_file = site / "api" / "errors" / f"{ENTRY}.json"
     loaded = entry_file.read_bytes()
     entry_file.write_text('{"rewritten": true}')
-    assert table._entries == {}
+    assert table._prepared == {}
     prepared = table.get(f"/api/errors/{ENTRY}")
     assert prepared is not None and prepared.plain.body == loaded
     assert table[f"/api/errors/{ENTRY}.json"] is prepared
-    assert list(table._entries) == [ENTRY]
+    assert list(table._prepared) == [ENTRY]
+    index = table["/api/errors/index.json"]
+    assert index.plain.body == (site / "api" / "errors" / "index.json").read_bytes()
     for missing in ("/api/errors/0000000000000000", "/api/errors/nope", "/api/other.json"):
         assert table.get(missing) is None
     assert len(table) == len(list(table)) == 2 + 2 * len(ROWS)

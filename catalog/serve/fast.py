@@ -130,36 +130,37 @@ def prepare(document: Document) -> Prepared:
 class PreparedTable(Mapping[str, Prepared]):
     """Request path → answers, for every JSON document of a site (ids with and without `.json`).
 
-    The index, schema and OpenAPI documents are prepared at once; an entry's answers on its
-    first request. Hashing and compressing 11,000 entries took seconds at the server's start,
-    while one entry takes well under a millisecond, and most entries of a large catalog are
-    never asked for. Only the event loop's thread looks entries up, so no lock is needed; two
-    threads preparing the same entry would only do the same work twice.
+    A document's answers are prepared on its first request. Hashing and compressing 11,000
+    entries (and a 2 MB index) took seconds at the server's start, while one entry takes well
+    under a millisecond, and most entries of a large catalog are never asked for. Only the
+    event loop's thread looks documents up, so no lock is needed; two threads preparing the
+    same document would only do the same work twice.
     """
 
     def __init__(self, site: LoadedSite) -> None:
-        self._documents: dict[str, Prepared] = {"/api/errors/index.json": prepare(site.index)}
+        self._documents: dict[str, bytes] = {"/api/errors/index.json": site.index}
         if site.schema is not None:
-            self._documents["/api/schema.json"] = prepare(site.schema)
+            self._documents["/api/schema.json"] = site.schema
         if site.openapi is not None:
-            self._documents["/api/openapi.json"] = prepare(site.openapi)
-        self._bodies = site.entries
-        self._entries: dict[str, Prepared] = {}
-        """Entries prepared so far, by id."""
+            self._documents["/api/openapi.json"] = site.openapi
+        self._entries = site.entries
+        self._prepared: dict[str, Prepared] = {}
+        """Documents prepared so far: entries by id, the others by path."""
 
     def get(self, path: str, default: Any = None) -> Any:
-        prepared = self._documents.get(path)
-        if prepared is not None:
-            return prepared
-        ident = _entry_id(path)
-        if ident is None:
-            return default
-        prepared = self._entries.get(ident)
+        key = path
+        bodies: Mapping[str, bytes] = self._documents
+        if path not in self._documents:
+            ident = _entry_id(path)
+            if ident is None:
+                return default
+            key, bodies = ident, self._entries
+        prepared = self._prepared.get(key)
         if prepared is None:
-            body = self._bodies.get(ident)
+            body = bodies.get(key)
             if body is None:
                 return default
-            prepared = self._entries[ident] = prepare(Document.from_bytes(body))
+            prepared = self._prepared[key] = prepare(Document.from_bytes(body))
         return prepared
 
     def __getitem__(self, path: str) -> Prepared:
@@ -170,12 +171,12 @@ class PreparedTable(Mapping[str, Prepared]):
 
     def __iter__(self) -> Iterator[str]:
         yield from self._documents
-        for ident in self._bodies:
+        for ident in self._entries:
             yield f"{ERRORS_PREFIX}{ident}"
             yield f"{ERRORS_PREFIX}{ident}.json"
 
     def __len__(self) -> int:
-        return len(self._documents) + 2 * len(self._bodies)
+        return len(self._documents) + 2 * len(self._entries)
 
 
 def _entry_id(path: str) -> str | None:
