@@ -50,6 +50,15 @@ def run(args: argparse.Namespace) -> int:
         match = matcher.match(site)
         if match is None or not match.needs_migration or site.ignored is not None:
             continue
+        if site.via is not None:
+            # Rewriting `raise err` alone would leave the raw exception built and unused.
+            print(
+                f"{config.root / site.path}:{site.line}:{site.column}: cannot rewrite: it raises "
+                f"{site.via}, a {match.entry.exception} built earlier; raise {match.entry.name} "
+                "by hand",
+                file=sys.stderr,
+            )
+            continue
         message = site_message(site)
         if message is None or len(site.arguments or ()) > 1 or site.keywords:
             print(
