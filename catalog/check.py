@@ -468,6 +468,13 @@ def _sites_findings(
                 if entry.status is Status.RETIRED:
                     message = f"raises retired entry {entry.id} ({entry.name})"
                     fix = "raise its replacement, or set the entry's status back to active"
+                elif match.needs_migration and site.via is not None:
+                    message = (
+                        f"raises {entry.exception}, built into {site.via}, with the message of "
+                        f"entry {entry.id}; raise the typed {entry.name} instead"
+                    )
+                    fix = f"build {entry.name}(...) where {site.via} is assigned (migrate "
+                    fix += "rewrites only raises that build their exception)"
                 elif match.needs_migration:
                     message = migrations.get(entry.id) or migrations.setdefault(
                         entry.id,

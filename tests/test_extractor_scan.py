@@ -15,6 +15,7 @@ import extractor.cache
 from catalog.cli import main
 from extractor import PathError, scan_paths
 from extractor.cache import Cache
+from extractor.model import RaiseSite
 from extractor.scan import auto_jobs, available_cpus
 
 SITE_KEYS = [
@@ -202,7 +203,11 @@ def test_cache_hits_misses_and_content_invalidation(tmp_path: Path) -> None:
 
 def test_cache_keeps_context_keywords_and_failures(tmp_path: Path) -> None:
     """A cached result equals a fresh one in every field, failures included."""
-    write(tmp_path / "src/typed.py", "def f():\n    raise E(devices=d)  # errcat: ignore[x]\n")
+    write(
+        tmp_path / "src/typed.py",
+        "def f(o):\n    raise E(devices=d, **o)  # errcat: ignore[x]\n"
+        "def g():\n    err = E(a=1)\n    raise err\n",
+    )
     write(tmp_path / "src/broken.py", "def (\n")
     cache_dir = tmp_path / "cache"
     fresh = scan_paths([tmp_path / "src"], cwd=tmp_path)
@@ -411,3 +416,122 @@ def test_a_module_level_global_statement_resolves(tmp_path: Path) -> None:
     source = "global Oops\nclass Oops(Exception):\n    pass\nraise Oops('x')\n"
     (site,) = extract_source(source, "m.py").sites
     assert site.qualified_name == "m.Oops"
+
+
+def _sites(source: str) -> list[RaiseSite]:
+    from extractor.extract import extract_source
+
+    return list(extract_source(textwrap.dedent(source), "pkg/m.py").sites)
+
+
+def test_a_raise_through_a_variable_is_the_raise_of_its_call() -> None:
+    """`err = X(...); raise err` records X's call, and the variable in `via`."""
+    (site,) = _sites(
+        """
+        from pkg.errors import WrongDevice
+
+        def f(t):
+            err: Exception = WrongDevice(f"{t} is wrong", name="t", actual=t)
+            err.add_note("moving t")
+            raise err from None
+        """
+    )
+    assert (site.line, site.exception, site.qualified_name, site.via) == (
+        7,
+        "WrongDevice",
+        "pkg.errors.WrongDevice",
+        "err",
+    )
+    assert (site.template, site.arguments, site.keywords) == (
+        "{t} is wrong",
+        ('f"{t} is wrong"',),
+        (("name", '"t"'), ("actual", "t")),
+    )
+    assert (site.reraise, site.cause) == (False, "None")
+
+
+def test_a_variable_is_followed_only_to_a_single_earlier_call() -> None:
+    """Bound twice, bound after the raise, bound to something other than a call of a name, or
+    bound in another scope: the raise stays a raise of the variable."""
+    sites = _sites(
+        """
+        from pkg.errors import WrongDevice
+
+        module_error = WrongDevice(name="t")
+
+        def twice(t):
+            err = WrongDevice(name="t")
+            if t:
+                err = KeyError(t)
+            raise err
+
+        def later(t):
+            for _ in range(2):
+                if t:
+                    raise err
+                err = KeyError(t)
+
+        def factory(errors):
+            err = errors[0]()
+            raise err
+
+        def outer():
+            raise module_error
+        """
+    )
+    assert [(site.exception, site.via, site.keywords) for site in sites] == [
+        ("err", None, ()),
+        ("err", None, ()),
+        ("err", None, ()),
+        ("module_error", None, ()),
+    ]
+
+
+def test_a_raise_of_the_handled_exception_by_name_is_a_reraise() -> None:
+    """`except X as err: raise err` is a re-raise, in nested blocks too; not when `err` is bound
+    by anything but handlers, nor for a name no enclosing handler binds."""
+    sites = _sites(
+        """
+        def f(move, other):
+            try:
+                move()
+            except KeyError as err:
+                if other:
+                    with open("x"):
+                        raise err from None
+                raise err
+            except (OSError, ValueError) as err:
+                raise err
+
+        def g(move, other):
+            try:
+                move()
+            except KeyError as err:
+                err = ValueError("x")
+                raise err
+            except IndexError as problem:
+                raise other
+
+        def h(move):
+            try:
+                move()
+            except KeyError as err:
+                def inner():
+                    raise err
+        """
+    )
+    assert [(site.line, site.reraise) for site in sites] == [
+        (8, True),
+        (9, True),
+        (11, True),
+        (18, False),
+        (20, False),
+        (27, False),
+    ]
+
+
+def test_unpacked_keywords_are_recorded() -> None:
+    """A `**mapping` argument is a `**` keyword, in call order with the named ones."""
+    (site,) = _sites("raise E(*args, a=1, **options, b=2)\n")
+    assert site.arguments == ("*args",)
+    assert site.keywords == (("a", "1"), ("**", "options"), ("b", "2"))
