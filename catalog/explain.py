@@ -90,6 +90,8 @@ _COMMON_WORDS = frozenset(
 )
 _LINK = re.compile(r"/errors/([0-9a-f]{16})/")
 _CLASS_PREFIX = re.compile(r"\s*((?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)): ?(.*)\Z", re.DOTALL)
+_ID = re.compile(r"[0-9a-f]{16}\Z")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
 
 
 def words(text: str) -> list[bytes]:
@@ -389,7 +391,8 @@ class MessageMatcher:
         """The entries `message` matches, best first: the most specific one and its ties.
 
         `message` may be a bare message, a traceback's last line (`ValueError: ...`), a docs
-        link note, or several lines (then each line's best matches, most specific first).
+        link note, an id or a class name on its own, or several lines (then each line's best
+        matches, most specific first).
         """
         lines = [line for line in message.splitlines() if line.strip()]
         if len(lines) > 1:
@@ -398,7 +401,28 @@ class MessageMatcher:
                 for result in self._match_line(line.strip()):
                     seen.setdefault(result.id, result)
             return sorted(seen.values(), key=lambda r: (-r.literal_chars, r.id))
-        return self._match_line(message.strip())
+        query = message.strip()
+        return self._named(query) or self._match_line(query)
+
+    def _named(self, query: str) -> list[MatchResult]:
+        """The entries a whole query names: an id, or a class name (a generated class's,
+        possibly qualified, or the class of entries without one); empty when it names none.
+
+        A traceback prints the class, so people search by it; it never occurs in the message
+        itself, which is why it is looked up here rather than matched as text.
+        """
+        if _ID.match(query):
+            found = self.by_id(query)
+            if found is not None:
+                return [found]
+        if _DOTTED.match(query):
+            of_class = self.by_class(query)
+            if of_class:
+                return of_class
+            named = self.by_name(query.rsplit(".", 1)[-1])
+            if named is not None:
+                return [named]
+        return []
 
     def _match_line(self, text: str) -> list[MatchResult]:
         text = text[:MAX_LINE_CHARS]
@@ -534,24 +558,8 @@ def string_starts_literal(message: str) -> bool:
     return bool(first and first[0])
 
 
-_ID = re.compile(r"[0-9a-f]{16}\Z")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
-
-
 def lookup(query: str, matcher: MessageMatcher) -> list[MatchResult]:
     """What `errcat explain QUERY` shows: an id, a class name (a generated class's, possibly
     qualified, or the class of entries without one, such as `packaging.version.InvalidVersion`),
-    or a message."""
-    query = query.strip()
-    if _ID.match(query):
-        found = matcher.by_id(query)
-        if found is not None:
-            return [found]
-    if _DOTTED.match(query):
-        of_class = matcher.by_class(query)
-        if of_class:
-            return of_class
-        named = matcher.by_name(query.rsplit(".", 1)[-1])
-        if named is not None:
-            return [named]
+    or a message (`MessageMatcher.match`, which `/api/match` answers with too)."""
     return matcher.match(query)

@@ -253,6 +253,20 @@ def test_query_by_id_and_by_class_name(
     assert (match["id"], match["via"]) == ("f978622eed176d93", "class")
 
 
+def test_the_matcher_itself_finds_ids_and_class_names(matcher: MessageMatcher) -> None:
+    """`MessageMatcher.match` (what `/api/match` answers with) finds an entry by its id or its
+    class name on their own, as `errcat explain` does; within a longer text they are not
+    names, and several lines are matched line by line as before."""
+    for query in ("f978622eed176d93", "BorrowRequiresMps", " runtime.errors.BorrowRequiresMps "):
+        assert _ids(matcher.match(query)) == ["f978622eed176d93"], query
+    assert [r.via for r in matcher.match("BorrowRequiresMps")] == ["class"]
+    assert [r.via for r in matcher.match("f978622eed176d93")] == ["link"]
+    assert matcher.match("see BorrowRequiresMps") == []
+    assert matcher.match("NoSuchClass") == []
+    assert matcher.match("0000000000000000") == []
+    assert matcher.match("BorrowRequiresMps\nBorrowRequiresMps") == []
+
+
 def test_concrete_message_query_as_json(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
