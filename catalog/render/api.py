@@ -280,8 +280,12 @@ def dumps(document: object) -> str:
 
 def write_api(site_dir: Path, documents: Mapping[str, object]) -> None:
     """Write `documents` (site-relative path → JSON value) under `site_dir`, with the OpenAPI
-    description and the files static hosts and nginx read (`catalog.render.deploy`)."""
-    texts = {path: dumps(document) for path, document in documents.items()}
+    description and the files static hosts and nginx read (`catalog.render.deploy`). A `str`
+    value is JSON text already, written as it is."""
+    texts = {
+        path: document if isinstance(document, str) else dumps(document)
+        for path, document in documents.items()
+    }
     texts.update(site_files(documents))
     for folder in sorted({str(Path(path).parent) for path in texts}):
         (site_dir / folder).mkdir(parents=True, exist_ok=True)

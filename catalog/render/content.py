@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 from catalog.config import Config
 from catalog.model import Catalog, Entry, Status
-from catalog.render import api, blocks, pages
+from catalog.project import generated_module
+from catalog.render import api, blocks, match_index, pages
 from catalog.render.related import related_entries
 from catalog.render.repository import Repository, read_repository
 from catalog.render.search import SearchDoc, error_doc
@@ -166,6 +167,10 @@ def render(inputs: SiteInputs) -> SiteContent:
         )
     documents[api.INDEX_FILE] = [api.index_row(entry, inputs.site_url) for entry in entries]
     documents[api.SCHEMA_FILE] = api.schema()
+    # What the search box matches pasted errors against (written as compact JSON text).
+    documents[match_index.MATCH_FILE] = match_index.dumps(
+        match_index.match_index(inputs.catalog, generated_module(inputs.config))
+    )
 
     ordered = sorted(entries, key=lambda e: (e.module, e.message, e.id))
     generated[ERRORS_INDEX] = _recorded(pages.errors_index, ordered)
