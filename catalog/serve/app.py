@@ -104,10 +104,10 @@ class Served:
                 matcher = self._matcher
                 if matcher is None:
                     # Imported on first use: a server that is never asked to match never pays.
-                    from catalog import explain
+                    from catalog.render.match_index import site_matcher
 
                     matcher = await anyio.to_thread.run_sync(
-                        explain.MessageMatcher.from_rows, self.site.rows
+                        site_matcher, self.site.root, self.site.rows
                     )
                     self._matcher = matcher
         return matcher
