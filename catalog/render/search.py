@@ -4,7 +4,8 @@ Material's search plugin reads every page's HTML to cut it into sections; on a c
 thousands of pages, most of that HTML is highlighted code that is then thrown away (code stays
 out of the index). errcat knows what people search an error by, so its MkDocs hooks keep error
 pages out of that parsing and add one entry per error: the message as the title (what a pasted
-message matches), the exception, the module and what the error means as the text.
+message matches), the class name (what a traceback prints), the exception, the module and
+what the error means as the text.
 
 Titles and texts are HTML: only `<p>` and `<code>`, every catalog character escaped, since
 Material shows them as markup in the result list.
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from catalog.exceptions import has_typed_class
 from catalog.model import Entry
 
 INDEX_FILE = "search/search_index.json"
@@ -79,11 +81,15 @@ def prose_paragraphs(text: str) -> list[str]:
 
 
 def error_doc(entry: Entry) -> SearchDoc:
-    """The search entry of an error page: message, exception, module, meaning."""
-    where = (
-        f"<p><code>{html.escape(entry.exception, quote=False)}</code> in "
-        f"<code>{html.escape(entry.module, quote=False)}</code></p>"
-    )
+    """The search entry of an error page: message, class name, exception, module, meaning.
+
+    The class name is what a traceback prints for an entry with a generated class, so word
+    search finds the page by it too (an entry catalogued in place is known by its exception).
+    """
+    exception = f"<code>{html.escape(entry.exception, quote=False)}</code>"
+    if has_typed_class(entry.exception):
+        exception = f"<code>{html.escape(entry.name, quote=False)}</code> ({exception})"
+    where = f"<p>{exception} in <code>{html.escape(entry.module, quote=False)}</code></p>"
     meaning = prose_paragraphs(entry.meaning) if entry.meaning else []
     return SearchDoc(
         title=html.escape(" ".join(entry.headline.split()), quote=False),
