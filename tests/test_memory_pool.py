@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 import torch
-from helpers import exact
+from helpers import exact, wait_for
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -235,11 +235,7 @@ def test_recycler_thread_frees_and_stops(make_pool: PoolFactory) -> None:
     assert pool._recycler.name == "HOSTMmFeaturePoolRecycler" and pool._recycler.daemon
     lease = copy(pool, 64)
     ack_all(pool, lease)
-    for _ in range(400):
-        if pool.active_lease_count == 0:
-            break
-        pool._recycler_stop_event.wait(0.005)
-    assert pool.active_lease_count == 0
+    assert wait_for(lambda: pool.active_lease_count == 0)
     pool.shutdown()
     pool.shutdown()
     assert not pool._recycler.is_alive()
