@@ -644,3 +644,17 @@ def test_migrate_leaves_a_raise_through_a_variable_to_the_author(
         f"{project / PROBE}:3:5: cannot rewrite: it raises err, a ValueError built earlier; "
         "raise WrongDevice by hand" in capsys.readouterr().err
     )
+
+
+def test_a_requires_python_older_than_the_module_serves(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The package declaring a Python the generated module cannot run on, at the value."""
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "pkg"\nrequires-python = ">=3.6"\n\n' + pyproject.read_text()
+    )
+    assert errors(capsys) == [
+        'pyproject.toml:3:19: requires-python ">=3.6" admits Python 3.6, older than 3.7, the '
+        'oldest the generated module supports; raise it to ">=3.7"'
+    ]
