@@ -242,17 +242,21 @@ def _order(name: str) -> tuple[str, int]:
 def listed_equivalents(source: str) -> set[tuple[str, str, str]]:
     """(function, before, after) of the survivors bench/MUTATION.md explains for `source`.
 
-    Its table rows read `| file | function | `before` | `after` | why |`.
+    Its table rows read ``| file | function | `before` | `after` | why |``, with `|` inside a
+    cell written `\\|` as Markdown tables need.
     """
     if not EQUIVALENTS.is_file():
         return set()
     listed = set()
-    row = re.compile(r"^\|\s*`?([^|`]+?)`?\s*\|\s*`?([^|`]+?)`?\s*\|\s*`(.*?)`\s*\|\s*`(.*?)`\s*\|")
     for text in EQUIVALENTS.read_text(encoding="utf-8").splitlines():
-        match = row.match(text)
-        if match and match.group(1) == source:
-            listed.add((match.group(2), match.group(3), match.group(4)))
+        cells = [_cell(cell) for cell in re.split(r"(?<!\\)\|", text)]
+        if len(cells) >= 6 and cells[0] == "" and cells[1] == source:
+            listed.add((cells[2], cells[3], cells[4]))
     return listed
+
+
+def _cell(text: str) -> str:
+    return text.strip().removeprefix("`").removesuffix("`").replace("\\|", "|")
 
 
 def report(target: Target, mutants: list[Mutant], seconds: float) -> int:
