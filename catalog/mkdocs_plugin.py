@@ -12,11 +12,16 @@ The plugin also adds the Markdown extensions errcat's pages need to those mkdocs
 search plugin when there is none (`catalog.render.site_settings`), and renders the generated
 pages through `catalog.render.fastpath` (cached under `.errcat-cache/`). `errcat build` runs the
 same plugin on its composed folder, there only for the rendering.
+
+A catalog with findings fails a build (PluginError naming each file and line). Under `mkdocs
+serve` it does not stop the server: every page errcat generates answers with the findings
+(`catalog.findings_page`) and the terminal lists them, until an edit leaves the catalog valid.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,7 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
 from catalog.config import DEFAULT_SITE_URL, Config, ConfigError, load_config
-from catalog.findings import CatalogInvalid
+from catalog.findings import CatalogInvalid, Finding
 from catalog.project import CACHE_FOLDER
 from catalog.render.content import SiteContent
 from catalog.render.fastpath import Accelerator
@@ -60,6 +65,11 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         self._composed: SiteContent | None = None
         self._accelerator: Accelerator | None = None
         self._serving = False
+        self._shown: set[str] = set()
+        """Under `mkdocs serve`: the generated pages of the last build with a valid catalog,
+        which keep answering (with the findings) while the catalog is broken."""
+        self._broken = False
+        """This build shows the catalog's findings instead of its pages (`mkdocs serve` only)."""
 
     @classmethod
     def for_composed_build(cls, project: Config, content: SiteContent) -> ErrcatPlugin:
@@ -127,9 +137,14 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         from catalog.validate import load_valid_catalog
 
         project = self._project or self._load_project(config)
+        self._broken = False
         try:
             catalog = load_valid_catalog(project.catalog)
         except CatalogInvalid as exc:
+            if self._serving:
+                # Aborting here would leave `mkdocs serve` stuck until the catalog is fixed,
+                # every request hanging; the author sees the findings in the browser instead.
+                return self._show_findings(files, config, project, exc.findings)
             # PluginError prints without a traceback; the findings name each file and line.
             listed = "\n".join(finding.format(project.root) for finding in exc.findings)
             raise PluginError(f"errcat: the catalog is invalid:\n{listed}") from None
@@ -153,8 +168,44 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         for path, text in content.pages.items():
             files.append(File.generated(config, path, content=text))
         self._api = content.api
+        self._shown = set(content.pages)
         if self._accelerator is not None:
             self._accelerator.set_pages(content.fast, content.search)
+        return files
+
+    def _show_findings(
+        self, files: Files, config: MkDocsConfig, project: Config, findings: list[Finding]
+    ) -> Files:
+        """Every page errcat would generate, and every page of the last good build, as the
+        findings page; the findings are logged too, for the terminal."""
+        from catalog.findings_page import findings_page
+        from catalog.loader import read_catalog
+        from catalog.render.content import NAV_PAGES, default_nav
+
+        self._broken = True
+        findings = sorted(findings, key=lambda f: (f.display_path(project.root), f.line, f.column))
+        # Under `strict` a warning aborts the rebuild, which is what would leave the server
+        # stuck; the findings are then logged at INFO, which mkdocs shows all the same.
+        level = logging.INFO if config.strict else logging.WARNING
+        count = f"{len(findings)} problem{'' if len(findings) == 1 else 's'}"
+        log.log(level, "errcat: the catalog has %s; its pages show them until fixed:", count)
+        for finding in findings:
+            log.log(level, "errcat: %s", finding.format(project.root))
+        # The pages links and open browsers may point at: the indexes, whatever the last good
+        # build had, and every entry the files mention, loaded or not.
+        loaded = read_catalog(project.catalog)
+        ids = {entry.id for entry in loaded.catalog} | set(loaded.broken)
+        for finding in loaded.findings:
+            ids |= _written_ids(finding.path)
+        paths = self._shown | set(NAV_PAGES) | {f"errors/{entry_id}.md" for entry_id in ids}
+        if config.nav is None:
+            config.nav = default_nav([f.src_uri for f in files.documentation_pages()])
+        text = findings_page(findings, project.root)
+        for path in sorted(paths):
+            if files.get_file_from_path(path) is None:
+                files.append(File.generated(config, path, content=text))
+        if self._accelerator is not None:
+            self._accelerator.set_pages({}, {})
         return files
 
     def on_nav(
@@ -205,7 +256,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if self._accelerator is not None:
             self._accelerator.post_build(config)
             self._accelerator.finish(succeeded=True)
-        if self._composed is None:
+        if self._composed is None and not self._broken:
             write_api(Path(config.site_dir), self._api)
 
     def on_build_error(self, *, error: Exception) -> None:
@@ -221,6 +272,18 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if project.package.is_dir():
             server.watch(str(project.package))
         return server
+
+
+_WRITTEN_ID = re.compile(r"""^[ -]*id: *["']?([0-9a-f]{16})["']? *$""", re.MULTILINE)
+
+
+def _written_ids(path: Path) -> set[str]:
+    """The ids a catalog file seems to hold, read from its text: a file that is not YAML any
+    more still says which pages an author may have open. Used to pick URLs, never as data."""
+    try:
+        return set(_WRITTEN_ID.findall(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return set()
 
 
 def _ensure_search(config: MkDocsConfig) -> None:
