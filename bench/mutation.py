@@ -85,9 +85,13 @@ TARGETS = (
             "tests/test_pool_mutants.py",
             "tests/test_memory_pool.py",
             "tests/test_pool_stateful.py",
+            "tests/test_cuda_ipc.py",  # its CPU tests fake the CUDA driver calls
         ),
     ),
-    Target("catalog/check.py", ("tests/test_check_mutants.py", "tests/test_check.py")),
+    Target(
+        "catalog/check.py",
+        ("tests/test_check_mutants.py", "tests/test_check.py", "tests/test_check_findings.py"),
+    ),
 )
 
 SETTINGS = """\
