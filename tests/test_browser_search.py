@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 from test_browser import REPO, _missing, chromium, needs_browser, served
@@ -134,10 +134,10 @@ def _search(browser: WebDriver, query: str, *, paste: bool = False) -> dict[str,
     else:
         box.send_keys(query)
 
-    def answered(driver: WebDriver) -> dict[str, Any] | None:
+    def answered(driver: WebDriver) -> dict[str, Any] | Literal[False]:
         state: dict[str, Any] = driver.execute_script(FIRST_RESULT)
         done = state["theirs"] > 0 or state["meta"].endswith(("matching error", "matching errors"))
-        return state if done and state["ours"] else None
+        return state if done and state["ours"] else False
 
     state: dict[str, Any] = WebDriverWait(browser, 20).until(answered)
     return state
@@ -169,7 +169,7 @@ def test_the_results_look_like_materials_and_enter_opens_the_first(
     assert state["title"] == "borrow_torch_tensors requires MPS tensors, got {devices}"
     page = f"{static_url}errors/f978622eed176d93/"
     links = [
-        a.get_attribute("href")
+        a.get_attribute("href") or ""
         for a in browser.find_elements(
             By.CSS_SELECTOR, ".md-search-result__item a.md-search-result__link"
         )
