@@ -125,9 +125,13 @@ def sources_by_entry(
     report: ScanReport,
     generated_module: str,
     repository: Repository,
+    matcher: Matcher | None = None,
 ) -> dict[str, tuple[Source, ...]]:
-    """Every entry's raise sites in path and line order; entries raised nowhere are absent."""
-    matcher = Matcher(catalog, generated_module)
+    """Every entry's raise sites in path and line order; entries raised nowhere are absent.
+
+    `matcher` (one for `catalog` and `generated_module`) defaults to one without a cache of
+    site messages."""
+    matcher = matcher or Matcher(catalog, generated_module)
     found: dict[str, list[Source]] = {}
     for site in report.sites:
         match = matcher.match(site)
