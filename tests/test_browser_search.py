@@ -46,15 +46,32 @@ CASES = [
      "d707e25309e5dbae"),
 ]  # fmt: skip
 
-# The first item's page, once Material's worker has answered too (its own items are in the
-# list, or it found none): before that, an errcat item is first only because it came first.
+# Counts the queries Material posts to its search worker and the results it gets back, so a
+# test can wait until Material has answered the query in the box (it renders on the answer).
+WATCH_WORKER = """
+(() => {
+  const Original = window.Worker;
+  window.__search = {posted: 0, answered: 0};
+  window.Worker = class extends Original {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        if (event.data && event.data.type === 3) window.__search.answered++;
+      });
+    }
+    postMessage(message, ...rest) {
+      if (message && message.type === 2) window.__search.posted++;
+      return super.postMessage(message, ...rest);
+    }
+  };
+})();
+"""
 FIRST_RESULT = """
 const items = [...document.querySelectorAll(".md-search-result__item")];
 const theirs = items.filter((item) => !item.classList.contains("errcat-match"));
 const first = document.querySelector(".md-search-result__item a");
 return {first: first ? first.getAttribute("href") : null, theirs: theirs.length,
-        ours: items.length - theirs.length,
-        meta: document.querySelector(".md-search-result__meta").textContent.trim(),
+        ours: items.length - theirs.length, ...window.__search,
         title: first ? first.querySelector("h1").textContent : null};
 """
 CLEAR = """
@@ -116,19 +133,21 @@ def static_url(site: Path) -> Iterator[str]:
 def browser() -> Iterator[WebDriver]:
     if _missing() is not None:
         pytest.skip(_missing() or "")
-    with chromium() as driver:
+    with chromium(WATCH_WORKER) as driver:
         yield driver
 
 
 def _search(browser: WebDriver, query: str, *, paste: bool = False) -> dict[str, Any]:
     """Put `query` in the search box (typed, or pasted as one clipboard text); the result list
-    as it stands once both matchers have answered."""
+    as it stands once Material's worker has answered every query it was sent (errcat's items
+    are placed synchronously on input, and again each time Material refills the list)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     box = browser.find_element(By.CSS_SELECTOR, "input.md-search__input")
     box.click()
     browser.execute_script(CLEAR)
+    before = browser.execute_script("return window.__search.posted")
     if paste:
         browser.execute_script(PASTE, query)
     else:
@@ -136,7 +155,7 @@ def _search(browser: WebDriver, query: str, *, paste: bool = False) -> dict[str,
 
     def answered(driver: WebDriver) -> dict[str, Any] | Literal[False]:
         state: dict[str, Any] = driver.execute_script(FIRST_RESULT)
-        done = state["theirs"] > 0 or state["meta"].endswith(("matching error", "matching errors"))
+        done = state["posted"] > before and state["answered"] == state["posted"]
         return state if done and state["ours"] else False
 
     state: dict[str, Any] = WebDriverWait(browser, 20).until(answered)
