@@ -44,7 +44,7 @@ import time
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from catalog.build import build_site
 from catalog.config import load_config
@@ -234,6 +234,11 @@ def measure(name: str, catalog: Catalog, module: str, site: Path, driver: Any) -
               f"{agree}/{len(queries)} first results are explain's (none for both counts)")  # fmt: skip
 
 
+def _listed(driver: Any, before: int) -> list[str] | Literal[False]:
+    found: list[str] | None = driver.execute_script(LISTED, before)
+    return found if found is not None else False
+
+
 def ranks(site: Path, driver: Any) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -243,8 +248,8 @@ def ranks(site: Path, driver: Any) -> None:
         for query, wanted in CASES:
             before = driver.execute_script("return window.__search.posted")
             driver.execute_script(RANKS, query)
-            listed = WebDriverWait(driver, 30).until(
-                lambda d, before=before: d.execute_script(LISTED, before)
+            listed: list[str] = WebDriverWait(driver, 30).until(
+                functools.partial(_listed, before=before)
             )
             page = f"{url}errors/{wanted}/"
             rank = next((i for i, href in enumerate(listed, 1) if href.split("?")[0] == page), None)
