@@ -362,6 +362,17 @@ def _in_entry(where: JsonPath) -> int | None:
     return None
 
 
+def _value_at(value: object, where: JsonPath) -> object:
+    for part in where:
+        if isinstance(value, dict) and isinstance(part, str):
+            value = value.get(part)
+        elif isinstance(value, list) and isinstance(part, int) and part < len(value):
+            value = value[part]
+        else:
+            return None
+    return value
+
+
 def _usable(value: object) -> bool:
     """Whether a file's entries can be taken one by one: a valid module name and a list."""
     if not isinstance(value, dict) or not isinstance(value.get("errors"), list):
@@ -434,14 +445,26 @@ def read_bytes(path: Path, data: bytes) -> FileLoad:
     from catalog.yamlnodes import YamlProblem, parse_document
 
     try:
-        document = parse_document(text)
+        document = parse_document(text, collect=True)
     except YamlProblem as problem:
         finding = Finding(path, problem.mark.line, problem.mark.column, problem.message)
         return FileLoad(None, [finding], {})
-    placed = _schema_findings(path, document)
+    refused = [
+        (where, Finding(path, mark.line, mark.column, message))
+        for where, mark, message in document.problems
+    ]
+    # A refused tag or scalar leaves null in its place; what the schema then says of that null
+    # only repeats the problem. (A duplicate key keeps its first value, which stays checked.)
+    nulled = [bad for bad, _ in refused if _value_at(document.value, bad) is None]
+    placed = refused + [
+        (where, finding)
+        for where, finding in _schema_findings(path, document)
+        if not any(where[: len(bad)] == bad for bad in nulled)
+    ]
+    placed.sort(key=lambda item: (item[1].line, item[1].column))
     findings = [finding for _, finding in placed]
     value = document.value
-    usable = _usable(value)
+    usable = _usable(value) and all(_in_entry(where) is not None for where, _ in refused)
     listed = value.get("errors") if isinstance(value, dict) else None
     raws: list[Any] = listed if isinstance(listed, list) else []
     broken_indexes = (

@@ -36,6 +36,10 @@ class Document:
     value: object
     values: dict[JsonPath, Mark] = field(default_factory=dict)
     keys: dict[JsonPath, Mark] = field(default_factory=dict)
+    problems: list[tuple[JsonPath, Mark, str]] = field(default_factory=list)
+    """With `parse_document(..., collect=True)`: each problem confined to one value (a
+    duplicate key, a refused tag or scalar), at the path of that value, which is left out (a
+    duplicate's first value is kept) instead of failing the whole document."""
 
     def mark(self, path: JsonPath, *, key: bool = False) -> Mark:
         """The mark of the value at `path` (or its key), else of the nearest enclosing value."""
@@ -113,11 +117,18 @@ class _Loader(yaml.SafeLoader):
 
 
 class _Builder:
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: Document, *, collect: bool = False) -> None:
         self.document = document
+        self.collect = collect
         self.seen: set[int] = set()
         # A constructor only for scalars: it knows YAML 1.1's int/float/bool/null resolution.
         self.scalars = yaml.SafeLoader("")
+
+    def refuse(self, path: JsonPath, problem: YamlProblem) -> None:
+        """Record `problem` of the value at `path` when collecting; raise it otherwise."""
+        if not self.collect:
+            raise problem
+        self.document.problems.append((path, problem.mark, problem.message))
 
     def build(self, node: yaml.Node, path: JsonPath, depth: int) -> object:
         if id(node) in self.seen:
@@ -131,12 +142,15 @@ class _Builder:
         self.document.values[path] = _mark(node)
         self.seen.add(id(node))
         if isinstance(node, yaml.ScalarNode):
-            return self.scalar(node)
+            try:
+                return self.scalar(node)
+            except YamlProblem as problem:
+                self.refuse(path, problem)
+                return None
         if node.tag not in _PLAIN_TAGS:
-            raise YamlProblem(
-                _mark(node),
-                f"tag {_shown_tag(node.tag)} is not allowed in catalog files; remove it",
-            )
+            message = f"tag {_shown_tag(node.tag)} is not allowed in catalog files; remove it"
+            self.refuse(path, YamlProblem(_mark(node), message))
+            return None
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode):
@@ -146,19 +160,24 @@ class _Builder:
                     raise YamlProblem(
                         _mark(key_node), "merge keys (<<) are not allowed in catalog files"
                     )
-                key = (
-                    self.build(key_node, (*path, "<key>"), depth + 1)
-                    if not isinstance(key_node, yaml.ScalarNode)
-                    else self.scalar(key_node)
-                )
+                if isinstance(key_node, yaml.ScalarNode):
+                    try:
+                        key = self.scalar(key_node)
+                    except YamlProblem as problem:
+                        self.refuse(path, problem)
+                        continue
+                else:
+                    key = self.build(key_node, (*path, "<key>"), depth + 1)
                 if not isinstance(key, str):
-                    raise YamlProblem(_mark(key_node), f"key {key!r} must be a string")
+                    self.refuse(path, YamlProblem(_mark(key_node), f"key {key!r} must be a string"))
+                    continue
                 if key in result:
                     first = self.document.keys[(*path, key)]
-                    raise YamlProblem(
-                        _mark(key_node),
-                        f"duplicate key '{key}' (first defined at line {first.line}); keep one",
+                    message = (
+                        f"duplicate key '{key}' (first defined at line {first.line}); keep one"
                     )
+                    self.refuse((*path, key), YamlProblem(_mark(key_node), message))
+                    continue
                 self.document.keys[(*path, key)] = _mark(key_node)
                 result[key] = self.build(value_node, (*path, key), depth + 1)
             return result
@@ -266,8 +285,11 @@ def _compose_fast(text: str) -> yaml.Node | None:
     return root
 
 
-def parse_document(text: str) -> Document:
-    """Parse one YAML document with the safe loader; raise YamlProblem with a 1-based mark."""
+def parse_document(text: str, *, collect: bool = False) -> Document:
+    """Parse one YAML document with the safe loader; raise YamlProblem with a 1-based mark.
+
+    With `collect`, a problem confined to one value is recorded in `Document.problems` instead
+    (see there); what breaks the document as a whole (syntax, aliases, depth) still raises."""
     fast = _compose_fast(text)
     try:
         nodes = [fast] if fast is not None else list(yaml.compose_all(text, Loader=_Loader))
@@ -302,7 +324,7 @@ def parse_document(text: str) -> Document:
         raise YamlProblem(_mark(nodes[1]), "more than one YAML document; keep one per file")
     document = Document(value=None)
     try:
-        document.value = _Builder(document).build(nodes[0], (), 0)
+        document.value = _Builder(document, collect=collect).build(nodes[0], (), 0)
     except yaml.MarkedYAMLError as exc:  # a scalar that cannot be constructed, e.g. a bad timestamp
         mark = exc.problem_mark or exc.context_mark
         where = Mark(mark.line + 1, mark.column + 1) if mark is not None else Mark(1, 1)

@@ -151,6 +151,59 @@ def test_a_file_level_problem_keeps_the_entries(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (
+            "    message: again\n",
+            "m.yaml:13:5: duplicate key 'message' (first defined at line 12); keep one",
+        ),
+        (
+            "    trigger: !!python/object/apply:os.system [echo]\n",
+            "m.yaml:13:14: tag !!python/object/apply:os.system is not allowed in catalog files; "
+            "remove it",
+        ),
+        (
+            "    since: 2024-13-45\n",
+            "m.yaml:13:12: YAML value '2024-13-45': month must be in 1..12",
+        ),
+        ("    404: nope\n", "m.yaml:13:5: key 404 must be a string"),
+    ],
+)
+def test_a_refused_value_drops_only_its_entry(tmp_path: Path, extra: str, expected: str) -> None:
+    """A duplicate key, a refused tag or scalar, a non-string key inside one entry: one finding
+    at it (nothing repeating it), and the entry's siblings load."""
+    write_files(
+        tmp_path,
+        {
+            "m.yaml": _file(
+                "pkg.m",
+                _entry("aaaaaaaaaaaaaaaa", "First"),
+                _entry("bbbbbbbbbbbbbbbb", "Second", extra),
+                _entry("cccccccccccccccc", "Third"),
+            )
+        },
+    )
+    loaded = read_catalog(tmp_path)
+    assert [f.format(tmp_path) for f in loaded.findings] == [expected]
+    assert [entry.id for entry in loaded.catalog] == ["aaaaaaaaaaaaaaaa", "cccccccccccccccc"]
+    assert set(loaded.broken) == {"bbbbbbbbbbbbbbbb"}
+
+
+def test_a_refused_value_outside_the_entries_drops_the_file(tmp_path: Path) -> None:
+    """A duplicate top-level key is the file's problem: its entries are left out with it."""
+    write_files(
+        tmp_path,
+        {"m.yaml": _file("pkg.m", _entry("aaaaaaaaaaaaaaaa", "First")) + "module: pkg.n\n"},
+    )
+    loaded = read_catalog(tmp_path)
+    assert [f.format(tmp_path).split(";")[0] for f in loaded.findings] == [
+        "m.yaml:8:1: duplicate key 'module' (first defined at line 1)"
+    ]
+    assert len(loaded.catalog) == 0
+    assert set(loaded.broken) == {"aaaaaaaaaaaaaaaa"}
+
+
 @pytest.fixture
 def repository_copy(tmp_path: Path) -> Path:
     """A copy of this repository's package and catalog, with its pyproject settings."""
