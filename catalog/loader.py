@@ -1,6 +1,8 @@
 """Load the YAML catalog: files → schema-checked `Entry` records, or findings with positions.
 
-Loading collects every problem of every file before giving up, so one run shows them all.
+Loading collects every problem of every file before giving up, so one run shows them all. An
+entry with a problem is left out on its own; the others of its file still load (`read_catalog`
+says which were left out, so that references to them are reported as what they are).
 
 A loaded catalog can also be cached (see `catalog.validate.checked_catalog`): this module turns
 a catalog and its findings into marshal-able data and back, and reads and writes the cache's
@@ -415,8 +417,9 @@ def read_bytes(path: Path, data: bytes) -> FileLoad:
 
     An entry with a problem is left out on its own: a typo in one entry must not take its
     siblings with it, or every reference to them elsewhere would be reported too. Only what
-    makes the whole file unusable (bytes that are not UTF-8 YAML, an invalid `module`, no
-    `errors` list) leaves the whole file out.
+    makes the whole file unusable (bytes that are not UTF-8 YAML, a syntax error, a problem
+    outside the entries such as a duplicate top-level key, an invalid `module`, no `errors`
+    list) leaves the whole file out.
     """
     if len(data) > MAX_FILE_BYTES:
         return FileLoad(
