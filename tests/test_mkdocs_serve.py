@@ -133,3 +133,18 @@ def test_errcat_build_stays_strict(
     assert "unknown key 'sevrity'" in captured.out + captured.err
     after = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_the_findings_page_escapes_what_it_quotes(tmp_path: Path) -> None:
+    """A finding quotes the author's text: it is shown as text, never as HTML."""
+    from catalog.findings import Finding
+    from catalog.findings_page import findings_page
+
+    hostile = Finding(tmp_path / "c" / "m.yaml", 3, 5, "unknown key '<script>x</script>'", "a&b")
+    page = findings_page([hostile], tmp_path)
+    assert page.startswith("# The catalog has 1 problem\n")
+    assert "<script>" not in page
+    assert (
+        "<code>c/m.yaml:3:5</code> unknown key &#x27;&lt;script&gt;x&lt;/script&gt;&#x27;" in page
+    )
+    assert "<em>Fix:</em> a&amp;b" in page
