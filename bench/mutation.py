@@ -67,6 +67,7 @@ TARGETS = (
             "tests/test_validate_mutants.py",
             "tests/test_loader.py",
             "tests/test_bad_yaml.py",
+            "tests/test_loader_resilience.py",
             "tests/test_drafting.py",
             "tests/test_ids.py",
         ),

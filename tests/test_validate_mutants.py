@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+import catalog.validate
 from catalog.findings import Severity
-from catalog.validate import checked_catalog, draft_warnings
+from catalog.validate import CACHE_FILE, checked_catalog, draft_warnings, load_valid_catalog
 
 ENTRY = """\
   - id: {id}
@@ -178,3 +181,61 @@ def test_draft_warnings(tmp_path: Path) -> None:
         "write its prose and set status: active"
     )
     assert (warning.severity, warning.stage) == (Severity.WARNING, "drafts")
+
+
+def test_a_placeholder_that_is_no_identifier(tmp_path: Path) -> None:
+    """A placeholder that is not an identifier is reported at the message with the rule."""
+    assert findings_of(tmp_path, entry(A, "First", message="x {0} y")) == [
+        "7:14: placeholder {0} in 'x {0} y' must be an identifier, optionally with attribute "
+        "access such as {t.device}; write placeholders as {name} or {name.attr}"
+    ]
+
+
+def refuse_to_read(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Make reading the catalog's files fail from now on; return the folders it was asked for."""
+    asked: list[Path] = []
+
+    def refuse(folder: Path) -> object:
+        asked.append(folder)
+        raise AssertionError(f"{folder} read again instead of served from the cache")
+
+    monkeypatch.setattr(catalog.validate, "read_catalog", refuse)
+    return asked
+
+
+def test_a_cached_catalog_is_served_without_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cache folder, an unchanged catalog (with its findings) comes from the cache, under
+    the key computed from the folder or the one the caller gives; without one nothing is kept."""
+    folder, cache = tmp_path / "knowledge", tmp_path / "cache"
+    folder.mkdir()
+    expected = findings_of(folder, entry(A, "First"), entry(A, "Second", message="b {thing}"))
+    keyed = checked_catalog(folder, cache, key="caller's key")
+    assert [f.format(folder).removeprefix("pool.yaml:") for f in keyed[1]] == expected
+    asked = refuse_to_read(monkeypatch)
+    assert checked_catalog(folder, cache, key="caller's key") == keyed
+    with pytest.raises(AssertionError):
+        checked_catalog(folder, cache)  # the cache holds the caller's key, not the folder's
+    with pytest.raises(AssertionError):
+        checked_catalog(folder, key="caller's key")  # no cache folder: a key changes nothing
+    assert asked == [folder, folder]
+    monkeypatch.undo()
+    first = checked_catalog(folder, cache)
+    assert first == keyed
+    assert not (folder / CACHE_FILE).exists() and list(cache.iterdir()) == [cache / CACHE_FILE]
+    refuse_to_read(monkeypatch)
+    assert checked_catalog(folder, cache) == first
+
+
+def test_load_valid_catalog_uses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`load_valid_catalog` passes its cache folder and key on."""
+    folder, cache = tmp_path / "knowledge", tmp_path / "cache"
+    folder.mkdir()
+    findings_of(folder, entry(A, "First"))
+    loaded = load_valid_catalog(folder, cache_dir=cache)
+    keyed = load_valid_catalog(folder, cache_dir=cache, key="k")
+    refuse_to_read(monkeypatch)
+    assert load_valid_catalog(folder, cache_dir=cache, key="k") == keyed == loaded
+    with pytest.raises(AssertionError):
+        load_valid_catalog(folder, cache_dir=cache)  # the cache holds key "k"
