@@ -50,6 +50,11 @@ def _marker(index: int) -> str:
     return f"\ue000errcat-{_TOKEN}-{index}\ue001"
 
 
+def marker(index: int) -> str:
+    """The text of block `index`'s marker line in this process (without its indentation)."""
+    return _marker(index)
+
+
 @dataclass(frozen=True)
 class CodeBlock:
     """A fenced code block: what `markdown.code_block` writes."""

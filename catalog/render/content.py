@@ -17,6 +17,7 @@ from catalog.config import Config
 from catalog.model import Catalog, Entry, Status
 from catalog.project import generated_module
 from catalog.render import api, blocks, match_index, pages
+from catalog.render.pagecache import PageCache
 from catalog.render.related import related_entries
 from catalog.render.repository import Repository, read_repository
 from catalog.render.search import SearchDoc, error_doc
@@ -137,8 +138,26 @@ def _recorded(page: Callable[..., str], *args: Any, **kwargs: Any) -> blocks.Fas
     return blocks.FastPage(text, tuple(recorded))
 
 
+def _error_page(**inputs: Any) -> blocks.FastPage:
+    return _recorded(pages.error_page, **inputs)
+
+
 def render(inputs: SiteInputs) -> SiteContent:
-    """Every generated page and API document."""
+    """Every generated page and API document; an error page comes from the page cache where an
+    earlier build rendered it from the same inputs (`catalog.render.pagecache`)."""
+    from catalog.project import CACHE_FOLDER
+
+    cache = PageCache(inputs.config.root / CACHE_FOLDER)
+    succeeded = False
+    try:
+        content = _render(inputs, cache)
+        succeeded = True
+    finally:
+        cache.close(succeeded)
+    return content
+
+
+def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
     entries = list(inputs.catalog)
     by_id = inputs.catalog.by_id()
     related = related_entries(inputs.catalog, inputs.sources)
@@ -153,9 +172,9 @@ def render(inputs: SiteInputs) -> SiteContent:
         verified = verified_on(entry, results)
         replacement = by_id.get(entry.replaced_by) if entry.replaced_by else None
         path = f"errors/{entry.id}.md"
-        generated[path] = _recorded(
-            pages.error_page,
-            entry,
+        generated[path] = cache.page(
+            _error_page,
+            entry=entry,
             package=package,
             sources=sources,
             related=related[entry.id],

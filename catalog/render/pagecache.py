@@ -1,0 +1,97 @@
+"""Error pages' Markdown as an earlier build rendered it, by a digest of what it was made from.
+
+Rendering an error page is a pure function of the template's inputs (the entry, its sources,
+related entries, the repository, the URLs) and of errcat's own code and templates. For a
+catalog of 11,000 entries the templates took about 8 s of every build, most of a rebuild after
+one entry changed; a lookup costs a tenth of that. The key is a SHA-256 over a digest of
+errcat's sources and the pickled inputs, so a changed input or a changed errcat gives a new key,
+never a stale page. The values live in the site cache (`catalog.render.sitecache`), which
+forgets what recent builds did not use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import pickle
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from catalog.render import blocks
+from catalog.render.sitecache import SiteCache
+
+_ERRCAT = Path(__file__).resolve().parents[2]
+_FORMAT = b"errcat-page-1"
+
+
+@functools.cache
+def code_version() -> bytes:
+    """A digest of errcat's code and templates, Python's and jinja's versions: what a page is
+    rendered with besides its inputs. Any change to errcat renders every page anew."""
+    digest = hashlib.sha256(_FORMAT + f"\0{sys.version}\0{jinja2.__version__}\0".encode())
+    for folder in ("catalog", "extractor"):
+        for path in sorted((_ERRCAT / folder).rglob("*")):
+            if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(_ERRCAT).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return digest.digest()
+
+
+def page_bytes(page: blocks.FastPage) -> bytes:
+    """`page` for the cache: its text between markers, each marker as (indent, index), and its
+    blocks; the markers' token belongs to this process and is left out."""
+    parts: list[tuple[str, str, int]] = []
+    position = 0
+    for match in blocks.MARKER.finditer(page.text):
+        parts.append(
+            (page.text[position : match.start()], match.group("indent"), int(match.group("index")))
+        )
+        position = match.end()
+    return pickle.dumps((parts, page.text[position:], page.blocks), protocol=5)
+
+
+def page_from_bytes(data: bytes) -> blocks.FastPage:
+    """A page stored by `page_bytes`, with this process's markers. (A pickle: the cache is
+    errcat's own, in the project's folder, written by nothing else.)"""
+    parts, tail, stored = pickle.loads(data)
+    text = "".join(f"{segment}{indent}{blocks.marker(index)}" for segment, indent, index in parts)
+    return blocks.FastPage(text + tail, tuple(stored))
+
+
+class PageCache:
+    """Rendered error pages by a digest of their inputs; see the module docstring."""
+
+    def __init__(self, folder: Path | None) -> None:
+        """`folder`: the project's cache folder; None renders every page (no cache)."""
+        self._cache = SiteCache(folder) if folder is not None else None
+        self.hits = 0
+
+    def page(self, render: Callable[..., blocks.FastPage], **inputs: Any) -> blocks.FastPage:
+        """`render(**inputs)`, or the page a build rendered from the same inputs before."""
+        if self._cache is None or not self._cache.enabled:
+            return render(**inputs)
+        try:
+            pickled = pickle.dumps(sorted(inputs.items()), protocol=5)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return render(**inputs)
+        key = "page-md-" + hashlib.sha256(code_version() + pickled).hexdigest()
+        found = self._cache.get(key)
+        if found is not None:
+            # An unreadable value (written by another errcat) is only a miss.
+            with contextlib.suppress(Exception):
+                page = page_from_bytes(found)
+                self.hits += 1
+                return page
+        page = render(**inputs)
+        self._cache.put(key, page_bytes(page))
+        return page
+
+    def close(self, succeeded: bool) -> None:
+        """Write what is pending and let go of the cache file."""
+        if self._cache is not None:
+            self._cache.finish(succeeded)
