@@ -20,6 +20,7 @@ SOURCE_DATE_EPOCH, set to the commit time.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -486,11 +487,17 @@ class _Prepared:
     content: SiteContent
 
 
-def _prepare(config: Config) -> _Prepared:
-    """Validate the catalog and render the pages; CatalogInvalid with every finding."""
+def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
+    """Validate the catalog and render the pages; CatalogInvalid with every finding.
+
+    `site_url` (ending in `/`) replaces mkdocs.yml's for this build: in the pages, the JSON
+    and the composed mkdocs.yml (canonical links, the sitemap)."""
     catalog = _valid_catalog(config)
     settings_file = read_mkdocs_yaml(config.root)
     site = read_site_settings(config.root)
+    if site_url is not None:
+        settings_file = {**settings_file, "site_url": site_url}
+        site = dataclasses.replace(site, site_url=site_url)
     docs_source = config.root / str(settings_file.get("docs_dir", DEFAULT_DOCS_DIR))
     inputs = gather(
         config,
@@ -525,8 +532,10 @@ def build_site(
     *,
     wait: float = WAIT_SECONDS,
     on_wait: Callable[[int | None], None] | None = None,
+    site_url: str | None = None,
 ) -> BuildResult:
-    """Validate, compose (in `build_dir`, default `<root>/build`), build and publish.
+    """Validate, compose (in `build_dir`, default `<root>/build`), build and publish;
+    `site_url` (ending in `/`) replaces mkdocs.yml's for this build.
 
     One build at a time per compose folder and per publish folder: this one waits up to `wait`
     seconds for the others (calling `on_wait` with the holder's pid once, when it starts to).
@@ -535,7 +544,7 @@ def build_site(
     """
     started = time.perf_counter()
     # Checked before the lock so that an invalid catalog writes nothing, not even build/.
-    prepared = _prepare(config)
+    prepared = _prepare(config, site_url)
     build_dir = build_dir or config.root / BUILD_FOLDER
     out = out if out.is_absolute() else Path.cwd() / out
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -544,7 +553,7 @@ def build_site(
         if waited:
             # The tree may have changed while another build ran: publish it as it is now, so
             # that the build that gets its turn last also publishes the newest tree.
-            prepared = _prepare(config)
+            prepared = _prepare(config, site_url)
         # build/docs and build/mkdocs.yml are shared by every build of the checkout: they are
         # only rewritten and read under the lock.
         config_file = compose(
