@@ -1,11 +1,12 @@
-"""`errcat build [--out DIR] [--wait SECONDS]`: the docs site and the JSON API, switched in
-atomically; one build at a time per folder, the others wait for their turn."""
+"""`errcat build [--out DIR] [--site-url URL] [--wait SECONDS]`: the docs site and the JSON
+API, switched in atomically; one build at a time per folder, the others wait for their turn."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 NAME = "build"
 HELP = "compose the docs folder and build the site and the JSON API (atomically replaced)"
@@ -18,6 +19,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="DIR",
         help="where the site is published, as a symlink to the finished build (default: build/site)",
+    )
+    parser.add_argument(
+        "--site-url",
+        type=_site_url,
+        default=None,
+        metavar="URL",
+        help="the URL the site is published at, for this build only: page links in the JSON, "
+        "canonical links and the sitemap (default: site_url in mkdocs.yml)",
     )
     parser.add_argument(
         "--wait",
@@ -39,6 +48,20 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _site_url(text: str) -> str:
+    """An http(s) URL with a host, ending in `/` (pages are found under it)."""
+    try:
+        parts = urlsplit(text)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # e.g. a malformed IPv6 host or port
+        valid = False
+    if not valid or parts.query or parts.fragment:
+        raise argparse.ArgumentTypeError(
+            f"expected an http:// or https:// URL with a host and no query, got {text!r}"
+        )
+    return text.rstrip("/") + "/"
+
+
 def _announce_wait(pid: int | None) -> None:
     who = f"the build started by pid {pid}" if pid else "another build"
     print(f"errcat build: waiting for {who} to finish", file=sys.stderr, flush=True)
@@ -55,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         config = load_config()
         out = args.out or config.root / BUILD_FOLDER / "site"
         wait = WAIT_SECONDS if args.wait is None else args.wait
-        result = build_site(config, out, wait=wait, on_wait=_announce_wait)
+        result = build_site(config, out, wait=wait, on_wait=_announce_wait, site_url=args.site_url)
     except ConfigError as exc:
         print(f"errcat build: {exc}", file=sys.stderr)
         return 2

@@ -17,8 +17,10 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from catalog.exceptions import has_typed_class
 from catalog.model import Entry, Status
 from catalog.render import blocks, markdown
+from catalog.render.meta import error_description
 from catalog.render.repository import Repository
 from catalog.render.sources import SOURCES_WITH_CODE, Source
 from catalog.stats import Stats
@@ -63,6 +65,10 @@ def environment() -> jinja2.Environment:
     env.filters["meta_string"] = lambda text: Markup(
         json.dumps(html.escape(" ".join(str(text).split()), quote=False), ensure_ascii=False)
     )
+    # Themes print a description inside an attribute (`content="..."`): quotes escaped too.
+    env.filters["meta_attr"] = lambda text: Markup(
+        json.dumps(html.escape(" ".join(str(text).split()), quote=True), ensure_ascii=False)
+    )
     return env
 
 
@@ -102,10 +108,20 @@ def issue_url(repository: Repository, entry: Entry, page_url: str) -> str | None
     return f"{repository.url}/issues/new?title={title}&body={body}"
 
 
+def class_path(entry: Entry, generated: str) -> str:
+    """The class a traceback names for `entry`: the generated typed class in the `generated`
+    module (`runtime.errors.BorrowRequiresMps`), or for an entry catalogued in place the class
+    as raised (`builtins` left out, as tracebacks do)."""
+    if has_typed_class(entry.exception):
+        return f"{generated}.{entry.name}"
+    return entry.exception
+
+
 def error_page(
     entry: Entry,
     *,
     package: str,
+    generated: str,
     sources: Sequence[Source],
     related: Sequence[Entry],
     replacement: Entry | None,
@@ -121,6 +137,9 @@ def error_page(
         .render(
             entry=entry,
             package=package,
+            class_path=class_path(entry, generated),
+            typed=has_typed_class(entry.exception),
+            description=error_description(entry),
             sources=sources,
             related=related,
             replacement=replacement,
