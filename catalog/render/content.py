@@ -162,6 +162,7 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
     by_id = inputs.catalog.by_id()
     related = related_entries(inputs.catalog, inputs.sources)
     package = inputs.config.package.name
+    typed_module = generated_module(inputs.config)
     site_path = urlsplit(inputs.site_url).path or "/"
     generated: dict[str, blocks.FastPage] = {}
     search: dict[str, SearchDoc] = {}
@@ -176,6 +177,7 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
             _error_page,
             entry=entry,
             package=package,
+            generated=typed_module,
             sources=sources,
             related=related[entry.id],
             replacement=replacement,
