@@ -64,7 +64,7 @@ def test_seed_pages_have_every_part(real_site: Path, entry_id: str) -> None:
     exception, message = SEEDS[entry_id]
     html = _page(real_site, entry_id)
     kicker = re.search(r'<p class="errcat-kicker">(.*?)</p>', html)
-    assert kicker and "runtime · error" in kicker.group(1) and exception in kicker.group(1)
+    assert kicker and "<code>runtime.errors." in kicker.group(1) and exception in kicker.group(1)
     assert re.search(r"<h1[^>]*>" + re.escape(message), html)
     for heading in (
         "Error message",

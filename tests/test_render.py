@@ -81,7 +81,8 @@ def test_error_page_has_every_part(content: SiteContent) -> None:
     page = content.pages[f"errors/{ACTIVE_ID}.md"]
     for part in (
         'title: "widget {name} cannot turn backwards"',
-        "widgets · error · <code>ValueError</code>",
+        "`widgets.errors.TurnBackwards` · subclass of [`ValueError`](exceptions/ValueError.md)"
+        " · raised in [`widgets.core`](modules/widgets.core.md)",
         "# widget \\{name\\} cannot turn backwards",
         "## Error message",
         "## What it means",
