@@ -25,6 +25,12 @@ entry is tried, as for a bare message. Entries whose class is not generated (qua
 built-ins such as `SystemExit`) are known by that class: it is what a traceback prints, so even
 a weak template of theirs matches after it, and an entry's `name` is only a label for them.
 
+A query that is only an id or a class name (bare or qualified, or the class of entries without
+a generated one) names its entries directly: that is how people search for what a traceback
+printed. site/overrides/assets/errcat-match.js applies these same rules in the browser, to the
+template index the site ships (catalog/render/match_index.py); tests/test_match_index.py holds
+the two to the same answers.
+
 Everything that does not depend on the text matched is precomputed once into a `MatcherTable`,
 plain data that can be stored (see catalog/explain_index.py); a matcher built on a table
 compiles a template's regex only when a line selects it as a candidate, so one query against a

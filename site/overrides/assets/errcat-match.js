@@ -67,8 +67,10 @@
     return Array.from(text);
   }
 
+  const ONE_SPACE = new RegExp("^[" + SPACE + "]$");
+
   function isWordChar(char) {
-    return Boolean(char) && !new RegExp("[" + SPACE + "]").test(char) && !SEPARATOR_SET.has(char);
+    return Boolean(char) && !ONE_SPACE.test(char) && !SEPARATOR_SET.has(char);
   }
 
   function escapeRegex(text) {
@@ -359,7 +361,6 @@
           new URL("errors/" + result.id + "/", siteRoot).href, rank, matcher.module));
         shown = { query: text, items: items,
           urls: new Set(items.map((item) => item.firstChild.href)) };
-        doc.dispatchEvent(new CustomEvent("errcat:matched", { detail: results }));
       }
       place(target);
     }
