@@ -163,7 +163,7 @@ def test_the_404_page_offers_the_search_and_the_indexes(site: Path) -> None:
     text = _html(site, "404.html")
     assert "<title>Page not found - errcat</title>" in text
     assert '<meta name="robots" content="noindex">' in text
-    assert 'for="__search"' in text and "Paste an error message" in text
+    assert "data-errcat-search" in text and "Paste an error message" in text
     for href in ("/docs/errors/", "/docs/errors/modules/", "/docs/errors/exceptions/", "/docs/"):
         assert f'<a href="{href}">' in text, href
 
@@ -171,7 +171,7 @@ def test_the_404_page_offers_the_search_and_the_indexes(site: Path) -> None:
 def test_home_page_leads_with_finding_an_error(site: Path) -> None:
     """On the home page the search prompt comes before the coverage figures."""
     text = _html(site, "index.html")
-    assert text.index('for="__search"') < text.index("Errors catalogued")
+    assert text.index("data-errcat-search") < text.index("Errors catalogued")
     assert text.index('id="find-an-error"') < text.index('id="coverage"')
 
 
