@@ -227,7 +227,10 @@ def openapi_document(entry_schema: dict[str, Any] | None = None) -> dict[str, An
                         "name": "message",
                         "in": "query",
                         "required": True,
-                        "description": "The error message as it was printed.",
+                        "description": (
+                            "What was printed: a message, a traceback line (`ValueError: ...`), "
+                            "the docs-link note, several lines, or an id or class name alone."
+                        ),
                         "schema": {
                             "type": "string",
                             "minLength": 1,
