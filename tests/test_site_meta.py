@@ -18,7 +18,9 @@ import pytest
 from catalog.build import build_site
 from catalog.cli import main
 from catalog.config import load_config
-from catalog.render.meta import error_description, first_sentence, plain_text
+from catalog.model import Entry, Position, Status
+from catalog.render.meta import DESCRIPTION_LIMIT, error_description, first_sentence, plain_text
+from catalog.render.pages import error_page
 from catalog.render.site_settings import PALETTE, merged_settings
 from catalog.validate import load_valid_catalog
 
@@ -226,3 +228,64 @@ def test_a_project_palette_and_font_are_kept() -> None:
         "font": False,
     }
     assert merged_settings({"theme": "readthedocs"})["theme"] == "readthedocs"
+
+
+def _entry(exception: str, meaning: str | None) -> Entry:
+    return Entry(
+        id="0123456789abcdef",
+        name="DeviceLost",
+        exception=exception,
+        message="device {device} is gone",
+        status=Status.ACTIVE if meaning else Status.DRAFT,
+        module="pkg.devices",
+        position=Position(Path("catalog/errors/pkg.devices.yaml"), 1, 1),
+        meaning=meaning,
+    )
+
+
+def _header(entry: Entry) -> str:
+    from catalog.render.repository import Repository
+
+    text = error_page(
+        entry,
+        package="pkg",
+        generated="pkg.errors",
+        sources=(),
+        related=(),
+        replacement=None,
+        verified=(),
+        repository=Repository(Path("/x"), None, "unknown", False, None),
+        site_path="/",
+        page_url="http://127.0.0.1:8000/errors/0123456789abcdef/",
+    )
+    kicker = re.search(r"^(.*)\n\{ \.errcat-kicker \}$", text, re.MULTILINE)
+    assert kicker
+    return kicker.group(1)
+
+
+def test_an_entry_catalogued_in_place_is_named_by_its_class() -> None:
+    """A typed entry's header names the generated class and its built-in; an entry catalogued
+    in place names its own class, linked to its exception's index."""
+    assert _header(_entry("ValueError", "Gone.")) == (
+        "`pkg.errors.DeviceLost` · subclass of [`ValueError`](exceptions/ValueError.md)"
+        " · raised in [`pkg.devices`](modules/pkg.devices.md)"
+    )
+    assert _header(_entry("torch.cuda.OutOfMemoryError", "Gone.")) == (
+        "[`torch.cuda.OutOfMemoryError`](exceptions/torch.cuda.OutOfMemoryError.md)"
+        " · catalogued in place · raised in [`pkg.devices`](modules/pkg.devices.md)"
+    )
+
+
+def test_a_draft_description_names_its_exception_and_module() -> None:
+    """Without a meaning the description says what is known: message, exception, module."""
+    assert error_description(_entry("ValueError", None)) == (
+        "device {device} is gone. ValueError raised in pkg.devices; what it means is not"
+        " written yet."
+    )
+
+
+def test_long_descriptions_are_cut_at_a_word() -> None:
+    """A description stays within DESCRIPTION_LIMIT characters and ends with an ellipsis."""
+    description = error_description(_entry("ValueError", "Word " * 200 + "end."))
+    assert len(description) <= DESCRIPTION_LIMIT
+    assert description.endswith("Word…")
