@@ -273,3 +273,16 @@ def test_an_unresolved_rank_names_the_transport(pool: StreamOrderedMmFeaturePool
         match=exact("Cannot resolve the HOST consumer rank before parallel state initialization"),
     ):
         Consumer(2)._acknowledge_on_stream(pool.transport, 1, None)
+
+
+def test_a_view_moved_to_other_storage_is_not_reused(pool: StreamOrderedMmFeaturePool) -> None:
+    """A caller that points its view at other memory (`set_`, same size) does not get that
+    view back for the next lease of the range: the view handed out is the pool's bytes."""
+    lease, view = pool.copy_tensor(torch.ones(16))
+    assert lease is not None and view is not None
+    pool.release(lease)
+    view.set_(torch.zeros(64, dtype=torch.uint8))  # misuse of the view by the caller
+    lease, fresh = pool.copy_tensor(torch.full((16,), 2.0))
+    assert lease is not None and fresh is not None and fresh is not view
+    assert fresh.data_ptr() == pool.transport.byte_tensor.data_ptr() + lease.start
+    assert torch.equal(fresh.view(torch.float32), torch.full((16,), 2.0))
