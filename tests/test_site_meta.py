@@ -12,6 +12,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from catalog.config import load_config
 from catalog.model import Entry, Position, Status
 from catalog.render.meta import DESCRIPTION_LIMIT, error_description, first_sentence, plain_text
 from catalog.render.pages import error_page
-from catalog.render.site_settings import PALETTE, merged_settings
+from catalog.render.site_settings import PALETTE, add_theme_settings, merged_settings
 from catalog.validate import load_valid_catalog
 
 REPO = Path(__file__).resolve().parents[1]
@@ -289,3 +290,26 @@ def test_long_descriptions_are_cut_at_a_word() -> None:
     description = error_description(_entry("ValueError", "Word " * 200 + "end."))
     assert len(description) <= DESCRIPTION_LIMIT
     assert description.endswith("Word…")
+
+
+def _loaded_theme(tmp_path: Path, theme_yaml: str) -> Any:
+    from mkdocs.config import load_config as load_mkdocs_config
+
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    config_file = tmp_path / "mkdocs.yml"
+    config_file.write_text(f"site_name: x\ntheme:\n{theme_yaml}", encoding="utf-8")
+    return load_mkdocs_config(config_file=str(config_file)).theme
+
+
+def test_the_plugin_route_sets_the_palette_and_fonts_a_project_left_out(tmp_path: Path) -> None:
+    """On a loaded Material theme without palette or font (the MkDocs plugin's route) errcat
+    sets its palette and `font: false`; a project's own palette and font stay."""
+    theme = _loaded_theme(tmp_path, "  name: material\n")
+    assert add_theme_settings(theme) == ["palette", "font"]
+    assert theme["palette"] == list(PALETTE) and theme["font"] is False
+    theme = _loaded_theme(
+        tmp_path, "  name: material\n  palette:\n    primary: red\n  font:\n    text: Inter\n"
+    )
+    assert add_theme_settings(theme) == []
+    assert theme["palette"] == {"primary": "red"} and theme["font"]["text"] == "Inter"
+    assert add_theme_settings(_loaded_theme(tmp_path, "  name: mkdocs\n")) == []

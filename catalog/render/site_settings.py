@@ -134,6 +134,28 @@ def merged_plugins(value: object) -> object:
     return [_with_separator("search", None), *items]
 
 
+MATERIAL_DEFAULT_FONT = {"text": "Roboto", "code": "Roboto Mono"}
+"""What a loaded Material theme holds as `font` when the project set none (Google Fonts)."""
+
+
+def add_theme_settings(theme: Any) -> list[str]:
+    """For a loaded MkDocs theme (the plugin's route): errcat's palette where a Material theme
+    has none and `font: false` where its font is Material's default; return the keys set.
+
+    A loaded theme no longer tells a font the project chose from Material's default, so a
+    project that names exactly Roboto and Roboto Mono gets the system's fonts too."""
+    if getattr(theme, "name", None) != "material":
+        return []
+    added = []
+    if "palette" not in theme or theme["palette"] is None:
+        theme["palette"] = [{**option, "toggle": dict(option["toggle"])} for option in PALETTE]
+        added.append("palette")
+    if "font" not in theme or theme["font"] == MATERIAL_DEFAULT_FONT:
+        theme["font"] = False
+        added.append("font")
+    return added
+
+
 def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """`settings` (a project's mkdocs.yml) with everything errcat's pages need merged in."""
     merged = dict(settings)
