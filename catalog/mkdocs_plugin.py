@@ -41,7 +41,12 @@ from catalog.findings import CatalogInvalid, Finding
 from catalog.project import CACHE_FOLDER
 from catalog.render.content import SiteContent
 from catalog.render.fastpath import Accelerator
-from catalog.render.site_settings import SEARCH_PLUGINS, SEARCH_SEPARATOR, add_extensions
+from catalog.render.site_settings import (
+    SEARCH_PLUGINS,
+    SEARCH_SEPARATOR,
+    add_extensions,
+    add_theme_settings,
+)
 
 log = logging.getLogger("mkdocs.plugins.errcat")
 
@@ -114,6 +119,9 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         added = add_extensions(config.markdown_extensions, config.mdx_configs)
         if added:
             log.debug("errcat: added the Markdown extensions %s", ", ".join(added))
+        themed = add_theme_settings(config.theme)
+        if themed:
+            log.debug("errcat: set the theme's %s", ", ".join(themed))
         _ensure_search(config)
         self._accelerator = Accelerator(self._project.root / CACHE_FOLDER, self)
         # Worker processes are forked; `mkdocs serve` runs threads, which a fork must not copy.
