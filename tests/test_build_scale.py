@@ -9,6 +9,7 @@ project; the test skips where torch is not installed.
 from __future__ import annotations
 
 import hashlib
+import html
 import importlib.util
 import json
 import os
@@ -104,16 +105,56 @@ def _article(path: Path) -> str:
     return text[text.index("<article") : text.index("</article>")]
 
 
+_CODE = re.compile(r"<(pre|code)\b.*?</\1>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+_RAW_MARKDOWN = re.compile(
+    # Block syntax at the start of a line: admonitions, details, tabs, fences, headings, list
+    # items, table rows.
+    r"^[ \t]*(?:!!!|\?\?\?|===|```|~~~|#{1,6}[ \t]|[-*+][ \t]+\S|\d+\.[ \t]+\S|\|.*\|[ \t]*$)"
+    # Attribute lists, links, strong emphasis anywhere.
+    r"|\{[ \t]*(?:data-|[.#:])|\]\(|\*\*",
+    re.M,
+)
+"""Markdown that only shows as text when it was not converted. (Backticks and underscores are
+not in it: torch's messages hold them literally, and a page shows a message as written.)"""
+
+
+def _visible_text(article: str) -> str:
+    """What a reader sees of an article outside code: tags dropped, entities decoded."""
+    return html.unescape(_TAG.sub("", _CODE.sub(" ", article)))
+
+
 def test_no_raw_markdown_reaches_the_pages(site: Path) -> None:
-    """Admonitions, attribute lists and fences are rendered, not shown as text."""
-    pages = _error_pages(site)
-    assert len(pages) > 100
+    """Admonitions, attribute lists, fences, headings, lists, tables, links and emphasis are
+    rendered on every page (home, index and each error), never shown as Markdown text."""
+    pages = sorted(site.rglob("index.html"))
+    assert len(_error_pages(site)) > 100
     for path in pages:
         article = _article(path)
         for raw in ("!!!", "{ data-search-exclude }", "```"):
             assert raw not in article, (path.parent.name, raw)
-    drafts = [path for path in pages if 'class="admonition warning"' in _article(path)]
+        found = _RAW_MARKDOWN.search(_visible_text(article))
+        assert found is None, (path.relative_to(site).as_posix(), found and found.group())
+    drafts = [path for path in _error_pages(site) if 'class="admonition warning"' in _article(path)]
     assert drafts, "the draft notice is an admonition"
+
+
+def test_the_raw_markdown_check_sees_unconverted_markdown() -> None:
+    """The check above finds each kind of Markdown left as text, and not code or messages."""
+    for raw in (
+        '!!! warning "Draft"',
+        "- an item",
+        "1. a step",
+        "## Source",
+        "| a | b |",
+        "see [the docs](https://example.com)",
+        "**bold**",
+        "Source { data-search-exclude }",
+        "```python",
+    ):
+        assert _RAW_MARKDOWN.search(_visible_text(f"<p>\n{raw}\n</p>")), raw
+    shown = "<h1>`step` is not supported for {x.__name__}</h1><pre>**x** - [a](b)</pre>"
+    assert _RAW_MARKDOWN.search(_visible_text(shown)) is None
 
 
 def test_code_is_highlighted(site: Path) -> None:
