@@ -313,3 +313,24 @@ def test_the_plugin_route_sets_the_palette_and_fonts_a_project_left_out(tmp_path
     assert add_theme_settings(theme) == []
     assert theme["palette"] == {"primary": "red"} and theme["font"]["text"] == "Inter"
     assert add_theme_settings(_loaded_theme(tmp_path, "  name: mkdocs\n")) == []
+
+
+def test_errcat_build_site_url_reaches_the_published_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`errcat build --site-url URL` in a project: the published JSON and canonical links use
+    URL (a trailing slash added), and mkdocs.yml is left as it was."""
+    from test_build_project import ACTIVE_ID, make_project
+
+    root = make_project(tmp_path)
+    before = (root / "mkdocs.yml").read_text(encoding="utf-8")
+    monkeypatch.chdir(root)
+    assert main(["build", "--site-url", "https://widgets.example.org/errors"]) == 0, (
+        capsys.readouterr().err
+    )
+    site = root / "build" / "site"
+    entry = json.loads((site / f"api/errors/{ACTIVE_ID}.json").read_text(encoding="utf-8"))
+    assert entry["url"] == f"https://widgets.example.org/errors/errors/{ACTIVE_ID}/"
+    page = (site / f"errors/{ACTIVE_ID}/index.html").read_text(encoding="utf-8")
+    assert f'<link rel="canonical" href="{entry["url"]}">' in page
+    assert (root / "mkdocs.yml").read_text(encoding="utf-8") == before
