@@ -165,7 +165,9 @@ class _File:
         arguments: tuple[str, ...] | None = None
         exc = node.exc
         reraise = exc is None
-        if isinstance(exc, ast.Name):
+        # Only a name bound in the raise's own scope can be a caught exception or a local
+        # variable; `raise NotImplementedError` and the like cost no walk of the scope.
+        if isinstance(exc, ast.Name) and exc.id in spot.scope.fill(self.module).bound:
             if self.handled(spot, exc.id):
                 reraise = True
             else:
