@@ -281,8 +281,9 @@ def test_leftovers_of_a_killed_build_are_removed_by_the_next(project: Path) -> N
 
 
 def test_a_catalog_with_broken_entries_reports_all_and_publishes_nothing(project: Path) -> None:
-    """Three broken entries: three findings with their positions in one run, exit 1, and
-    nothing under build/ changed (not even the composed folder)."""
+    """Three broken entries: their three findings with positions in one run (and the fourth
+    that follows: the active entry's related id names an entry whose id is now invalid), exit
+    1, and nothing under build/ changed (not even the composed folder)."""
     first = _build(project)
     assert first.returncode == 0, first.stderr
     build = project / "build"
@@ -309,5 +310,7 @@ def test_a_catalog_with_broken_entries_reports_all_and_publishes_nothing(project
         r"'retired_reason'",
         done.stderr,
     )
-    assert "errcat build: 3 problem(s); nothing was built" in done.stderr
+    # The entries left load on their own now, so the related id of the first is checked too.
+    assert "related id 4444444444444444 is not in the catalog" in done.stderr
+    assert "errcat build: 4 problem(s); nothing was built" in done.stderr
     assert os.readlink(build / "site") == published and _tree(build) == before
