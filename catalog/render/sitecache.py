@@ -4,9 +4,11 @@ from, in one SQLite file under the project's `.errcat-cache/`.
 Keys are content digests, so a stored value is right for its key whatever build wrote it; a
 changed input gives a new key, never a stale value. Values are zlib-compressed. Writes are
 batched in short transactions (a concurrent build of the same project waits for one batch at
-most, never for a whole build). Each build counts as a generation: values a build reads or
-writes are marked with it, and after a build that finished, values no build used in the last
-`KEEP_GENERATIONS` are removed, so the file tracks the site rather than its history.
+most, never for a whole build). Each opening of the cache for a build counts as a generation
+(a build opens it twice: for its pages' Markdown, `catalog.render.pagecache`, then for MkDocs):
+values it reads or writes are marked with it, and after a build that finished, values none of
+the last `KEEP_GENERATIONS` used are removed, so the file tracks the site rather than its
+history.
 
 Any trouble with the file (locked for too long, damaged, unwritable) turns the cache off for the
 build: a build never fails because of its cache, it is only slower.
@@ -25,7 +27,8 @@ log = logging.getLogger("mkdocs.plugins.errcat")
 
 FILE_NAME = "site-cache.sqlite3"
 SCHEMA = 1
-KEEP_GENERATIONS = 5
+KEEP_GENERATIONS = 10
+"""Generations a value may go unused before it is removed: the last 5 builds."""
 _BATCH = 500
 _TIMEOUT_SECONDS = 5.0
 
