@@ -178,6 +178,12 @@ def _contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> f
     return (light + 0.05) / (dark + 0.05)
 
 
+NO_TRANSITIONS = """
+const style = document.createElement("style");
+style.textContent = "* { transition: none !important; }";
+document.head.append(style);
+"""
+
 # The text colour of an element and the backgrounds behind it, innermost first, up to <html>.
 COLOURS = """
 const element = arguments[0];
@@ -216,7 +222,10 @@ def test_a_dark_preference_gets_the_dark_scheme_and_the_toggle_switches(
     _fresh(page, f"{base}errors/{BORROW_ID}/")
     assert _scheme(page) == "slate"
     background = "return getComputedStyle(document.body).backgroundColor"
-    assert _relative_luminance(_over(page.execute_script(background), (0, 0, 0))) < 0.05
+    # Material eases colours in when a scheme is set: wait for the final one.
+    assert wait_for(
+        lambda: _relative_luminance(_over(page.execute_script(background), (0, 0, 0))) < 0.05
+    )
     page.find_element(By.CSS_SELECTOR, TOGGLE).click()
     assert wait_for(lambda: _scheme(page) == "default"), _scheme(page)
     assert wait_for(
@@ -267,6 +276,8 @@ def test_errcats_own_text_reads_in_both_schemes(
     ):
         _fresh(page, url)
         assert _scheme(page) == ("slate" if preference == "dark" else "default")
+        # Colours are read as they end, not halfway through Material's colour transitions.
+        page.execute_script(NO_TRANSITIONS)
         for selector in selectors:
             elements = page.find_elements(By.CSS_SELECTOR, selector)
             assert elements, (url, selector)
