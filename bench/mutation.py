@@ -22,6 +22,10 @@ and score = (killed + timeout) / mutants, then every survivor as `file:line: old
 A survivor listed in bench/MUTATION.md as equivalent (same function, same original and mutated
 line) is marked so. Exit status: 0 when every survivor is listed there, 1 when one is not, 2
 when mutmut could not run.
+
+mutmut runs each mutant's tests by their pytest ids and counts a run that errors as a timeout:
+a burst of timeouts means some ids do not survive that round trip (here, ids with non-ASCII
+characters did not), so the tests written for this bench use plain ASCII ids.
 """
 
 from __future__ import annotations

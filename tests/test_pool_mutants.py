@@ -81,6 +81,7 @@ class FakeDriver:
         (0, None, "CUresult(5)"),  # the driver left the name unset
         (1, b"CUDA_ERROR_INVALID_VALUE", "CUresult(5)"),  # the driver refused to name it
     ],
+    ids=["named", "undecodable", "unset", "refused"],  # plain ids: mutmut runs tests by id
 )
 def test_result_names_come_from_the_driver(
     monkeypatch: pytest.MonkeyPatch, status: int, name: bytes | None, expected: str
