@@ -1,0 +1,136 @@
+"""`catalog.check`'s helpers, case by case: each pins a behaviour that a mutant of the checker
+once changed unnoticed (bench/mutation.py). Whole-check findings are in
+tests/test_check_findings.py; these are the pieces those findings are built from.
+"""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from catalog.check import (
+    CheckResult,
+    _file_facts,
+    _ignore_comments,
+    message_shape,
+    paused_collector,
+    sort_findings,
+)
+from catalog.findings import Finding, Severity
+
+
+@pytest.mark.parametrize(
+    ("message", "shape"),
+    [
+        ("{name} must be on {expected}", "{} must be on {}"),
+        ("{t!r} is bad", "{!r} is bad"),
+        ("got {n:>5} items", "got {:>5} items"),
+        ("got {n!s:>5}", "got {!s:>5}"),
+        ("a {{literal}} {x}", "a {{literal}} {}"),
+        ("no fields at all", "no fields at all"),
+        ("{key}", None),  # no literal text to recognise it by
+        ("  {key}  ", None),  # blanks are no words either
+        ("{a}{b}", None),
+        ("unclosed {", None),
+    ],
+    ids=lambda value: "none" if value is None else value.replace("{", "(").replace("}", ")"),
+)
+def test_message_shape(message: str, shape: str | None) -> None:
+    """A message's shape leaves out its placeholders' names and keeps conversions and specs."""
+    assert message_shape(message) == shape
+
+
+def test_ignore_comments_are_found_with_their_positions() -> None:
+    """Each `# errcat: ignore[reason]` comment gives its 1-based line and column and reason;
+    other comments and strings that look like one do not count."""
+    source = (
+        "x = 1  # errcat: ignore[kept for upstream]\n"
+        "s = '# errcat: ignore[in a string]'\n"
+        "    # unrelated comment\n"
+        "#errcat:ignore[]\n"
+        "y = 2  # note   #  errcat:  ignore[two words]\n"
+    )
+    assert _ignore_comments(source) == [
+        (1, 8, "kept for upstream"),
+        (4, 1, ""),
+        (5, 8, "two words"),
+    ]
+
+
+def test_ignore_comments_of_untokenizable_source() -> None:
+    """Source that cannot be tokenized has none (the scan stage reports it)."""
+    assert _ignore_comments("x = (\n# errcat: ignore[r]\n") == []
+
+
+def test_file_facts() -> None:
+    """A file's ignore comments and the classes it defines, each at its first definition;
+    `class` inside a line is no definition."""
+    data = (
+        b"class First:\n"
+        b"    pass\n"
+        b"x = 'class Inline: pass'  # errcat: ignore[why]\n"
+        b"\n"
+        b"  class Nested(First):\n"
+        b"class First:\n"
+        b"\tclass Tabbed: ...\n"
+    )
+    comments, classes = _file_facts(data)
+    assert comments == (3, 27, "why")
+    assert classes == ("First", 1, "Nested", 5, "Tabbed", 7)
+
+
+def test_file_facts_without_errcat_or_undecodable() -> None:
+    """Only a file that mentions errcat is tokenized; undecodable bytes give no comments."""
+    assert _file_facts(b"# ignore[x]\nclass A: ...\n") == ((), ("A", 2))
+    assert _file_facts(b"# errcat: ignore[x]\n\xff\n") == ((), ())
+
+
+def finding(path: str, line: int, column: int, severity: Severity) -> Finding:
+    return Finding(Path(path), line, column, "m", severity=severity)
+
+
+def test_sort_findings_puts_errors_first_then_orders_by_place() -> None:
+    """Errors before warnings; within each, by path, line and column."""
+    warning = finding("a.py", 1, 1, Severity.WARNING)
+    late = finding("b.py", 2, 1, Severity.ERROR)
+    early = finding("b.py", 1, 9, Severity.ERROR)
+    right = finding("b.py", 1, 10, Severity.ERROR)
+    other = finding("a.py", 9, 9, Severity.ERROR)
+    assert sort_findings([warning, late, right, early, other]) == [
+        other,
+        early,
+        right,
+        late,
+        warning,
+    ]
+
+
+def test_result_counts_errors_and_warnings() -> None:
+    """`errors` and `warnings` count findings of each severity."""
+    result = CheckResult(
+        findings=[
+            finding("a.py", 1, 1, Severity.ERROR),
+            finding("a.py", 2, 1, Severity.WARNING),
+            finding("a.py", 3, 1, Severity.ERROR),
+        ]
+    )
+    assert (result.errors, result.warnings) == (2, 1)
+    assert (CheckResult().errors, CheckResult().warnings) == (0, 0)
+
+
+def test_paused_collector_restores_the_collectors_state() -> None:
+    """The collector is off inside the block and as it was afterwards, even after an error."""
+    assert gc.isenabled()
+    with pytest.raises(KeyError), paused_collector():
+        assert not gc.isenabled()
+        raise KeyError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_collector():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
