@@ -6,9 +6,12 @@ tests/test_check_findings.py; these are the pieces those findings are built from
 from __future__ import annotations
 
 import gc
+import json
 from pathlib import Path
 
 import pytest
+from helpers import write_files
+from test_check_findings import project  # noqa: F401  (the fixture: a small checked project)
 
 from catalog.check import (
     CheckResult,
@@ -18,6 +21,7 @@ from catalog.check import (
     paused_collector,
     sort_findings,
 )
+from catalog.cli import main
 from catalog.findings import Finding, Severity
 
 
@@ -134,3 +138,79 @@ def test_paused_collector_restores_the_collectors_state() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# -- every finding of a whole check run carries its stage ----------------------------------------
+
+PROBE_SOURCE = """\
+from pkg.errors import PoolEmpty
+
+
+class Helper:
+    pass
+
+
+def f(t):
+    if t == 1:
+        raise ValueError("third-party wording")  # errcat: ignore[upstream's text]
+    if t == 2:
+        raise OSError(
+            "spread over lines"
+        )  # errcat: ignore[misplaced]
+    if t == 3:
+        raise PoolEmpty()  # errcat: ignore[]
+    try:
+        pass
+    except ValueError as err:
+        raise err  # errcat: ignore[not needed]
+    # errcat: ignore[on no raise]
+    raise TypeError("uncatalogued")
+"""
+
+EXTRA_ENTRY = """\
+module: pkg.base
+errors:
+  - id: "00000000000000b1"
+    name: Helper
+    exception: ValueError
+    status: draft
+    message: "helper {x} failed"
+"""
+
+
+@pytest.mark.usefixtures("project")
+def test_findings_of_a_check_run_name_their_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each finding says which stage found it; files after one that cannot be parsed are
+    still checked, and so are the exemptions after a valid one."""
+    write_files(
+        Path.cwd(),
+        {
+            "pkg/a_broken.py": "def f(:\n    pass  # errcat: ignore[in a broken file]\n",
+            "pkg/probe.py": PROBE_SOURCE,
+            "knowledge/extra.yaml": EXTRA_ENTRY,
+        },
+    )
+    capsys.readouterr()
+    assert main(["check", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    found = [
+        (f["stage"], f"{f['path']}:{f['line']}:{f['column']}", f["message"].split(";")[0][:40])
+        for f in report["findings"]
+    ]
+    assert found == [
+        ("entries", "knowledge/extra.yaml:3:5", "entry 00000000000000b1 (Helper) is raise"),
+        ("entries", "knowledge/extra.yaml:4:11", "name Helper is also a class of the packa"),
+        ("sites", "pkg/a_broken.py:1:7", "cannot scan: cannot parse: invalid synta"),
+        ("codegen", "pkg/errors.py:1:1", "the generated module is stale: it differ"),
+        ("sites", "pkg/probe.py:12:9", "uncatalogued raise of OSError"),
+        ("exemptions", "pkg/probe.py:14:12", "exemption [misplaced] is on line 14 of t"),
+        ("exemptions", "pkg/probe.py:16:9", "exemption [] on a catalogued raise of Po"),
+        ("exemptions", "pkg/probe.py:20:9", "exemption [not needed] on a re-raise is "),
+        ("exemptions", "pkg/probe.py:21:5", "exemption [on no raise] matches no raise"),
+        ("sites", "pkg/probe.py:22:5", "uncatalogued raise of TypeError"),
+        ("drafts", "knowledge/base.yaml:3:5", "entry 00000000000000a1 (WrongDevice) is "),
+        ("drafts", "knowledge/base.yaml:8:5", "entry 00000000000000a2 (PoolEmpty) is a "),
+        ("drafts", "knowledge/base.yaml:19:5", "entry 00000000000000a4 (PoolClosedError)"),
+        ("drafts", "knowledge/base.yaml:24:5", "entry 00000000000000a5 (MissingKey) is a"),
+        ("drafts", "knowledge/extra.yaml:3:5", "entry 00000000000000b1 (Helper) is a dra"),
+    ]
