@@ -214,3 +214,17 @@ def test_findings_of_a_check_run_name_their_stage(capsys: pytest.CaptureFixture[
         ("drafts", "knowledge/base.yaml:24:5", "entry 00000000000000a5 (MissingKey) is a"),
         ("drafts", "knowledge/extra.yaml:3:5", "entry 00000000000000b1 (Helper) is a dra"),
     ]
+
+
+def test_ignore_comments_after_a_lone_carriage_return() -> None:
+    """A lone CR ends a line, as when Python reads the file."""
+    assert _ignore_comments("x = 1\r# errcat: ignore[a]\r") == [(2, 1, "a")]
+
+
+def test_file_facts_count_lines_from_the_start_of_the_file() -> None:
+    """Every ignore comment is kept; a file may start with a blank line; text before `class`
+    on its line, even one character and a blank, makes it no definition."""
+    data = b"\nclass Late:  # errcat: ignore[one]\nX class NotOne\ny = 1  # errcat: ignore[two]\n"
+    comments, classes = _file_facts(data)
+    assert comments == (2, 14, "one", 4, 8, "two")
+    assert classes == ("Late", 2)
