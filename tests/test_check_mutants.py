@@ -228,3 +228,30 @@ def test_file_facts_count_lines_from_the_start_of_the_file() -> None:
     comments, classes = _file_facts(data)
     assert comments == (2, 14, "one", 4, 8, "two")
     assert classes == ("Late", 2)
+
+
+def codegen_findings(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    capsys.readouterr()
+    main(["check", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    return [f"{f['path']}: {f['message']}" for f in report["findings"] if f["stage"] == "codegen"]
+
+
+@pytest.mark.usefixtures("project")
+def test_a_changed_site_url_makes_the_cached_module_stale(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The generated module holds the docs URL: once mkdocs.yml changes it, check says the
+    module is stale even though the catalog, and so the cache's catalog key, did not change;
+    the same mkdocs.yml again is served from the cache and stays clean."""
+    assert codegen_findings(capsys) == []
+    write_files(Path.cwd(), {"mkdocs.yml": "site_name: x\nsite_url: https://docs.example/\n"})
+    stale = [
+        "pkg/errors.py: the generated module is stale: it differs from what the catalog generates"
+    ]
+    assert codegen_findings(capsys) == stale
+    assert main(["codegen"]) == 0
+    assert codegen_findings(capsys) == []
+    assert codegen_findings(capsys) == []
+    (Path.cwd() / "mkdocs.yml").unlink()
+    assert codegen_findings(capsys) == stale
