@@ -41,7 +41,7 @@ from catalog.model import Catalog
 from catalog.project import CACHE_FOLDER
 from catalog.render import SiteContent, SiteInputs, api, gather, render
 from catalog.render.content import clashes, default_nav
-from catalog.render.site_settings import merged_settings
+from catalog.render.site_settings import THEME_FOLDER, merged_settings
 from catalog.validate import load_valid_catalog
 
 BUILD_FOLDER = "build"
@@ -156,6 +156,10 @@ def composed_config(
         theme = dict(theme)
         theme["custom_dir"] = os.path.relpath(root / theme["custom_dir"], build_dir)
         config["theme"] = theme
+    elif isinstance(theme, dict) and theme.get("name") == "material":
+        # Other engines run on this file without errcat's plugin, which otherwise adds the
+        # theme folder; a project's own custom_dir takes the one place there is for it.
+        config["theme"] = {**theme, "custom_dir": str(THEME_FOLDER)}
     if config.get("nav") is None:
         config["nav"] = default_nav(handwritten)
     return config

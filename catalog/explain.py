@@ -27,7 +27,7 @@ a weak template of theirs matches after it, and an entry's `name` is only a labe
 
 A query that is only an id or a class name (bare or qualified, or the class of entries without
 a generated one) names its entries directly: that is how people search for what a traceback
-printed. site/overrides/assets/errcat-match.js applies these same rules in the browser, to the
+printed. catalog/render/theme/assets/errcat-match.js applies these same rules in the browser, to the
 template index the site ships (catalog/render/match_index.py); tests/test_match_index.py holds
 the two to the same answers.
 

@@ -305,13 +305,18 @@ def test_zensical_builds_the_composed_folder(widgets: Path) -> None:
 
 
 def test_the_composed_config_brings_what_the_pages_need(tmp_path: Path) -> None:
-    """Without settings of its own a project gets Material, the extensions errcat's pages use
-    and a search plugin with errcat's separator."""
+    """Without settings of its own a project gets Material with errcat's theme folder, the
+    extensions errcat's pages use and a search plugin with errcat's separator."""
     from catalog.build import composed_config
-    from catalog.render.site_settings import EXTENSIONS, PALETTE, SEARCH_SEPARATOR
+    from catalog.render.site_settings import EXTENSIONS, PALETTE, SEARCH_SEPARATOR, THEME_FOLDER
 
     config = composed_config(tmp_path, tmp_path / "build", {"site_name": "x"}, [])
-    assert config["theme"] == {"name": "material", "palette": list(PALETTE), "font": False}
+    assert config["theme"] == {
+        "name": "material",
+        "palette": list(PALETTE),
+        "font": False,
+        "custom_dir": str(THEME_FOLDER),
+    }
     listed = [next(iter(e)) if isinstance(e, dict) else e for e in config["markdown_extensions"]]
     assert listed == [name for name, _ in EXTENSIONS]
     assert {"pymdownx.highlight": dict(EXTENSIONS[5][1])} in config["markdown_extensions"]

@@ -1,5 +1,5 @@
 """The template index the search box matches against, and the browser's matcher agreeing with
-`errcat explain` on it (site/overrides/assets/errcat-match.js, run under Node)."""
+`errcat explain` on it (catalog/render/theme/assets/errcat-match.js, run under Node)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from catalog.render.match_index import (
 from catalog.validate import load_valid_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "site" / "overrides" / "assets" / "errcat-match.js"
+SCRIPT = ROOT / "catalog" / "render" / "theme" / "assets" / "errcat-match.js"
 SITE_URL = "http://127.0.0.1:8000/"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(

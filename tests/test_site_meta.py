@@ -22,7 +22,12 @@ from catalog.config import load_config
 from catalog.model import Entry, Position, Status
 from catalog.render.meta import DESCRIPTION_LIMIT, error_description, first_sentence, plain_text
 from catalog.render.pages import error_page
-from catalog.render.site_settings import PALETTE, add_theme_settings, merged_settings
+from catalog.render.site_settings import (
+    PALETTE,
+    THEME_FOLDER,
+    add_theme_settings,
+    merged_settings,
+)
 from catalog.validate import load_valid_catalog
 
 REPO = Path(__file__).resolve().parents[1]
@@ -305,14 +310,45 @@ def test_the_plugin_route_sets_the_palette_and_fonts_a_project_left_out(tmp_path
     """On a loaded Material theme without palette or font (the MkDocs plugin's route) errcat
     sets its palette and `font: false`; a project's own palette and font stay."""
     theme = _loaded_theme(tmp_path, "  name: material\n")
-    assert add_theme_settings(theme) == ["palette", "font"]
+    assert add_theme_settings(theme) == ["palette", "font", "templates"]
     assert theme["palette"] == list(PALETTE) and theme["font"] is False
     theme = _loaded_theme(
         tmp_path, "  name: material\n  palette:\n    primary: red\n  font:\n    text: Inter\n"
     )
-    assert add_theme_settings(theme) == []
+    assert add_theme_settings(theme) == ["templates"]
     assert theme["palette"] == {"primary": "red"} and theme["font"]["text"] == "Inter"
     assert add_theme_settings(_loaded_theme(tmp_path, "  name: mkdocs\n")) == []
+
+
+def test_errcats_theme_folder_comes_after_the_projects_own_templates(tmp_path: Path) -> None:
+    """errcat's templates join a Material theme once, after the project's custom_dir (whose
+    templates win) and before Material's own."""
+    (tmp_path / "mine").mkdir()
+    theme = _loaded_theme(tmp_path, "  name: material\n  custom_dir: mine\n")
+    add_theme_settings(theme)
+    add_theme_settings(theme)
+    assert [Path(d).name for d in theme.dirs[:2]] == ["mine", THEME_FOLDER.name]
+    assert theme.dirs.count(str(THEME_FOLDER)) == 1
+    plain = _loaded_theme(tmp_path, "  name: material\n")
+    add_theme_settings(plain)
+    assert plain.dirs[0] == str(THEME_FOLDER) and "material" in Path(plain.dirs[1]).parts
+
+
+def test_a_project_of_its_own_gets_errcats_theme(tmp_path: Path) -> None:
+    """A project whose mkdocs.yml has no custom_dir (or no mkdocs.yml at all) still gets the
+    search box's matching, errcat's stylesheet, link previews and the 404 page: the theme ships
+    with errcat, not with this repository's docs."""
+    from test_build_project import ACTIVE_ID, make_project
+
+    root = make_project(tmp_path)
+    (root / "mkdocs.yml").unlink()
+    site = build_site(load_config(root), root / "build" / "site").out
+    page = (site / "errors" / ACTIVE_ID / "index.html").read_text(encoding="utf-8")
+    for needed in ("assets/errcat-match.js", "assets/errcat.css", 'property="og:title"'):
+        assert needed in page, needed
+    for asset in ("errcat-match.js", "errcat.css", "errcat.js"):
+        assert (site / "assets" / asset).is_file(), asset
+    assert "Paste an error message" in (site / "404.html").read_text(encoding="utf-8")
 
 
 def test_errcat_build_site_url_reaches_the_published_files(

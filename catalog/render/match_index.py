@@ -3,7 +3,7 @@
 Material's word search (lunr) ranks a pasted concrete message by its words: templates made
 mostly of placeholders, stop words and prefix matches (`be` finds `belong`) push the right page
 far down. The site therefore ships what `errcat explain` matches with (catalog/explain.py), and
-`site/overrides/assets/errcat-match.js` applies the same rules in the browser, on any static
+`catalog/render/theme/assets/errcat-match.js` applies the same rules in the browser, on any static
 host: the ids, class names and exception classes, the anchor word of each template, and the
 template cut into literal text and placeholders. Everything else the matcher needs (regexes,
 literal character counts, the longest literal piece) follows from those and is computed by the

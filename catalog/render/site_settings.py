@@ -15,6 +15,10 @@ The rule, the same for `errcat build` and the MkDocs plugin:
   system's preference, with a toggle) and one without a `font` gets `font: false` (the system's
   fonts: Material's default loads Google Fonts, a request to another origin on every view); a
   project's palette or font is kept;
+- with Material, errcat's theme folder (`catalog/render/theme`: link previews, the stylesheet,
+  the search box's matching, the 404 page, a repository link that fetches nothing) joins the
+  theme's template folders after the project's `custom_dir`, so a project's own templates win
+  (a project's main.html keeps errcat's additions by extending "errcat_main.html");
 - a search plugin is added when the project lists none, and a search plugin without a
   `separator` gets errcat's (it splits pasted messages on punctuation); the project's other
   search settings and plugins are kept.
@@ -22,8 +26,14 @@ The rule, the same for `errcat build` and the MkDocs plugin:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+THEME_FOLDER = Path(__file__).resolve().parent / "theme"
+"""errcat's templates and assets for Material, shipped with the package (never a docs_dir
+folder of the project's, so an installed errcat serves every project the same pages)."""
 
 SEARCH_SEPARATOR = r"""[\s\-,:;!=\[\]()<>{}"'/|]+|\.(?!\d)"""
 """lunr reads `:` as a field separator and messages are full of `:`, `,`, quotes, brackets, `=`
@@ -153,7 +163,23 @@ def add_theme_settings(theme: Any) -> list[str]:
     if "font" not in theme or theme["font"] == MATERIAL_DEFAULT_FONT:
         theme["font"] = False
         added.append("font")
+    if add_theme_folder(theme):
+        added.append("templates")
     return added
+
+
+def add_theme_folder(theme: Any) -> bool:
+    """Put errcat's theme folder among a loaded theme's template folders, right after the
+    project's `custom_dir` (whose templates win) and before the theme's own; return whether it
+    was added (it is added once, however often MkDocs calls the plugin)."""
+    dirs = getattr(theme, "dirs", None)
+    if not isinstance(dirs, list):
+        return False
+    folder = str(THEME_FOLDER)
+    if any(os.path.realpath(d) == folder for d in dirs):
+        return False
+    dirs.insert(1 if getattr(theme, "custom_dir", None) else 0, folder)
+    return True
 
 
 def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
