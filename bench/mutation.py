@@ -95,7 +95,12 @@ TARGETS = (
     ),
     Target(
         "catalog/check.py",
-        ("tests/test_check_mutants.py", "tests/test_check.py", "tests/test_check_findings.py"),
+        (
+            "tests/test_check_mutants.py",
+            "tests/test_check_cache.py",
+            "tests/test_check.py",
+            "tests/test_check_findings.py",
+        ),
     ),
 )
 

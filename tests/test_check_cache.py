@@ -1,0 +1,284 @@
+"""`errcat check`'s caches follow every input they were computed from.
+
+Each test runs check once to fill `.errcat-cache/`, changes one input, runs check again and
+compares its whole JSON report with a fresh run's, the cache removed first. A cache whose key
+left that input out would serve the first run's answer (bench/mutation.py's mutants of
+`catalog/check.py` did). Each test also asserts that the change shows in the report, so the
+comparison says something.
+
+Files written by a test are younger than the two seconds after which a file's stat is trusted
+(`catalog.loader.SETTLED_NS`), so nothing would be remembered by stat; the `settled` fixture
+trusts every stat, as a project's files are trusted once they are older.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import write_files
+from test_check_findings import project  # noqa: F401  (the fixture: a small checked project)
+
+from catalog.cli import main
+from catalog.project import CACHE_FOLDER
+
+pytestmark = pytest.mark.usefixtures("project", "settled")
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file counts as settled, so what is computed from its bytes is kept by its stat.
+    Each change below also changes the file's size, so its stat differs within one clock tick."""
+    monkeypatch.setattr("catalog.loader.SETTLED_NS", -1_000_000_000)
+
+
+def report(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    capsys.readouterr()
+    main(["check", "--json"])
+    found: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return found
+
+
+def fresh(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    shutil.rmtree(Path.cwd() / CACHE_FOLDER, ignore_errors=True)
+    return report(capsys)
+
+
+def messages(found: dict[str, Any]) -> list[str]:
+    return [f"{f['path']}:{f['line']}: {f['message']}" for f in found["findings"]]
+
+
+def after_change(capsys: pytest.CaptureFixture[str], change: Callable[[], None]) -> list[str]:
+    """The findings check reports after `change`, with the caches of two earlier runs in
+    place; asserted equal to a fresh run's and different from before the change."""
+    report(capsys)
+    before = report(capsys)  # the second run is served from what the first one stored
+    change()
+    cached = report(capsys)
+    assert cached == fresh(capsys)
+    assert cached != before
+    return messages(cached)
+
+
+def edit(name: str, text: str, append: bool = True) -> Callable[[], None]:
+    def change() -> None:
+        path = Path.cwd() / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old = path.read_text(encoding="utf-8") if append and path.exists() else ""
+        path.write_text(old + text, encoding="utf-8")
+
+    return change
+
+
+STALE = "the generated module is stale: it differs from what the catalog generates"
+
+
+def test_a_catalog_file_changed(capsys: pytest.CaptureFixture[str]) -> None:
+    """A new entry in a catalog file: the module is stale and the entry raised nowhere."""
+    entry = (
+        '  - id: "00000000000000c1"\n    name: Drained\n    exception: RuntimeError\n'
+        '    status: draft\n    message: "the pool drained"\n'
+    )
+    found = after_change(capsys, edit("knowledge/base.yaml", entry))
+    assert f"pkg/errors.py:1: {STALE}" in found
+    assert "knowledge/base.yaml:29: entry 00000000000000c1 (Drained) is raised nowhere in pkg" in (
+        found
+    )
+
+
+def test_a_catalog_file_renamed(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same bytes under another name: findings name the new file."""
+    folder = Path.cwd() / "knowledge"
+    found = after_change(capsys, lambda: (folder / "base.yaml").rename(folder / "core.yaml"))
+    assert any(line.startswith("knowledge/core.yaml:3: ") for line in found)
+
+
+def test_a_catalog_message_changed(capsys: pytest.CaptureFixture[str]) -> None:
+    """A message the package's own class raises no longer matches its raise."""
+    path = Path.cwd() / "knowledge/base.yaml"
+
+    def change() -> None:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("pool {name} is closed", "pool {name} was closed"), "utf-8")
+
+    found = after_change(capsys, change)
+    assert any("(PoolClosedError) is raised nowhere" in line for line in found)
+
+
+def test_the_site_url_changed(capsys: pytest.CaptureFixture[str]) -> None:
+    """mkdocs.yml's site_url is in the generated module: a new one makes it stale."""
+    found = after_change(capsys, edit("mkdocs.yml", "site_name: x\nsite_url: https://a.example/\n"))
+    assert f"pkg/errors.py:1: {STALE}" in found
+
+
+def test_the_site_url_changed_again(capsys: pytest.CaptureFixture[str]) -> None:
+    """From one mkdocs.yml to another: the digests cached for the first are not the second's."""
+    write_files(Path.cwd(), {"mkdocs.yml": "site_name: x\nsite_url: https://a.example/\n"})
+    assert main(["codegen"]) == 0
+    found = after_change(
+        capsys, edit("mkdocs.yml", "site_name: x\nsite_url: https://other.example/\n", False)
+    )
+    assert f"pkg/errors.py:1: {STALE}" in found
+
+
+def test_the_generated_module_edited(capsys: pytest.CaptureFixture[str]) -> None:
+    found = after_change(capsys, edit("pkg/errors.py", "# edited by hand\n"))
+    assert f"pkg/errors.py:1: {STALE}" in found
+
+
+def test_the_generated_module_moved(capsys: pytest.CaptureFixture[str]) -> None:
+    """Another `generated` setting, codegen run for it: the old module is now a package file
+    whose classes shadow the entries, and the raises import classes of no generated module."""
+
+    def change() -> None:
+        pyproject = Path.cwd() / "pyproject.toml"
+        text = pyproject.read_text(encoding="utf-8")
+        pyproject.write_text(text.replace("pkg/errors.py", "pkg/made.py"), encoding="utf-8")
+        assert main(["codegen"]) == 0
+
+    found = after_change(capsys, change)
+    assert any("name PoolEmpty is also a class of the package" in line for line in found)
+
+
+def test_the_generated_module_moved_without_codegen(capsys: pytest.CaptureFixture[str]) -> None:
+    """Another `generated` setting: the module there is missing, whatever was cached for the
+    old one."""
+    pyproject = Path.cwd() / "pyproject.toml"
+
+    def change() -> None:
+        text = pyproject.read_text(encoding="utf-8")
+        pyproject.write_text(text.replace("pkg/errors.py", "pkg/made.py"), encoding="utf-8")
+
+    found = after_change(capsys, change)
+    assert "pkg/made.py:1: the generated module is missing" in found
+
+
+def test_a_source_file_changed(capsys: pytest.CaptureFixture[str]) -> None:
+    found = after_change(capsys, edit("pkg/base.py", "\n\ndef more():\n    raise OSError('x')\n"))
+    assert "pkg/base.py:19: uncatalogued raise of OSError" in found
+
+
+def test_a_source_file_renamed(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same bytes at another path: findings name the new file."""
+    write_files(Path.cwd(), {"pkg/probe.py": "def f():\n    raise OSError('x')\n"})
+    pkg = Path.cwd() / "pkg"
+    found = after_change(capsys, lambda: (pkg / "probe.py").rename(pkg / "other.py"))
+    assert found[0] == "pkg/other.py:2: uncatalogued raise of OSError"
+
+
+def test_a_source_file_removed(capsys: pytest.CaptureFixture[str]) -> None:
+    write_files(
+        Path.cwd(), {"pkg/probe.py": "def f():\n    raise OSError('x')  # errcat: ignore\n"}
+    )
+    found = after_change(capsys, lambda: (Path.cwd() / "pkg/probe.py").unlink())
+    assert not any("probe.py" in line for line in found)
+
+
+def test_an_ignore_comment_on_no_raise(capsys: pytest.CaptureFixture[str]) -> None:
+    """A comment in a file without raises changes no scanned site, only the file's facts."""
+    found = after_change(capsys, edit("pkg/__init__.py", "X = 1  # errcat: ignore[stray]\n"))
+    assert "pkg/__init__.py:1: exemption [stray] matches no raise site" in found
+
+
+def test_an_ignore_comment_removed(capsys: pytest.CaptureFixture[str]) -> None:
+    write_files(Path.cwd(), {"pkg/__init__.py": "X = 1  # errcat: ignore[stray]\n"})
+    found = after_change(capsys, edit("pkg/__init__.py", "X = 10\n", False))
+    assert not any("stray" in line for line in found)
+
+
+def test_an_ignore_comment_moved_to_another_file(capsys: pytest.CaptureFixture[str]) -> None:
+    write_files(
+        Path.cwd(),
+        {"pkg/__init__.py": "X = 1  # errcat: ignore[stray]\n", "pkg/more.py": "Y = 2\n"},
+    )
+
+    def change() -> None:
+        write_files(
+            Path.cwd(),
+            {"pkg/__init__.py": "X = 1\n", "pkg/more.py": "Y = 2  # errcat: ignore[stray]\n"},
+        )
+
+    found = after_change(capsys, change)
+    assert "pkg/more.py:1: exemption [stray] matches no raise site" in found
+
+
+def test_a_class_named_like_an_entry(capsys: pytest.CaptureFixture[str]) -> None:
+    """A class definition raises nothing: only the file's facts change."""
+    found = after_change(capsys, edit("pkg/__init__.py", "class PoolEmpty:\n    pass\n"))
+    assert any("name PoolEmpty is also a class of the package" in line for line in found)
+
+
+def test_a_class_named_like_an_entry_renamed(capsys: pytest.CaptureFixture[str]) -> None:
+    write_files(Path.cwd(), {"pkg/__init__.py": "class PoolEmpty:\n    pass\n"})
+    found = after_change(capsys, edit("pkg/__init__.py", "class PoolEmptied:\n    pass\n", False))
+    assert not any("is also a class" in line for line in found)
+
+
+def test_requires_python_changed(capsys: pytest.CaptureFixture[str]) -> None:
+    found = after_change(capsys, edit("pyproject.toml", '[project]\nrequires-python = ">=2.7"\n'))
+    assert any("requires-python" in line for line in found)
+
+
+def test_the_project_moved(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole project, its cache included, copied elsewhere: findings name the new place."""
+    write_files(Path.cwd(), {"pkg/probe.py": "def f():\n    raise OSError('x')\n"})
+    report(capsys)
+    report(capsys)
+    moved = tmp_path.parent / (tmp_path.name + "-moved")
+    shutil.copytree(tmp_path, moved)
+    (tmp_path / "pkg/probe.py").unlink()  # so that a finding naming the old place shows
+    monkeypatch.chdir(moved)
+    cached = report(capsys)
+    assert cached == fresh(capsys)
+    assert "pkg/probe.py:2: uncatalogued raise of OSError" in messages(cached)
+
+
+def test_errcat_changed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another errcat (its fingerprint) reading a file's facts differently: what the old one
+    stored is not served. Faked by a new fingerprint and a `_file_facts` that finds a class."""
+    import catalog.check
+    import catalog.loader
+
+    report(capsys)
+    before = report(capsys)
+    fingerprint = catalog.loader.tool_fingerprint()
+    monkeypatch.setattr(catalog.loader, "tool_fingerprint", lambda: fingerprint + b"new")
+    real = catalog.check._file_facts
+
+    def newer(data: bytes) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        comments, classes = real(data)
+        return comments, (*classes, "PoolEmpty", 1)
+
+    monkeypatch.setattr(catalog.check, "_file_facts", newer)
+    cached = report(capsys)
+    assert cached == fresh(capsys)
+    assert cached != before
+
+
+def test_unchanged_runs_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    """With nothing changed, every run reports what a fresh one does (the caches' own data
+    round-trips), findings in every stage included."""
+    write_files(
+        Path.cwd(),
+        {
+            "pkg/__init__.py": "class PoolEmpty:\n    pass\nX = 1  # errcat: ignore[stray]\n",
+            "pkg/probe.py": "def f():\n    raise OSError('x')\n",
+            "mkdocs.yml": "site_name: x\nsite_url: https://a.example/\n",
+        },
+    )
+    first = report(capsys)
+    assert report(capsys) == first
+    assert report(capsys) == first
+    assert fresh(capsys) == first
+    assert len(first["findings"]) > 6
+    os.utime(Path.cwd() / "pkg/probe.py")  # a new stat, the same bytes
+    assert report(capsys) == first
