@@ -282,3 +282,77 @@ def test_unchanged_runs_agree(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(first["findings"]) > 6
     os.utime(Path.cwd() / "pkg/probe.py")  # a new stat, the same bytes
     assert report(capsys) == first
+
+
+def test_an_unsettled_file_is_read_again(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file changed within the last moments is read again even when its stat is the same,
+    since a second write within one clock tick would not show in it. Faked by a stat that
+    never changes and never settles: a new ignore comment is still found."""
+    import catalog.loader
+
+    monkeypatch.setattr(catalog.loader, "stat_signature", lambda path: ((1, 2, 3, 4, 5), False))
+    report(capsys)
+    before = report(capsys)
+    edit("pkg/__init__.py", "X = 1  # errcat: ignore[stray]\n")()
+    cached = report(capsys)
+    assert cached == fresh(capsys)
+    assert "pkg/__init__.py:1: exemption [stray] matches no raise site" in messages(cached)
+    assert cached != before
+
+
+def test_the_generated_module_renamed_outside_the_package(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The module generated outside the package, the old one removed: the package's files scan
+    the same (the old module was never scanned), but its raises import from no generated
+    module now."""
+    pyproject = Path.cwd() / "pyproject.toml"
+
+    def change() -> None:
+        text = pyproject.read_text(encoding="utf-8")
+        pyproject.write_text(text.replace("pkg/errors.py", "gen/errors.py"), encoding="utf-8")
+        for name in ("pkg/errors.py", "pkg/errors.pyi"):
+            (Path.cwd() / name).unlink(missing_ok=True)
+        assert main(["codegen"]) == 0
+
+    found = after_change(capsys, change)
+    assert not any("generated module" in line for line in found)
+    assert any("(PoolEmpty) is raised nowhere" in line for line in found)
+
+
+SITE_CHANGES = {
+    "line": ("def f():\n    raise OSError('x')\n", "def f():\n\n    raise OSError('x')\n"),
+    "column": ("def f():\n    raise OSError('x')\n", "def f():\n    if f: raise OSError('x')\n"),
+    "template": (
+        "def f():\n    raise RuntimeError('the pool is empty')\n",
+        "def f():\n    raise RuntimeError('the pool is empty!')\n",
+    ),
+    "qualified-name": (
+        "from pkg.errors import PoolEmpty as E\n\n\ndef f():\n    raise E()\n",
+        "from pkg.errors import WrongDevice as E\n\n\ndef f():\n    raise E()\n",
+    ),
+    "arguments": (
+        "from pkg.errors import PoolEmpty\n\n\ndef f():\n    raise PoolEmpty()\n",
+        "from pkg.errors import PoolEmpty\n\n\ndef f():\n    raise PoolEmpty(1)\n",
+    ),
+    "keywords": (
+        "from pkg.errors import PoolEmpty\n\n\ndef f():\n    raise PoolEmpty()\n",
+        "from pkg.errors import PoolEmpty\n\n\ndef f():\n    raise PoolEmpty(a=1)\n",
+    ),
+    "reraise": (
+        "def f():\n    try:\n        pass\n    except OSError as e:\n        raise e\n",
+        "def f():\n    try:\n        pass\n    except OSError as e:\n        raise E\n",
+    ),
+    "failure": ("def f(:\n    pass\n", "def f(]\n    pass\n"),
+}
+
+
+@pytest.mark.parametrize("source", SITE_CHANGES.values(), ids=list(SITE_CHANGES))
+def test_a_site_changed(capsys: pytest.CaptureFixture[str], source: tuple[str, str]) -> None:
+    """One field of one raise site changes (or a file's parse failure): the outcome cached for
+    the old site is not served."""
+    old, new = source
+    write_files(Path.cwd(), {"pkg/probe.py": old})
+    after_change(capsys, edit("pkg/probe.py", new, False))
