@@ -345,6 +345,14 @@ SITE_CHANGES = {
         "def f():\n    try:\n        pass\n    except OSError as e:\n        raise e\n",
         "def f():\n    try:\n        pass\n    except OSError as e:\n        raise E\n",
     ),
+    "via": (
+        "def f():\n    e = RuntimeError('the pool is empty')\n    raise e\n",
+        "def f():\n    ee = RuntimeError('the pool is empty')\n    raise ee\n",
+    ),
+    "end-line": (
+        "def f():\n    raise OSError(\n        'x')\n    # errcat: ignore[r]\n",
+        "def f():\n    raise OSError(\n        'x',\n    # errcat: ignore[r]\n    )\n",
+    ),
     "failure": ("def f(:\n    pass\n", "def f(]\n    pass\n"),
 }
 
