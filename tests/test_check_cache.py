@@ -364,3 +364,164 @@ def test_a_site_changed(capsys: pytest.CaptureFixture[str], source: tuple[str, s
     old, new = source
     write_files(Path.cwd(), {"pkg/probe.py": old})
     after_change(capsys, edit("pkg/probe.py", new, False))
+
+
+def test_a_generated_module_with_crlf_line_ends_is_current(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A checkout that turned the module's line ends into CRLF holds the same text: check
+    compares the text, not the bytes, from a fresh run and from the cache alike."""
+    module = Path.cwd() / "pkg/errors.py"
+    module.write_bytes(module.read_bytes().replace(b"\n", b"\r\n"))
+    first = report(capsys)
+    assert not any("generated" in line for line in messages(first))
+    assert report(capsys) == first
+
+
+def test_the_counts_and_stages_of_a_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """The summary counts entries, and the requires-python finding belongs to codegen."""
+    edit("pyproject.toml", '[project]\nrequires-python = ">=2.7"\n')()
+    found = report(capsys)
+    assert (found["entries"], found["files"]) == (5, 2)
+    stages = {f["stage"] for f in found["findings"] if "requires-python" in f["message"]}
+    assert stages == {"codegen"}
+
+
+def test_cached_findings_of_many_unscanned_places(capsys: pytest.CaptureFixture[str]) -> None:
+    """Findings at places that are no scanned file (two catalog files, a file that cannot be
+    parsed) each keep their own path when served from the cache."""
+    entry = (
+        'module: pkg.base\nerrors:\n  - id: "00000000000000c1"\n    name: Drained\n'
+        '    exception: RuntimeError\n    status: draft\n    message: "the pool drained"\n'
+    )
+    write_files(
+        Path.cwd(),
+        {
+            "knowledge/more.yaml": entry,
+            "pkg/broken.py": "def f(:\n    pass\n",
+            "pkg/__init__.py": "class PoolEmpty:\n    pass\n",
+        },
+    )
+    assert main(["codegen"]) == 0
+    first = fresh(capsys)
+    assert report(capsys) == first
+    paths = {f["path"] for f in first["findings"] if f["severity"] == "error"}
+    assert paths == {"knowledge/base.yaml", "knowledge/more.yaml", "pkg/broken.py"}
+
+
+def test_two_raw_raises_of_two_entries(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each raw raise of a typed entry names its own entry."""
+    write_files(
+        Path.cwd(),
+        {
+            "pkg/probe.py": "def f(name, expected, actual):\n"
+            "    raise RuntimeError('the pool is empty')\n"
+            "    raise ValueError(f'{name} must be on device {expected}, got {actual}')\n"
+        },
+    )
+    found = [line for line in messages(report(capsys)) if "probe" in line]
+    assert found == [
+        "pkg/probe.py:2: raises RuntimeError with the message of entry 00000000000000a2; "
+        "raise the typed PoolEmpty instead",
+        "pkg/probe.py:3: raises ValueError with the message of entry 00000000000000a1; "
+        "raise the typed WrongDevice instead",
+    ]
+
+
+def test_a_class_named_like_an_entry_catalogued_in_place(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Only entries with a generated class can shadow a class of the package: an entry of the
+    package's own class is imported by no one under its name."""
+    write_files(Path.cwd(), {"pkg/__init__.py": "class PoolClosedError(Exception):\n    pass\n"})
+    assert not any("is also a class" in line for line in messages(report(capsys)))
+
+
+def test_a_shadowed_class_is_reported_at_its_own_line(capsys: pytest.CaptureFixture[str]) -> None:
+    write_files(
+        Path.cwd(), {"pkg/__init__.py": "class PoolEmpty:\n    pass\n\n\nclass Other:\n    pass\n"}
+    )
+    found = [line for line in messages(report(capsys)) if "is also a class" in line]
+    assert found == [
+        "knowledge/base.yaml:9: name PoolEmpty is also a class of the package "
+        "(__init__.py:1); the two would shadow each other"
+    ]
+
+
+def stage_inputs() -> tuple[Any, Any, Any, str]:
+    from catalog.check import check_catalog_stage
+    from catalog.config import load_config
+    from catalog.project import generated_module, scan_package
+
+    config = load_config()
+    catalog, problems = check_catalog_stage(config)
+    assert problems == []
+    return config, catalog, scan_package(config, cache=False), generated_module(config)
+
+
+def test_the_sites_stage_with_and_without_its_caches() -> None:
+    """`check_sites_stage` without a cache folder, with one but no catalog key, with a matcher
+    of the caller's, and twice with both: the same findings, and no cache without a folder."""
+    from catalog.check import SITES_CACHE, SOURCE_FACTS_CACHE, check_sites_stage
+    from catalog.match import Matcher
+
+    write_files(
+        Path.cwd(),
+        {
+            "pkg/__init__.py": "class PoolEmpty:\n    pass\nX = 1  # errcat: ignore[stray]\n",
+            "pkg/probe.py": "def f():\n    raise OSError('x')\n",
+        },
+    )
+    shutil.rmtree(Path.cwd() / CACHE_FOLDER, ignore_errors=True)
+    config, catalog, scanned, module = stage_inputs()
+    plain = check_sites_stage(config, catalog, scanned, module)
+    folder = Path.cwd() / CACHE_FOLDER
+    assert not (folder / SITES_CACHE).exists() and not (folder / SOURCE_FACTS_CACHE).exists()
+    assert len(plain) == 3
+    assert check_sites_stage(config, catalog, scanned, module, cache_dir=folder) == plain
+    matcher = Matcher(catalog, module)
+    assert check_sites_stage(config, catalog, scanned, module, matcher, folder, "k") == plain
+    for _ in range(2):
+        assert check_sites_stage(config, catalog, scanned, module, cache_dir=folder, key="k") == (
+            plain
+        )
+
+
+def test_source_facts_skip_files_that_cannot_be_read(tmp_path: Path) -> None:
+    """A file gone since the scan, or a folder, is left to the scan stage; the files after it
+    still count."""
+    from catalog.check import _source_facts
+
+    later = write_files(tmp_path, {"later.py": "class Later:  # errcat: ignore[r]\n"}) / "later.py"
+    files = [(tmp_path / "gone.py", "gone.py"), (tmp_path, "folder"), (later, "later.py")]
+    facts = _source_facts(files, None, {"Later"})
+    assert facts.comments == {later: [(1, 15, "r")]}
+    assert facts.classes == {"Later": "later.py:1"}
+
+
+def test_starts_with_a_file_that_cannot_be_read(tmp_path: Path) -> None:
+    from catalog.check import _starts_with
+
+    assert not _starts_with(tmp_path, "")
+    assert not _starts_with(tmp_path / "missing", "")
+
+
+def test_a_left_stub_that_is_not_utf8(capsys: pytest.CaptureFixture[str]) -> None:
+    """A stub file where codegen writes none, not UTF-8 and not errcat's: no finding, no crash."""
+    (Path.cwd() / "pkg/errors.pyi").write_bytes(b"\xff\xfe\xfa not errcat's\n")
+    assert not any("stub" in line for line in messages(report(capsys)))
+
+
+def test_the_codegen_stage_without_a_catalog_key(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the catalog's key nothing is cached for it: a changed catalog is seen."""
+    from catalog.check import check_codegen_stage
+
+    config, catalog, _, _ = stage_inputs()
+    assert check_codegen_stage(config, catalog) == []
+    edit("knowledge/base.yaml", "")()
+    path = Path.cwd() / "knowledge/base.yaml"
+    path.write_text(path.read_text("utf-8").replace("the pool is empty", "pool empty"), "utf-8")
+    config, catalog, _, _ = stage_inputs()
+    assert [f.message for f in check_codegen_stage(config, catalog)] == [
+        "the generated module is stale: it differs from what the catalog generates"
+    ]
