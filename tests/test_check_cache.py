@@ -460,8 +460,9 @@ def stage_inputs() -> tuple[Any, Any, Any, str]:
 
 
 def test_the_sites_stage_with_and_without_its_caches() -> None:
-    """`check_sites_stage` without a cache folder, with one but no catalog key, with a matcher
-    of the caller's, and twice with both: the same findings, and no cache without a folder."""
+    """`check_sites_stage` without a cache folder (with and without a catalog key), with one
+    but no key, with a matcher of the caller's, and twice with both: the same findings, and
+    no cache without a folder."""
     from catalog.check import SITES_CACHE, SOURCE_FACTS_CACHE, check_sites_stage
     from catalog.match import Matcher
 
@@ -479,6 +480,8 @@ def test_the_sites_stage_with_and_without_its_caches() -> None:
     assert not (folder / SITES_CACHE).exists() and not (folder / SOURCE_FACTS_CACHE).exists()
     assert len(plain) == 3
     assert check_sites_stage(config, catalog, scanned, module, cache_dir=folder) == plain
+    assert check_sites_stage(config, catalog, scanned, module, key="k") == plain
+    assert not (folder / SITES_CACHE).exists()
     matcher = Matcher(catalog, module)
     assert check_sites_stage(config, catalog, scanned, module, matcher, folder, "k") == plain
     for _ in range(2):

@@ -255,3 +255,21 @@ def test_a_changed_site_url_makes_the_cached_module_stale(
     assert codegen_findings(capsys) == []
     (Path.cwd() / "mkdocs.yml").unlink()
     assert codegen_findings(capsys) == stale
+
+
+@pytest.mark.usefixtures("project")
+def test_an_uncatalogued_raise_names_the_exception_an_alias_stands_for(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A raise of an imported alias is reported by the exception it resolves to."""
+    write_files(
+        Path.cwd(),
+        {
+            "pkg/probe.py": "from builtins import OSError as Oops\n\n\ndef f():\n    raise Oops('x')\n"
+        },
+    )
+    capsys.readouterr()
+    main(["check", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    found = [f["message"] for f in report["findings"] if f["path"] == "pkg/probe.py"]
+    assert found == ["uncatalogued raise of OSError"]
