@@ -273,3 +273,30 @@ def test_an_uncatalogued_raise_names_the_exception_an_alias_stands_for(
     report = json.loads(capsys.readouterr().out)
     found = [f["message"] for f in report["findings"] if f["path"] == "pkg/probe.py"]
     assert found == ["uncatalogued raise of OSError"]
+
+
+@pytest.mark.usefixtures("project")
+def test_an_exempted_raise_worded_like_an_entry_after_one_catalogued_in_place(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The entries recognised by their message's shape include those after an entry of the
+    package's own class (which is skipped, not the end of the list)."""
+    write_files(
+        Path.cwd(),
+        {
+            "knowledge/extra.yaml": 'module: pkg.base\nerrors:\n  - id: "00000000000000c1"\n'
+            "    name: Drained\n    exception: RuntimeError\n    status: draft\n"
+            '    message: "the pool drained {n} items"\n',
+            "pkg/probe.py": "def f(count):\n"
+            "    raise RuntimeError(f'the pool drained {count} items')  # errcat: ignore[old]\n",
+        },
+    )
+    assert main(["codegen"]) == 0
+    capsys.readouterr()
+    main(["check", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    found = [f["message"] for f in report["findings"] if f["path"] == "pkg/probe.py"]
+    assert found == [
+        "exemption [old] hides a raise the catalog covers: RuntimeError with the message of "
+        "entry 00000000000000c1"
+    ]
