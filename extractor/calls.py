@@ -35,7 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from extractor.cache import Cache
-from extractor.imports import ModuleName, Scope, import_from_base, module_name_for, resolve
+from extractor.imports import (
+    ModuleName,
+    Scope,
+    import_from_base,
+    module_name_for,
+    resolve,
+    target_names,
+)
 from extractor.model import ScanReport
 
 DEFAULT_DEPTH = 3
@@ -419,16 +426,6 @@ def _own_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield case.body
 
 
-def _target_names(target: ast.AST, into: set[str]) -> None:
-    if isinstance(target, ast.Name):
-        into.add(target.id)
-    elif isinstance(target, ast.Tuple | ast.List):
-        for element in target.elts:
-            _target_names(element, into)
-    elif isinstance(target, ast.Starred):
-        _target_names(target.value, into)
-
-
 @dataclass(frozen=True)
 class _Method:
     """Where `self` (the first parameter) of a method points: its class in this file."""
@@ -654,7 +651,7 @@ def _walk(
         if isinstance(node, ast.Call):
             calls.append(node)
         elif isinstance(node, ast.comprehension):
-            _target_names(node.target, comprehension_names)
+            target_names(node.target, comprehension_names)
         todo.extend(ast.iter_child_nodes(node))
     functions.sort(key=lambda node: (node.lineno, node.col_offset))
     classes.sort(key=lambda node: (node.lineno, node.col_offset))

@@ -58,14 +58,15 @@ class Scope:
         return self
 
 
-def _target_names(target: ast.expr, into: set[str]) -> None:
+def target_names(target: ast.expr, into: set[str]) -> None:
+    """Add to `into` every name an assignment target (`a`, `a, *b`, `[a, (b, c)]`) binds."""
     if isinstance(target, ast.Name):
         into.add(target.id)
     elif isinstance(target, ast.Tuple | ast.List):
         for element in target.elts:
-            _target_names(element, into)
+            target_names(element, into)
     elif isinstance(target, ast.Starred):
-        _target_names(target.value, into)
+        target_names(target.value, into)
 
 
 class _Bindings:
@@ -83,7 +84,7 @@ class _Bindings:
         scope = self.scope
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                _target_names(target, scope.bound)
+                target_names(target, scope.bound)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             scope.bound.add(node.name)
         elif isinstance(node, ast.Import):
@@ -104,18 +105,18 @@ class _Bindings:
                 else:
                     scope.imports.setdefault(local, set()).add(f"{base}.{alias.name}")
         elif isinstance(node, ast.AnnAssign | ast.AugAssign):
-            _target_names(node.target, scope.bound)
+            target_names(node.target, scope.bound)
         elif isinstance(node, ast.If | ast.While):
             self.body(node.body)
             self.body(node.orelse)
         elif isinstance(node, ast.For | ast.AsyncFor):
-            _target_names(node.target, scope.bound)
+            target_names(node.target, scope.bound)
             self.body(node.body)
             self.body(node.orelse)
         elif isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
                 if item.optional_vars is not None:
-                    _target_names(item.optional_vars, scope.bound)
+                    target_names(item.optional_vars, scope.bound)
             self.body(node.body)
         elif isinstance(node, ast.Try | ast.TryStar):
             self.body(node.body)
@@ -136,7 +137,7 @@ class _Bindings:
             scope.declared_global.update(node.names)
         elif isinstance(node, ast.Delete):
             for target in node.targets:
-                _target_names(target, scope.bound)
+                target_names(target, scope.bound)
 
 
 @dataclass(frozen=True)
