@@ -138,7 +138,8 @@ def _file_facts(data: bytes) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     for match in _CLASS_KEYWORD.finditer(data):
         start = match.start()
         line_start = data.rfind(b"\n", 0, start) + 1
-        if data[line_start:start].strip(b" \t"):
+        # Python's indentation is blanks, tabs and form feeds (`\f` may start a line).
+        if data[line_start:start].strip(b" \t\f"):
             continue  # `class` inside a line, not a definition
         name = match.group(1).decode()
         if name in seen:
