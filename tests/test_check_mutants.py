@@ -300,3 +300,19 @@ def test_an_exempted_raise_worded_like_an_entry_after_one_catalogued_in_place(
         "exemption [old] hides a raise the catalog covers: RuntimeError with the message of "
         "entry 00000000000000c1"
     ]
+
+
+def test_file_facts_see_a_class_after_a_form_feed() -> None:
+    """A form feed is indentation to Python (`\\f` may start a line before `class`), so the
+    class after it is defined; a vertical tab is no indentation (a file with one there does not
+    parse), so `class` after it can only be inside a string, as here, and defines nothing."""
+    data = (
+        b"\x0cclass Paged:\n"
+        b"    pass\n"
+        b"if True:\n"
+        b" \x0c class Inner: ...\n"
+        b's = """\n'
+        b"\x0bclass InString\n"
+        b'"""\n'
+    )
+    assert _file_facts(data) == ((), ("Paged", 1, "Inner", 4))
