@@ -528,3 +528,37 @@ def test_the_codegen_stage_without_a_catalog_key(capsys: pytest.CaptureFixture[s
     assert [f.message for f in check_codegen_stage(config, catalog)] == [
         "the generated module is stale: it differs from what the catalog generates"
     ]
+
+
+def test_a_mkdocs_yml_that_cannot_be_read(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mkdocs.yml is there but cannot be read (here every read of it is refused, as for a user
+    without read permission; a test run as root can read any file): check says so, naming the
+    file, as a clear error rather than a traceback, and caches no codegen digests for it."""
+    from catalog.check import CODEGEN_CACHE
+
+    write_files(Path.cwd(), {"mkdocs.yml": "site_name: x\n"})
+    read_bytes, read_text = Path.read_bytes, Path.read_text
+
+    def refuse(path: Path) -> None:
+        if path.name == "mkdocs.yml":
+            raise PermissionError(13, "Permission denied", str(path))
+
+    def bytes_unless_refused(path: Path) -> bytes:
+        refuse(path)
+        return read_bytes(path)
+
+    def text_unless_refused(path: Path, *args: Any, **kwargs: Any) -> str:
+        refuse(path)
+        return read_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_bytes", bytes_unless_refused)
+    monkeypatch.setattr(Path, "read_text", text_unless_refused)
+    shutil.rmtree(Path.cwd() / CACHE_FOLDER, ignore_errors=True)
+    capsys.readouterr()
+    assert main(["check"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("errcat: ") and "mkdocs.yml: cannot read the site settings" in error
+    assert "Permission denied" in error
+    assert not (Path.cwd() / CACHE_FOLDER / CODEGEN_CACHE).exists()
