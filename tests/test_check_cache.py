@@ -78,13 +78,15 @@ def edit(name: str, text: str, append: bool = True) -> Callable[[], None]:
 STALE = "the generated module is stale: it differs from what the catalog generates"
 
 
+NEW_ENTRY = (
+    '  - id: "00000000000000c1"\n    name: Drained\n    exception: RuntimeError\n'
+    '    status: draft\n    message: "the pool drained"\n'
+)
+
+
 def test_a_catalog_file_changed(capsys: pytest.CaptureFixture[str]) -> None:
     """A new entry in a catalog file: the module is stale and the entry raised nowhere."""
-    entry = (
-        '  - id: "00000000000000c1"\n    name: Drained\n    exception: RuntimeError\n'
-        '    status: draft\n    message: "the pool drained"\n'
-    )
-    found = after_change(capsys, edit("knowledge/base.yaml", entry))
+    found = after_change(capsys, edit("knowledge/base.yaml", NEW_ENTRY))
     assert f"pkg/errors.py:1: {STALE}" in found
     assert "knowledge/base.yaml:29: entry 00000000000000c1 (Drained) is raised nowhere in pkg" in (
         found
@@ -562,3 +564,21 @@ def test_a_mkdocs_yml_that_cannot_be_read(
     assert error.startswith("errcat: ") and "mkdocs.yml: cannot read the site settings" in error
     assert "Permission denied" in error
     assert not (Path.cwd() / CACHE_FOLDER / CODEGEN_CACHE).exists()
+
+
+def test_a_catalog_file_changed_between_digests_that_look_alike(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The codegen digests are cached under the catalog's key, not under anything else a run
+    holds: here every run's `FileDigests` prints the same (a default repr prints its address,
+    which a later run in the same process may be given again), and a changed catalog still
+    makes the module stale."""
+    from catalog.loader import FileDigests
+
+    class LookAlike(FileDigests):
+        def __repr__(self) -> str:
+            return "FileDigests"
+
+    monkeypatch.setattr("catalog.check.FileDigests", LookAlike)
+    found = after_change(capsys, edit("knowledge/base.yaml", NEW_ENTRY))
+    assert f"pkg/errors.py:1: {STALE}" in found
