@@ -316,3 +316,41 @@ def test_file_facts_see_a_class_after_a_form_feed() -> None:
         b'"""\n'
     )
     assert _file_facts(data) == ((), ("Paged", 1, "Inner", 4))
+
+
+EXEMPTED_UNREADABLE = """\
+def f(d, args):
+    if d:
+        raise ValueError(*args)  # errcat: ignore[passes its arguments on]
+    raise ValueError(  # errcat: ignore[a mapping's value]
+        d[  # a ) in a comment: the argument's text is no template field
+            "k"
+        ]
+    )
+"""
+
+
+@pytest.mark.usefixtures("project")
+def test_exempted_raises_whose_message_cannot_be_read(capsys: pytest.CaptureFixture[str]) -> None:
+    """An exempted raise is looked up by its message's shape only when there is a message to
+    shape: a raise of unpacked arguments has no template, and one whose only argument holds a
+    comment with a lone bracket has a template that cannot be rewritten. Both are exempted with
+    a reason and covered by no entry: no finding (without the comments, two), and no error."""
+
+    def probe_findings(source: str) -> list[str]:
+        write_files(Path.cwd(), {"pkg/probe.py": source})
+        capsys.readouterr()
+        main(["check", "--json"])
+        report = json.loads(capsys.readouterr().out)
+        return [
+            f"{f['line']}: {f['message']}"
+            for f in report["findings"]
+            if f["path"] == "pkg/probe.py"
+        ]
+
+    plain = EXEMPTED_UNREADABLE.replace("  # errcat: ignore[", "  # was [")
+    assert probe_findings(plain) == [
+        "3: uncatalogued raise of ValueError",
+        "4: uncatalogued raise of ValueError",
+    ]
+    assert probe_findings(EXEMPTED_UNREADABLE) == []
