@@ -206,7 +206,27 @@ class LinksBlock:
         return "\n".join(out)
 
 
-Block = CodeBlock | TableBlock | LinksBlock
+@dataclass(frozen=True)
+class ProseBlock:
+    """Paragraphs and lists errcat writes from what it knows (the source, the facts read from
+    the code): Markdown that `catalog.render.prose_html` converts when it keeps to the plain
+    subset, and Python-Markdown with the rest of the page when it does not."""
+
+    text: str
+
+    @functools.cached_property
+    def markdown_text(self) -> str:
+        return self.text
+
+    def markdown_lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    @functools.cached_property
+    def digest(self) -> str:
+        return _digest("prose", self.text)
+
+
+Block = CodeBlock | TableBlock | LinksBlock | ProseBlock
 
 
 def _text(text: str) -> str:
@@ -237,10 +257,10 @@ def emit(block: Block) -> str:
     """Text for `block` on lines of its own: a marker while recording, else its Markdown.
 
     A code block comes with an empty line before and a line break after, as
-    `markdown.code_block` always wrote it; other blocks stand where the template puts them,
-    which is on a line of their own.
+    `markdown.code_block` always wrote it, and so does prose, which must be a paragraph of its
+    own; other blocks stand where the template puts them, which is on a line of their own.
     """
-    code = isinstance(block, CodeBlock)
+    code = isinstance(block, CodeBlock | ProseBlock)
     lead, end = ("\n", "\n") if code else ("", "")
     blocks = _RECORDING.get()
     if blocks is None:

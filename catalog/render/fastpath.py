@@ -53,7 +53,16 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 from mkdocs.utils.meta import YAML_RE, get_data
 
-from catalog.render.blocks import MARKER, CodeBlock, FastPage, LinksBlock, TableBlock
+from catalog.render import prose_html
+from catalog.render.blocks import (
+    MARKER,
+    Block,
+    CodeBlock,
+    FastPage,
+    LinksBlock,
+    ProseBlock,
+    TableBlock,
+)
 from catalog.render.highlight import CodeHighlighter, HighlightUnavailable
 from catalog.render.search import SearchDoc, merge_into_index
 from catalog.render.sitecache import SiteCache
@@ -406,7 +415,7 @@ class Accelerator:
         self._plain_text = False
         self._other_readers = False
         self._warnings = _WarningCount()
-        self._blocks: tuple[CodeBlock | TableBlock | LinksBlock, ...] = ()
+        self._blocks: tuple[Block, ...] = ()
         self._code_index = 0
         self._page: Page | None = None
         self._files: Files | None = None
@@ -734,6 +743,8 @@ class Accelerator:
         """The HTML of the current page's block `index` (called while it is converted), or
         None when Python-Markdown is to convert it with the rest (`block_lines`)."""
         block = self._blocks[index]
+        if isinstance(block, ProseBlock):
+            return prose_html.to_html(block.text) if self._plain_text else None
         if not isinstance(block, CodeBlock):
             return self._links_html(block) if self._plain_text else None
         assert self._highlighter is not None and self._md is not None

@@ -37,6 +37,16 @@ def _indent_md(text: str, width: int) -> Markup:
     )
 
 
+def _prose_block(text: str) -> Markup:
+    """The paragraphs and lists of a `{% filter prose_block %}` section as one block, which the
+    site build converts on its own (`blocks.ProseBlock`). Text that holds another block's
+    marker (prose with a code fence) stays in the page, where markers are expanded."""
+    body = str(text).strip("\n")
+    if not body.strip() or blocks.MARKER.search(body):
+        return Markup(text)
+    return Markup(blocks.emit(blocks.ProseBlock(body)))
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The template environment (built once per process)."""
@@ -56,6 +66,7 @@ def environment() -> jinja2.Environment:
         markdown.code_block(str(text), language, options)
     )
     env.filters["indent_md"] = _indent_md
+    env.filters["prose_block"] = _prose_block
     env.filters["entry_table"] = lambda entries, prefix: Markup(
         blocks.emit(blocks.TableBlock(tuple(table_row(e) for e in entries), prefix))
     )
