@@ -283,26 +283,38 @@ def test_pages_left_to_mkdocs_render_the_same(site: Path, project: Path) -> None
         assert _tree(_build(project)) == expected
 
 
-def test_prose_left_to_python_markdown_renders_the_same(site: Path, project: Path) -> None:
+def test_prose_and_messages_left_to_markdown_and_pygments_render_the_same(
+    site: Path, project: Path
+) -> None:
     """The paragraphs and lists errcat converts itself (`catalog.render.prose_html`) come out
-    as Python-Markdown writes them: declining every one gives the same site. Most of them are
-    converted (a converter that always declined would pass the comparison alone)."""
+    as Python-Markdown writes them, and messages' `text` blocks as Pygments writes them:
+    declining every one of both gives the same site. Most are converted (a fast path that
+    always declined would pass the comparison alone)."""
     from catalog.render import prose_html
 
-    converted: list[bool] = []
-    original = prose_html.to_html
+    prose: list[bool] = []
+    texts: list[bool] = []
+    to_html, plain_text = prose_html.to_html, highlight.CodeHighlighter._plain_text
 
-    def counted(text: str) -> str | None:
-        html = original(text)
-        converted.append(html is not None)
+    def counted_prose(text: str) -> str | None:
+        html = to_html(text)
+        prose.append(html is not None)
+        return html
+
+    def counted_text(self: highlight.CodeHighlighter, code: str, index: int) -> str | None:
+        html = plain_text(self, code, index)
+        texts.append(html is not None)
         return html
 
     _drop_cache(project)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prose_html, "to_html", counted)
+        patch.setattr(prose_html, "to_html", counted_prose)
+        patch.setattr(highlight.CodeHighlighter, "_plain_text", counted_text)
         expected = _tree(_build(project))
-    assert len(converted) > 300 and sum(converted) > 0.9 * len(converted)
+    assert len(prose) > 300 and sum(prose) > 0.9 * len(prose)
+    assert len(texts) > 100 and sum(texts) > 0.9 * len(texts)
     _drop_cache(project)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prose_html, "to_html", lambda text: None)
+        patch.setattr(highlight.CodeHighlighter, "_plain_text", lambda self, code, index: None)
         assert _tree(_build(project)) == expected

@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
+import html
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -28,6 +29,10 @@ from pygments.lexers import find_lexer_class_by_name  # type: ignore[import-unty
 from catalog.render.blocks import CodeBlock
 
 _OPTION = re.compile(r'(?P<name>[A-Za-z_][\w-]*)="(?P<value>[^"]*)"')
+_PROBE = re.compile(r"errcatline(\d+)x")
+_UNSAFE_TEXT = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]|errcatline\d")
+"""What keeps a message from the `text` fast path: characters a lexer or formatter may treat
+specially, and the placeholder words themselves."""
 _RECENT_CODE = 256
 """Distinct pieces of code whose tokens are kept: a module's entries are rendered together, so
 the same function comes back within a few pages."""
@@ -125,6 +130,7 @@ class CodeHighlighter:
 
         # Only this Markdown instance's superfences uses it.
         fenced.highlighter = Reusing
+        self._text_templates: dict[tuple[int, int], list[str]] = {}
 
     def key(self, block: CodeBlock, index: int) -> str:
         """The cache key of `block` as the `index`-th highlighted block of a page."""
@@ -133,8 +139,38 @@ class CodeHighlighter:
 
     def html(self, block: CodeBlock, index: int) -> str:
         """`block` highlighted as the `index`-th (0-based) highlighted block of a page."""
-        options = {m.group("name"): m.group("value") for m in _OPTION.finditer(block.options)}
         code = block.code.rstrip()
+        if block.language == "text" and not block.options:
+            plain = self._plain_text(code, index)
+            if plain is not None:
+                self.skip(index)  # superfences' count of blocks, as if it had written this one
+                return plain
+        return self._highlight(code, block.language, block.options, index)
+
+    def _plain_text(self, code: str, index: int) -> str | None:
+        """A `text` block (an error message) without Pygments: the HTML the highlighter wrote
+        for as many lines of placeholder words at the same place in a page, each placeholder
+        replaced by its line, escaped as Pygments escapes text. None for text whose lines
+        Pygments might change (blank or padded lines, tabs, control or separator characters)."""
+        lines = code.split("\n")
+        if _UNSAFE_TEXT.search(code) or any(line != line.strip() or not line for line in lines):
+            return None
+        key = (index, len(lines))
+        parts = self._text_templates.get(key)
+        if parts is None:
+            probe = "\n".join(f"errcatline{number}x" for number in range(len(lines)))
+            pieces = _PROBE.split(self._highlight(probe, "text", "", index))
+            # Kept only if every placeholder came back once, whole and in order.
+            if pieces[1::2] != [str(number) for number in range(len(lines))]:
+                return None
+            parts = self._text_templates[key] = pieces[0::2]
+        out = [parts[0]]
+        for line, after in zip(lines, parts[1:], strict=True):
+            out += [html.escape(line, quote=False), after]
+        return "".join(out)
+
+    def _highlight(self, code: str, language: str, option_text: str, index: int) -> str:
+        options = {m.group("name"): m.group("value") for m in _OPTION.finditer(option_text)}
         # superfences numbers blocks by counting them: its count before this block is index-1;
         # it clamps highlighted lines to the block's length, which it sets before the call.
         self._fenced.highlight_ext.pygments_code_block = index - 1
@@ -142,7 +178,7 @@ class CodeHighlighter:
         with _style_tables_reused():
             html: str = self._fenced.highlight(
                 src=code,
-                language=block.language,
+                language=language,
                 options=options,
                 md=self._md,
                 classes=[],
