@@ -610,8 +610,40 @@ def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     )
 
 
-_SKIPPED = (ast.Load, ast.Store, ast.Del, ast.Constant, ast.Lambda, ast.Import, ast.ImportFrom)
-"""Nodes that hold no call to follow: contexts, constants, imports, and lambdas (callbacks)."""
+_NOT_NODES = frozenset(
+    (
+        *("ctx", "op", "ops"),  # contexts and operators: nodes, but never with a call inside
+        *("id", "attr", "arg", "name", "names", "asname", "module", "level", "rest"),
+        *("kwd_attrs", "conversion", "is_async", "simple", "kind", "tag", "type_comment"),
+    )
+)
+"""Fields that hold nothing a call can be in: identifiers, flags, contexts and operators."""
+_LEAVES = frozenset((ast.Constant, ast.Lambda, ast.Import, ast.ImportFrom))
+"""Nodes that hold no call to follow: constants, imports, and lambdas (callbacks)."""
+_DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+def _child_fields() -> dict[type, tuple[str, ...]]:
+    fields: dict[type, tuple[str, ...]] = {}
+    for kind in vars(ast).values():
+        if not isinstance(kind, type) or not issubclass(kind, ast.AST):
+            continue
+        if kind in _LEAVES or kind in _DEFINITIONS:
+            continue
+        names = tuple(name for name in kind._fields if name not in _NOT_NODES)
+        if names:
+            fields[kind] = names
+    return fields
+
+
+_CHILD_FIELDS = _child_fields()
+"""The fields `_walk` descends into, by exact node type, in `_fields` order.
+
+A type that is missing (a name, a constant, a lambda, a context, an operator) holds no call, so
+`_walk` skips it without looking inside; so does any value that is not a node (a string, None).
+This is `ast.iter_child_nodes` without the generators and the isinstance checks on every field
+of every node, which made most of the cost of summarising a file.
+"""
 
 
 def _walk(
@@ -627,32 +659,40 @@ def _walk(
     A nested definition's decorators and defaults run in this body, so their calls count; its
     own body is a function of its own. Comprehensions run here too, and the names they bind
     are returned so that calls through them are not mistaken for module-level functions.
+    Calls come in the order of a depth-first walk that takes the last child first.
     """
     calls: list[ast.Call] = []
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     classes: list[ast.ClassDef] = []
     comprehension_names: set[str] = set()
-    todo: list[ast.AST] = list(body)
+    todo: list[Any] = list(body)
+    # Bound once: the loop below runs for every node of every function body.
+    pop, push, extend, child_fields = todo.pop, todo.append, todo.extend, _CHILD_FIELDS.get
     while todo:
-        node = todo.pop()
-        if isinstance(node, _SKIPPED):
+        node = pop()
+        kind = type(node)
+        fields = child_fields(kind)
+        if fields is None:
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                functions.append(node)
+                extend(node.decorator_list)
+                extend(node.args.defaults)
+                extend(default for default in node.args.kw_defaults if default is not None)
+            elif kind is ast.ClassDef:
+                classes.append(node)
+                extend(node.decorator_list)
+                extend(node.bases)
             continue
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            functions.append(node)
-            todo.extend(node.decorator_list)
-            todo.extend(node.args.defaults)
-            todo.extend(default for default in node.args.kw_defaults if default is not None)
-            continue
-        if isinstance(node, ast.ClassDef):
-            classes.append(node)
-            todo.extend(node.decorator_list)
-            todo.extend(node.bases)
-            continue
-        if isinstance(node, ast.Call):
+        if kind is ast.Call:
             calls.append(node)
-        elif isinstance(node, ast.comprehension):
+        elif kind is ast.comprehension:
             target_names(node.target, comprehension_names)
-        todo.extend(ast.iter_child_nodes(node))
+        for name in fields:
+            value = getattr(node, name)
+            if type(value) is list:
+                extend(value)
+            elif value is not None:
+                push(value)
     functions.sort(key=lambda node: (node.lineno, node.col_offset))
     classes.sort(key=lambda node: (node.lineno, node.col_offset))
     return calls, functions, classes, comprehension_names
