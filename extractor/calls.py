@@ -530,11 +530,11 @@ class _Summariser:
         self.functions.append((qualname, node.lineno, nested))
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
-        own = {argument.arg for argument in (*positional, *arguments.kwonlyargs)}
         if parent.kind == "class" and positional and not _is_static(node):
             method = _Method(positional[0].arg, str(parent.qualname), True)
         elif method is not None:
             # A nested function sees the method's `self` unless it binds the name itself.
+            own = {argument.arg for argument in (*positional, *arguments.kwonlyargs)}
             method = (
                 None
                 if method.self_name in own

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 _BUILTIN_NAMES = frozenset(vars(builtins))
 
@@ -77,67 +79,106 @@ class _Bindings:
         self.module = module
 
     def body(self, statements: list[ast.stmt]) -> None:
+        # Dispatch on the exact type: most statements (expressions, returns, raises) bind
+        # nothing, and a chain of isinstance tests made each of them pay for every case.
         for statement in statements:
-            self.statement(statement)
+            record = _RECORDS.get(type(statement))
+            if record is not None:
+                record(self, statement)
 
-    def statement(self, node: ast.stmt) -> None:
+    def assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            target_names(target, self.scope.bound)
+
+    def definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.scope.bound.add(node.name)
+
+    def import_(self, node: ast.Import) -> None:
+        imports = self.scope.imports
+        for alias in node.names:
+            if alias.asname:
+                imports.setdefault(alias.asname, set()).add(alias.name)
+            else:
+                root = alias.name.partition(".")[0]
+                imports.setdefault(root, set()).add(root)
+
+    def import_from(self, node: ast.ImportFrom) -> None:
         scope = self.scope
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                target_names(target, scope.bound)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            scope.bound.add(node.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    scope.imports.setdefault(alias.asname, set()).add(alias.name)
-                else:
-                    root = alias.name.partition(".")[0]
-                    scope.imports.setdefault(root, set()).add(root)
-        elif isinstance(node, ast.ImportFrom):
-            base = import_from_base(node, self.module)
-            for alias in node.names:
-                if alias.name == "*":
-                    continue
-                local = alias.asname or alias.name
-                if base is None:
-                    scope.bound.add(local)
-                else:
-                    scope.imports.setdefault(local, set()).add(f"{base}.{alias.name}")
-        elif isinstance(node, ast.AnnAssign | ast.AugAssign):
-            target_names(node.target, scope.bound)
-        elif isinstance(node, ast.If | ast.While):
-            self.body(node.body)
-            self.body(node.orelse)
-        elif isinstance(node, ast.For | ast.AsyncFor):
-            target_names(node.target, scope.bound)
-            self.body(node.body)
-            self.body(node.orelse)
-        elif isinstance(node, ast.With | ast.AsyncWith):
-            for item in node.items:
-                if item.optional_vars is not None:
-                    target_names(item.optional_vars, scope.bound)
-            self.body(node.body)
-        elif isinstance(node, ast.Try | ast.TryStar):
-            self.body(node.body)
-            for handler in node.handlers:
-                if handler.name:
-                    scope.bound.add(handler.name)
-                self.body(handler.body)
-            self.body(node.orelse)
-            self.body(node.finalbody)
-        elif isinstance(node, ast.Match):
-            for case in node.cases:
-                for sub in ast.walk(case.pattern):
-                    name = getattr(sub, "name", None) or getattr(sub, "rest", None)
-                    if isinstance(name, str):
-                        scope.bound.add(name)
-                self.body(case.body)
-        elif isinstance(node, ast.Global):
-            scope.declared_global.update(node.names)
-        elif isinstance(node, ast.Delete):
-            for target in node.targets:
-                target_names(target, scope.bound)
+        base = import_from_base(node, self.module)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            local = alias.asname or alias.name
+            if base is None:
+                scope.bound.add(local)
+            else:
+                scope.imports.setdefault(local, set()).add(f"{base}.{alias.name}")
+
+    def target(self, node: ast.AnnAssign | ast.AugAssign) -> None:
+        target_names(node.target, self.scope.bound)
+
+    def branches(self, node: ast.If | ast.While) -> None:
+        self.body(node.body)
+        self.body(node.orelse)
+
+    def loop(self, node: ast.For | ast.AsyncFor) -> None:
+        target_names(node.target, self.scope.bound)
+        self.body(node.body)
+        self.body(node.orelse)
+
+    def with_(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                target_names(item.optional_vars, self.scope.bound)
+        self.body(node.body)
+
+    def try_(self, node: ast.Try | ast.TryStar) -> None:
+        self.body(node.body)
+        for handler in node.handlers:
+            if handler.name:
+                self.scope.bound.add(handler.name)
+            self.body(handler.body)
+        self.body(node.orelse)
+        self.body(node.finalbody)
+
+    def match(self, node: ast.Match) -> None:
+        for case in node.cases:
+            for sub in ast.walk(case.pattern):
+                name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                if isinstance(name, str):
+                    self.scope.bound.add(name)
+            self.body(case.body)
+
+    def global_(self, node: ast.Global) -> None:
+        self.scope.declared_global.update(node.names)
+
+    def delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            target_names(target, self.scope.bound)
+
+
+_RECORDS: dict[type[ast.stmt], Callable[[_Bindings, Any], None]] = {
+    ast.Assign: _Bindings.assign,
+    ast.FunctionDef: _Bindings.definition,
+    ast.AsyncFunctionDef: _Bindings.definition,
+    ast.ClassDef: _Bindings.definition,
+    ast.Import: _Bindings.import_,
+    ast.ImportFrom: _Bindings.import_from,
+    ast.AnnAssign: _Bindings.target,
+    ast.AugAssign: _Bindings.target,
+    ast.If: _Bindings.branches,
+    ast.While: _Bindings.branches,
+    ast.For: _Bindings.loop,
+    ast.AsyncFor: _Bindings.loop,
+    ast.With: _Bindings.with_,
+    ast.AsyncWith: _Bindings.with_,
+    ast.Try: _Bindings.try_,
+    ast.TryStar: _Bindings.try_,
+    ast.Match: _Bindings.match,
+    ast.Global: _Bindings.global_,
+    ast.Delete: _Bindings.delete,
+}
+"""What each kind of statement binds; a kind not here binds nothing."""
 
 
 @dataclass(frozen=True)
