@@ -52,7 +52,7 @@ NOT_FOLLOWED = (
 )
 """What the graph cannot see, to be said wherever its answer is shown."""
 
-_CACHE_PREFIX = "calls-"
+CACHE_PREFIX = "calls-"
 _CHASE = 8
 """How many re-exports or base classes a lookup goes through before giving up."""
 _NAME, _LOCAL, _SELF, _SUPER = range(4)
@@ -331,7 +331,7 @@ def call_graph(
     """
     from extractor.scan import auto_jobs
 
-    cache = Cache(cache_dir, prefix=_CACHE_PREFIX) if cache_dir is not None else None
+    cache = Cache(cache_dir, prefix=CACHE_PREFIX) if cache_dir is not None else None
     known: dict[Path, tuple[str, ...]] = {}
     summaries: dict[str, Summary] = {}
     work: list[tuple[str, bytes, ModuleName, str | None]] = []
@@ -385,6 +385,20 @@ def _summarise_parallel(work: Sequence[tuple[bytes, ModuleName]], jobs: int) -> 
         # A worker died (killed, or crashed in native code): do the work here instead.
         done = [_summarise_all(batch) for batch in batches]
     return [summary for batch in done for summary in batch]
+
+
+def summary_of_tree(tree: ast.Module, module: ModuleName) -> Summary | None:
+    """`summarise` of a module the scan has parsed already (the scan stores it in this cache,
+    so that a build does not parse every file a second time); None where it fails."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _Summariser(module).summary(tree)
+    except (RecursionError, MemoryError):
+        return None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def summarise(data: bytes, module: ModuleName) -> Summary:

@@ -51,20 +51,29 @@ def extract_file(path: Path, display: str, module: ModuleName) -> FileResult:
     return extract_bytes(data, display, module)
 
 
-def extract_bytes(data: bytes, display: str, module: ModuleName) -> FileResult:
-    """Decode and extract one file's bytes; bad bytes become a failure."""
+def extract_bytes(
+    data: bytes, display: str, module: ModuleName, trees: list[ast.Module] | None = None
+) -> FileResult:
+    """Decode and extract one file's bytes; bad bytes become a failure. The module's `ast`
+    tree is appended to `trees` when one is given and the source parses."""
     try:
         source = decode(data)
     except DecodeProblem as exc:
         return _failed(display, exc.line, exc.column, exc.message)
-    return extract_source(source, display, module)
+    return extract_source(source, display, module, trees)
 
 
-def extract_source(source: str, display: str, module: ModuleName | None = None) -> FileResult:
+def extract_source(
+    source: str,
+    display: str,
+    module: ModuleName | None = None,
+    trees: list[ast.Module] | None = None,
+) -> FileResult:
     """Extract the raise sites of one module's source text. Never raises.
 
     `display` is the path written into the records; `module` (default: from the file name)
-    anchors relative imports and names defined in the module.
+    anchors relative imports and names defined in the module; `trees`, when given, receives the
+    parsed tree (for the call graph's summaries, which need the same parse).
     """
     module = module or module_for_display(display)
     collecting = gc.isenabled()
@@ -74,7 +83,7 @@ def extract_source(source: str, display: str, module: ModuleName | None = None) 
         with warnings.catch_warnings():
             # Invalid escapes and similar are the scanned code's business, not a scan failure.
             warnings.simplefilter("ignore")
-            return _extract(source, display, module)
+            return _extract(source, display, module, trees)
     except RecursionError:
         return _failed(display, 1, 1, "too deeply nested to analyse")
     except MemoryError:
@@ -90,7 +99,9 @@ def _failed(display: str, line: int, column: int, message: str) -> FileResult:
     return FileResult(display, (), ScanFailure(display, line, column, message))
 
 
-def _extract(source: str, display: str, module: ModuleName) -> FileResult:
+def _extract(
+    source: str, display: str, module: ModuleName, trees: list[ast.Module] | None
+) -> FileResult:
     if not source.strip():
         return FileResult(display)
     try:
@@ -101,6 +112,8 @@ def _extract(source: str, display: str, module: ModuleName) -> FileResult:
         return _failed(display, line, max(column, 1), f"cannot parse: {exc.msg}")
     except ValueError as exc:  # null bytes
         return _failed(display, 1, 1, f"cannot parse: {exc}")
+    if trees is not None:
+        trees.append(tree)
     found = outline(tree, source)
     if not found.raises:
         return FileResult(display)

@@ -7,6 +7,7 @@ costs more to start than a few files cost to parse.
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from collections.abc import Sequence
@@ -114,13 +115,21 @@ def _progress_bar(total: int) -> Any:
 
 
 def _extract_all(work: Sequence[_Work], cache: Cache | None) -> list[FileResult]:
+    from extractor.calls import CACHE_PREFIX, summary_of_tree
     from extractor.extract import extract_bytes
 
+    # With a cache, each file's call summary (`extractor.calls`) is made from the tree parsed
+    # here and stored beside its result: a site build then reads it instead of parsing again.
+    calls = Cache(cache.root, prefix=CACHE_PREFIX) if cache is not None else None
     results = []
     for item in work:
-        result = extract_bytes(item.data, item.display, item.module)
+        trees: list[ast.Module] | None = [] if calls is not None else None
+        result = extract_bytes(item.data, item.display, item.module, trees)
         if cache is not None and item.key is not None:
             cache.put(item.key, result)
+            summary = summary_of_tree(trees[0], item.module) if trees else None
+            if calls is not None and summary is not None:
+                calls.put_record(item.key, summary)
         results.append(result)
     return results
 

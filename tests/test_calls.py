@@ -335,3 +335,36 @@ def test_torch_batch_size_check_is_reached_through_the_functional_alias(
     assert ("torch.nn.functional.batch_norm", 1) in callers
     assert ("torch.nn.modules.batchnorm.SyncBatchNorm.forward", 2) in callers
     assert all(not name.split(".")[-2].startswith("_") for name, _ in callers)
+
+
+def test_a_cached_scan_leaves_the_summaries_the_graph_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scan with a cache stores each file's call summary, made from the tree it parsed: the
+    call graph then parses nothing and finds what it would have found by parsing."""
+    from extractor import calls
+    from extractor.scan import scan_paths
+
+    files = {
+        "shop/__init__.py": "from shop.stock import take\n",
+        "shop/stock.py": """\
+            def _check(n):
+                raise ValueError(n)
+
+            def take(n):
+                return _check(n)
+            """,
+    }
+    _package(tmp_path, files)
+    expected = _callers(_graph(tmp_path, files), "shop/stock.py", "_check")
+    cache = tmp_path / "cache"
+    monkeypatch.chdir(tmp_path)
+    report = scan_paths(["shop"], cache_dir=cache, jobs=1)
+    assert [result.path for result in report.results] == sorted(files)
+
+    def no_parsing(data: bytes, module: ModuleName) -> object:
+        raise AssertionError("the scan's summary was not used")
+
+    monkeypatch.setattr(calls, "summarise", no_parsing)
+    graph = call_graph(report, cwd=tmp_path, cache_dir=cache, jobs=1)
+    assert _callers(graph, "shop/stock.py", "_check") == expected == [("shop.stock.take", 1)]
