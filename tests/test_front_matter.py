@@ -30,7 +30,7 @@ def _front_matter(draw: st.DrawFn) -> str:
     return "---\n" + "\n".join(lines) + "\n---\n\n# Body\n"
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(_front_matter())
 def test_front_matter_reads_as_yaml_reads_it(text: str) -> None:
     assert _split_front_matter(text) == get_data(text)

@@ -28,7 +28,7 @@ _LINE = st.text(
 ) | st.sampled_from(['<a href="x">&amp;', "  indented", "{x!r} got 'y'", "\t", "caf\u00e9"])
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(st.lists(_LINE, min_size=1, max_size=4).map("\n".join), st.integers(0, 3))
 def test_a_message_block_is_what_pygments_writes(
     highlighter: CodeHighlighter, message: str, index: int

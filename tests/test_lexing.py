@@ -42,7 +42,8 @@ def test_python_tokens_of_errcats_own_sources() -> None:
         for p in (ROOT / folder).rglob("*.py")
     )
     plain, fast = _pair()
-    for text in [path.read_text(encoding="utf-8") for path in paths] + _windows(paths, 4, 1):
+    whole = random.Random(0).sample(paths, min(25, len(paths)))
+    for text in [path.read_text(encoding="utf-8") for path in whole] + _windows(paths, 2, 1):
         assert list(fast.get_tokens(text)) == list(plain.get_tokens(text))
 
 
@@ -90,7 +91,7 @@ _PIECES = [
 _PYTHONISH = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(_PYTHONISH)
 def test_python_tokens_of_random_text(text: str) -> None:
     plain, fast = _pair()

@@ -153,7 +153,7 @@ _PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(st.lists(_PIECES, min_size=1, max_size=14).map("".join))
 def test_accepted_texts_convert_as_python_markdown_does(text: str) -> None:
     html = to_html(text)
