@@ -16,7 +16,7 @@ import functools
 import hashlib
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,20 +66,45 @@ def page_from_bytes(data: bytes) -> blocks.FastPage:
 class PageCache:
     """Rendered error pages by a digest of their inputs; see the module docstring."""
 
-    def __init__(self, folder: Path | None) -> None:
-        """`folder`: the project's cache folder; None renders every page (no cache)."""
-        self._cache = SiteCache(folder) if folder is not None else None
+    def __init__(self, folder: Path | None, generation: int | None = None) -> None:
+        """`folder`: the project's cache folder; None renders every page (no cache).
+        `generation`: that of the build whose worker process opens it (see `in_worker`)."""
+        self._folder = folder
+        self._cache = SiteCache(folder, generation) if folder is not None else None
         self.hits = 0
+
+    def in_worker(self) -> PageCache:
+        """In a worker process forked while this cache was suspended: the same cache, for the
+        same build, on a connection of the worker's own."""
+        if self._cache is None or not self._cache.enabled:
+            return PageCache(None)
+        return PageCache(self._folder, self._cache.generation)
 
     def page(self, render: Callable[..., blocks.FastPage], **inputs: Any) -> blocks.FastPage:
         """`render(**inputs)`, or the page a build rendered from the same inputs before."""
+        key = self.key(inputs)
+        found = self.find(key)
+        if found is not None:
+            return found
+        page = render(**inputs)
+        self.store(key, page_bytes(page))
+        return page
+
+    def key(self, inputs: Mapping[str, Any]) -> str | None:
+        """The key of the page rendered from `inputs`; None where it is not cached (no cache,
+        or inputs that do not pickle)."""
         if self._cache is None or not self._cache.enabled:
-            return render(**inputs)
+            return None
         try:
             pickled = pickle.dumps(sorted(inputs.items()), protocol=5)
         except (pickle.PicklingError, TypeError, AttributeError):
-            return render(**inputs)
-        key = "page-md-" + hashlib.sha256(code_version() + pickled).hexdigest()
+            return None
+        return "page-md-" + hashlib.sha256(code_version() + pickled).hexdigest()
+
+    def find(self, key: str | None) -> blocks.FastPage | None:
+        """The page stored for `key`, or None."""
+        if key is None or self._cache is None:
+            return None
         found = self._cache.get(key)
         if found is not None:
             # An unreadable value (written by another errcat) is only a miss.
@@ -87,9 +112,27 @@ class PageCache:
                 page = page_from_bytes(found)
                 self.hits += 1
                 return page
-        page = render(**inputs)
-        self._cache.put(key, page_bytes(page))
-        return page
+        return None
+
+    def has(self, key: str | None) -> bool:
+        """Whether a page is stored for `key` (without reading it)."""
+        return key is not None and self._cache is not None and self._cache.has(key)
+
+    def store(self, key: str | None, data: bytes) -> None:
+        """Keep `data`, a page in `page_bytes` form, for `key` (None: nothing is kept)."""
+        if key is not None and self._cache is not None:
+            self._cache.put(key, data)
+
+    def suspend(self) -> None:
+        """Write what is pending and let go of the file, so that the process can fork workers
+        (a SQLite connection and the compressing thread must not cross a fork)."""
+        if self._cache is not None:
+            self._cache.suspend()
+
+    def resume(self) -> None:
+        """Take the file up again after `suspend`."""
+        if self._cache is not None:
+            self._cache.resume()
 
     def close(self, succeeded: bool) -> None:
         """Write what is pending and let go of the cache file."""

@@ -1,0 +1,100 @@
+"""A function mapped over many items in forked worker processes, for the build's serial steps
+that cost seconds at catalog size (rendering error pages, writing the API files).
+
+Fork, not spawn: a worker inherits the parent's state as it is (the catalog, the jinja
+environment, the block markers' per-process token), so nothing but the results crosses a pipe,
+and markers a worker writes are valid in the parent. Where fork is unavailable, the job is
+too small to pay for the processes, or a worker fails, `forked_map` answers None and the caller
+does the work itself: workers only ever make a build faster, never break it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import gc
+import logging
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+log = logging.getLogger("mkdocs.plugins.errcat")
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+PARALLEL_ITEMS = 200
+"""Items below which starting worker processes costs more than it saves."""
+_MAX_WORKERS = 4
+_SHARES_PER_WORKER = 4
+"""Shares per worker: items differ in cost, and a worker that finishes early takes the next."""
+
+_JOB: tuple[Callable[[list[Any]], list[Any]], Sequence[Any]] | None = None
+"""What a worker inherits through fork: the function and the items."""
+
+
+def worker_count() -> int:
+    """Processes worth running: the cores this process may use, at most 4 (as
+    `catalog.render.fastpath` counts them)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return min(cpus, _MAX_WORKERS)
+
+
+def worthwhile(count: int, minimum: int | None = None) -> bool:
+    """Whether `forked_map` would use workers for `count` items (a caller that must prepare for
+    a fork asks first)."""
+    least = PARALLEL_ITEMS if minimum is None else minimum
+    if count < max(least, 1) or worker_count() < 2:
+        return False
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _share(indexes: list[int]) -> list[Any]:
+    assert _JOB is not None
+    function, items = _JOB
+    results = function([items[index] for index in indexes])
+    if len(results) != len(indexes):
+        raise ValueError(f"a share of {len(indexes)} items gave {len(results)} results")
+    return results
+
+
+def forked_map(
+    function: Callable[[list[T]], list[R]], items: Sequence[T], *, minimum: int | None = None
+) -> list[R] | None:
+    """One result per item, in the items' order, computed in forked workers: each worker calls
+    `function` on shares of the items (a list, for work done once per share: opening a
+    connection, flushing it), which returns one result per item of its share. None where
+    this is not done (see `worthwhile`, or a worker failed), and the caller computes the
+    results itself.
+
+    `function` is inherited, not pickled (a closure will do); its results cross a pipe,
+    pickled, so they should be compact (bytes, text).
+    """
+    global _JOB
+    if not worthwhile(len(items), minimum):
+        return None
+    workers = worker_count()
+    count = min(len(items), workers * _SHARES_PER_WORKER)
+    # Striped rather than cut in runs: neighbouring items (one module's errors) cost alike.
+    shares = [list(range(start, len(items), count)) for start in range(count)]
+    results: list[Any] = [None] * len(items)
+    _JOB = (function, items)
+    # What exists now is the workers' to read, not to collect: without this, each worker's
+    # collections walk (and copy, page by page) the whole inherited heap.
+    gc.freeze()
+    try:
+        context = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            for share, done in zip(shares, pool.map(_share, shares), strict=True):
+                for index, result in zip(share, done, strict=True):
+                    results[index] = result
+    except Exception as exc:  # the caller does the whole job itself
+        log.info("errcat: the worker processes stopped: %s", exc)
+        return None
+    finally:
+        _JOB = None
+        gc.unfreeze()
+    return results

@@ -1,0 +1,207 @@
+"""Error pages rendered by forked workers (`catalog.render.workers`) are the pages the build
+renders itself: the composed docs folder and the site come out byte for byte the same, the page
+cache stores what the workers rendered, and a worker that fails only costs time."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import write_files
+
+from catalog.build import _valid_catalog, build_site
+from catalog.cli import main
+from catalog.config import load_config
+from catalog.project import CACHE_FOLDER
+from catalog.render import content, workers
+from catalog.render.sitecache import FILE_NAME
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "fork"), reason="worker processes are forked, and this system has no fork"
+)
+
+MODULES = 10
+RAISES = 25
+"""Per module: 250 entries in all, more than the pages below which workers are not used."""
+
+
+def _module(number: int) -> str:
+    lines = []
+    for index in range(RAISES):
+        lines += [
+            f"def check_{index}(value: int, name: str) -> None:",
+            f"    if value > {index}:",
+            f'        raise ValueError(f"part {number}.{index}: {{name}} is too big: {{value}}")',
+            "",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A package of 250 raises, catalogued by `errcat new`."""
+    root = tmp_path_factory.mktemp("parallel")
+    files = {
+        "pyproject.toml": """\
+            [project]
+            name = "many"
+            version = "0"
+
+            [tool.errcat]
+            package = "many"
+            catalog = "errors"
+            generated = "many/errors.py"
+            """,
+        "many/__init__.py": "",
+    }
+    files.update({f"many/part{number}.py": _module(number) for number in range(MODULES)})
+    write_files(root, files)
+    here = Path.cwd()
+    os.chdir(root)
+    try:
+        assert main(["new"]) == 0
+    finally:
+        os.chdir(here)
+    return root
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _drop_cache(root: Path) -> None:
+    for path in (root / CACHE_FOLDER).glob(FILE_NAME + "*"):
+        path.unlink()
+
+
+def _cold_build(root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The composed docs folder and the site of a build from an empty site cache."""
+    _drop_cache(root)
+    version = build_site(load_config(root), root / "build" / "site").version
+    return _tree(root / "build" / "docs"), _tree(version)
+
+
+def _spy(calls: list[list[Any] | None]) -> Callable[..., Any]:
+    """`workers.forked_map`, recording the results of each call (None: the workers did not)."""
+    original = workers.forked_map
+
+    def spied(function: Callable[..., Any], items: Sequence[Any], **kwargs: Any) -> Any:
+        results = original(function, items, **kwargs)
+        calls.append(results)
+        return results
+
+    return spied
+
+
+def _inputs(root: Path) -> content.SiteInputs:
+    config = load_config(root)
+    return content.gather(
+        config,
+        _valid_catalog(config),
+        site_url="http://127.0.0.1:8000/",
+        repo_url=None,
+        site_name="many",
+    )
+
+
+def test_pages_rendered_by_workers_are_the_same(project: Path) -> None:
+    """A cold build whose error pages two workers render composes and builds the same files as
+    a cold build that renders them itself."""
+    calls: list[list[Any] | None] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers, "worker_count", lambda: 1)
+        patch.setattr(workers, "forked_map", _spy(calls))
+        alone = _cold_build(project)
+    assert calls == []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers, "PARALLEL_ITEMS", 1)
+        patch.setattr(workers, "worker_count", lambda: 2)
+        patch.setattr(workers, "forked_map", _spy(calls))
+        ahead = _cold_build(project)
+    # Every page but the first, which the build renders to compile the templates.
+    assert len(calls) == 1 and calls[0] is not None
+    assert len(calls[0]) == MODULES * RAISES - 1
+    assert all(data is not None for _, data in calls[0])
+    assert len([path for path in ahead[0] if path.startswith("errors/")]) > MODULES * RAISES
+    assert ahead == alone
+
+
+def test_pages_rendered_by_workers_are_kept_in_the_cache(project: Path) -> None:
+    """After a cold rendering in workers, a second rendering finds every error page in the
+    page cache (the workers render none) and reads them here."""
+    inputs = _inputs(project)
+    _drop_cache(project)
+    calls: list[list[Any] | None] = []
+    hits: list[int] = []
+    close = content.PageCache.close
+
+    def closed(self: content.PageCache, succeeded: bool) -> None:
+        hits.append(self.hits)
+        close(self, succeeded)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers, "PARALLEL_ITEMS", 1)
+        patch.setattr(workers, "worker_count", lambda: 2)
+        patch.setattr(workers, "forked_map", _spy(calls))
+        patch.setattr(content.PageCache, "close", closed)
+        cold = content.render(inputs)
+        warm = content.render(inputs)
+    assert [len(found or ()) for found in calls] == [MODULES * RAISES - 1] * 2
+    cold_keys = [key for key, _ in calls[0] or ()]
+    assert all(key is not None for key in cold_keys)
+    assert calls[1] == [(key, None) for key in cold_keys]
+    # The workers' processes have their own counts; these are the build's.
+    assert hits == [0, MODULES * RAISES]
+    assert dict(warm.pages) == dict(cold.pages)
+
+
+def test_a_failing_worker_leaves_the_pages_to_the_build(project: Path) -> None:
+    """Workers that die mid-job (here: each exits at its first page) cost time only: the pages
+    are rendered here, the same as ever."""
+    inputs = _inputs(project)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers, "worker_count", lambda: 1)
+        _drop_cache(project)
+        alone = content.render(inputs)
+    parent = os.getpid()
+    original = content._error_page
+
+    def dies(**page_inputs: Any) -> Any:
+        if os.getpid() != parent:
+            os._exit(3)
+        return original(**page_inputs)
+
+    calls: list[list[Any] | None] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers, "PARALLEL_ITEMS", 1)
+        patch.setattr(workers, "worker_count", lambda: 2)
+        patch.setattr(workers, "forked_map", _spy(calls))
+        patch.setattr(content, "_error_page", dies)
+        _drop_cache(project)
+        recovered = content.render(inputs)
+    assert calls == [None]
+    assert dict(recovered.pages) == dict(alone.pages)
+
+
+def _squares(values: list[int]) -> list[int]:
+    return [value * value for value in values]
+
+
+def test_forked_map_keeps_the_items_order() -> None:
+    """Results come back in the items' order whatever worker computed them; below the
+    threshold, or on one core, nothing is forked."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers, "worker_count", lambda: 2)
+        assert workers.forked_map(_squares, range(50), minimum=1) == [n * n for n in range(50)]
+        assert workers.forked_map(_squares, range(50), minimum=51) is None
+        patch.setattr(workers, "worker_count", lambda: 1)
+        assert workers.forked_map(_squares, range(50), minimum=1) is None
