@@ -48,7 +48,8 @@ CODEGEN_CACHE = "codegen-digests.marshal"
 Scanner = Callable[[Config], ScanReport]
 """Scans the configured package (the generated module excluded)."""
 
-_CLASS_KEYWORD = re.compile(rb"class[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+_CLASS_KEYWORD = re.compile(rb"class[ \t\f]+([A-Za-z_][A-Za-z0-9_]*)")
+"""`class` and a name, with the blanks Python allows between them (a form feed too)."""
 
 
 @dataclass

@@ -314,8 +314,9 @@ def test_file_facts_see_a_class_after_a_form_feed() -> None:
         b's = """\n'
         b"\x0bclass InString\n"
         b'"""\n'
+        b"class\x0cFed: ...\n"
     )
-    assert _file_facts(data) == ((), ("Paged", 1, "Inner", 4))
+    assert _file_facts(data) == ((), ("Paged", 1, "Inner", 4, "Fed", 8))
 
 
 EXEMPTED_UNREADABLE = """\
