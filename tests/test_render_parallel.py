@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from catalog.build import _valid_catalog, build_site
 from catalog.cli import main
 from catalog.config import load_config
 from catalog.project import CACHE_FOLDER
-from catalog.render import content, workers
+from catalog.render import content, errorpages, workers
 from catalog.render.sitecache import FILE_NAME
 
 pytestmark = pytest.mark.skipif(
@@ -91,11 +91,11 @@ def _cold_build(root: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _spy(calls: list[list[Any] | None]) -> Callable[..., Any]:
-    """`workers.forked_map`, recording the results of each call (None: the workers did not)."""
-    original = workers.forked_map
+    """`workers.ForkedMap.results`, recording what each job gave (None: the workers failed)."""
+    original = workers.ForkedMap.results
 
-    def spied(function: Callable[..., Any], items: Sequence[Any], **kwargs: Any) -> Any:
-        results = original(function, items, **kwargs)
+    def spied(self: workers.ForkedMap[Any]) -> Any:
+        results = original(self)
         calls.append(results)
         return results
 
@@ -119,13 +119,13 @@ def test_pages_rendered_by_workers_are_the_same(project: Path) -> None:
     calls: list[list[Any] | None] = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "worker_count", lambda: 1)
-        patch.setattr(workers, "forked_map", _spy(calls))
+        patch.setattr(workers.ForkedMap, "results", _spy(calls))
         alone = _cold_build(project)
     assert calls == []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "PARALLEL_ITEMS", 1)
         patch.setattr(workers, "worker_count", lambda: 2)
-        patch.setattr(workers, "forked_map", _spy(calls))
+        patch.setattr(workers.ForkedMap, "results", _spy(calls))
         ahead = _cold_build(project)
     # Every page but the first, which the build renders to compile the templates.
     assert len(calls) == 1 and calls[0] is not None
@@ -151,7 +151,7 @@ def test_pages_rendered_by_workers_are_kept_in_the_cache(project: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "PARALLEL_ITEMS", 1)
         patch.setattr(workers, "worker_count", lambda: 2)
-        patch.setattr(workers, "forked_map", _spy(calls))
+        patch.setattr(workers.ForkedMap, "results", _spy(calls))
         patch.setattr(content.PageCache, "close", closed)
         cold = content.render(inputs)
         warm = content.render(inputs)
@@ -173,7 +173,7 @@ def test_a_failing_worker_leaves_the_pages_to_the_build(project: Path) -> None:
         _drop_cache(project)
         alone = content.render(inputs)
     parent = os.getpid()
-    original = content._error_page
+    original = errorpages.render_page
 
     def dies(**page_inputs: Any) -> Any:
         if os.getpid() != parent:
@@ -184,8 +184,8 @@ def test_a_failing_worker_leaves_the_pages_to_the_build(project: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "PARALLEL_ITEMS", 1)
         patch.setattr(workers, "worker_count", lambda: 2)
-        patch.setattr(workers, "forked_map", _spy(calls))
-        patch.setattr(content, "_error_page", dies)
+        patch.setattr(workers.ForkedMap, "results", _spy(calls))
+        patch.setattr(errorpages, "render_page", dies)
         _drop_cache(project)
         recovered = content.render(inputs)
     assert calls == [None]
@@ -205,3 +205,26 @@ def test_forked_map_keeps_the_items_order() -> None:
         assert workers.forked_map(_squares, range(50), minimum=51) is None
         patch.setattr(workers, "worker_count", lambda: 1)
         assert workers.forked_map(_squares, range(50), minimum=1) is None
+
+
+def test_a_page_key_does_not_depend_on_how_the_catalog_was_loaded(
+    project: Path, tmp_path: Path
+) -> None:
+    """An entry read from its YAML and the same entry restored from the catalog cache (its
+    fields set in another order, its field positions in another type) key the same page: a
+    worker's key, or a later build's, finds what an earlier build stored."""
+    from catalog.validate import checked_catalog
+
+    folder = load_config(project).catalog
+    fresh, _ = checked_catalog(folder, tmp_path)
+    cached, _ = checked_catalog(folder, tmp_path)
+    cache = content.PageCache(tmp_path)
+    try:
+        pairs = list(zip(fresh, cached, strict=True))
+        assert pairs and all(a == b and a is not b for a, b in pairs)
+        for a, b in pairs:
+            shared = {"entry": a, "related": (b, a), "page_url": "/errors/x/"}
+            assert cache.key({**shared, "entry": a}) == cache.key({**shared, "entry": b})
+            assert cache.key({**shared, "related": (a, b)}) == cache.key(shared)
+    finally:
+        cache.close(succeeded=False)

@@ -6,7 +6,6 @@ Both `errcat build` and the MkDocs plugin start here, so the two routes publish 
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -17,8 +16,9 @@ from urllib.parse import urlsplit
 from catalog.config import Config
 from catalog.model import Catalog, Entry, Status
 from catalog.project import generated_module
-from catalog.render import api, blocks, match_index, pages, workers
-from catalog.render.pagecache import PageCache, page_bytes, page_from_bytes
+from catalog.render import api, blocks, match_index, pages
+from catalog.render.errorpages import ErrorPages, Todo
+from catalog.render.pagecache import PageCache
 from catalog.render.related import related_entries
 from catalog.render.repository import Repository, read_repository
 from catalog.render.search import SearchDoc, error_doc
@@ -139,63 +139,6 @@ def _recorded(page: Callable[..., str], *args: Any, **kwargs: Any) -> blocks.Fas
     return blocks.FastPage(text, tuple(recorded))
 
 
-def _error_page(**inputs: Any) -> blocks.FastPage:
-    return _recorded(pages.error_page, **inputs)
-
-
-def _pages_in_worker(
-    cache: PageCache, share: list[dict[str, Any]]
-) -> list[tuple[str | None, bytes | None]]:
-    """In a worker: for each page's inputs, its cache key and, unless the cache holds it
-    already, the page in the cache's form (compact, and marker-free), which is stored."""
-    own = cache.in_worker()
-    done: list[tuple[str | None, bytes | None]] = []
-    try:
-        for inputs in share:
-            key = own.key(inputs)
-            if own.has(key):
-                done.append((key, None))
-                continue
-            data = page_bytes(_error_page(**inputs))
-            own.store(key, data)
-            done.append((key, data))
-    finally:
-        own.close(succeeded=False)
-    return done
-
-
-def _error_pages(
-    todo: list[tuple[str, dict[str, Any]]], cache: PageCache
-) -> dict[str, blocks.FastPage]:
-    """The error pages, by path, from their inputs: rendered, or read from the page cache.
-
-    Keys, rendering and storing cost about 16 s of one core for 11,000 pages of a cold build,
-    so with enough pages worker processes do them; the pages the cache held are read here,
-    which marks them as used by this build.
-    """
-    done: dict[str, blocks.FastPage] = {}
-    found: list[tuple[str | None, bytes | None]] | None = None
-    if todo and workers.worthwhile(len(todo) - 1):
-        # The first one here: it compiles the templates, which the workers then inherit.
-        path, inputs = todo[0]
-        done[path] = cache.page(_error_page, **inputs)
-        cache.suspend()
-        try:
-            share = functools.partial(_pages_in_worker, cache)
-            found = workers.forked_map(share, [inputs for _, inputs in todo[1:]])
-        finally:
-            cache.resume()
-    results = iter(found or ())
-    for path, inputs in todo[len(done) :]:
-        key, data = next(results, (None, None))
-        if data is not None:
-            done[path] = page_from_bytes(data)
-            continue
-        page = cache.find(key)
-        done[path] = page if page is not None else cache.page(_error_page, **inputs)
-    return done
-
-
 def render(inputs: SiteInputs) -> SiteContent:
     """Every generated page and API document; an error page comes from the page cache where an
     earlier build rendered it from the same inputs (`catalog.render.pagecache`)."""
@@ -218,39 +161,53 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
     package = inputs.config.package.name
     typed_module = generated_module(inputs.config)
     site_path = urlsplit(inputs.site_url).path or "/"
-    generated: dict[str, blocks.FastPage] = {}
-    search: dict[str, SearchDoc] = {}
-    documents: dict[str, object] = {}
     results = dict(inputs.verified)
-    todo: list[tuple[str, dict[str, Any]]] = []
+    verified = {entry.id: verified_on(entry, results) for entry in entries}
+    todo: Todo = []
     for entry in entries:
-        sources = inputs.sources.get(entry.id, ())
-        verified = verified_on(entry, results)
         replacement = by_id.get(entry.replaced_by) if entry.replaced_by else None
-        path = f"errors/{entry.id}.md"
         page_inputs: dict[str, Any] = dict(
             entry=entry,
             package=package,
             generated=typed_module,
-            sources=sources,
+            sources=inputs.sources.get(entry.id, ()),
             related=related[entry.id],
             replacement=replacement,
-            verified=verified,
+            verified=verified[entry.id],
             repository=inputs.repository,
             site_path=site_path,
             page_url=api.page_url(inputs.site_url, entry.id),
         )
-        todo.append((path, page_inputs))
-        search[path] = error_doc(entry)
+        todo.append((f"errors/{entry.id}.md", page_inputs))
+    # Started first: worker processes make the error pages while this process makes the rest.
+    with ErrorPages(todo, cache) as error_pages:
+        generated, documents, search = _the_rest(inputs, entries, related, verified, site_path)
+        generated.update(error_pages.pages())
+    return SiteContent(fast=dict(sorted(generated.items())), api=documents, search=search)
+
+
+def _the_rest(
+    inputs: SiteInputs,
+    entries: list[Entry],
+    related: Mapping[str, tuple[Entry, ...]],
+    verified: Mapping[str, list[dict[str, str]]],
+    site_path: str,
+) -> tuple[dict[str, blocks.FastPage], dict[str, object], dict[str, SearchDoc]]:
+    """The pages but the error pages, the API documents and the search entries."""
+    package = inputs.config.package.name
+    generated: dict[str, blocks.FastPage] = {}
+    search: dict[str, SearchDoc] = {}
+    documents: dict[str, object] = {}
+    for entry in entries:
+        search[f"errors/{entry.id}.md"] = error_doc(entry)
         documents[f"{api.ERRORS_FOLDER}/{entry.id}.json"] = api.entry_document(
             entry,
-            sources=sources,
+            sources=inputs.sources.get(entry.id, ()),
             related=related[entry.id],
-            verified=verified,
+            verified=verified[entry.id],
             repository=inputs.repository,
             site_url=inputs.site_url,
         )
-    generated.update(_error_pages(todo, cache))
     documents[api.INDEX_FILE] = [api.index_row(entry, inputs.site_url) for entry in entries]
     documents[api.SCHEMA_FILE] = api.schema()
     # What the search box matches pasted errors against (written as compact JSON text).
@@ -286,7 +243,7 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
         repository=inputs.repository,
         site_path=site_path,
     )
-    return SiteContent(fast=dict(sorted(generated.items())), api=documents, search=search)
+    return generated, documents, search
 
 
 def clashes(docs_dir: Path, content: SiteContent) -> list[Path]:

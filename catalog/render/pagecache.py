@@ -7,13 +7,21 @@ one entry changed; a lookup costs a tenth of that. The key is a SHA-256 over a d
 errcat's sources and the pickled inputs, so a changed input or a changed errcat gives a new key,
 never a stale page. The values live in the site cache (`catalog.render.sitecache`), which
 forgets what recent builds did not use.
+
+The inputs are pickled in a canonical form, the same in every process for equal inputs: a
+dataclass as its compared fields in their order (an entry the catalog cache restores has its
+`__dict__` in another order, and its field positions, which equality ignores, in another
+type), and without pickle's memo (which records which equal values are one object).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copyreg
+import dataclasses
 import functools
 import hashlib
+import io
 import pickle
 import sys
 from collections.abc import Callable, Mapping
@@ -26,7 +34,48 @@ from catalog.render import blocks
 from catalog.render.sitecache import SiteCache
 
 _ERRCAT = Path(__file__).resolve().parents[2]
-_FORMAT = b"errcat-page-1"
+_FORMAT = b"errcat-page-2"
+
+
+class _Canonical(dict[type, Callable[[Any], Any]]):
+    """The key pickler's reducers by type (`copyreg.dispatch_table`'s form), filled on first
+    sight of each type: dataclasses by their compared fields, the rest as pickle reduces
+    them."""
+
+    def __missing__(self, cls: type) -> Callable[[Any], Any]:
+        if issubclass(cls, type):
+            raise KeyError(cls)  # a class (of a metaclass: an Enum): pickled by its name
+        reducer = copyreg.dispatch_table.get(cls)
+        if reducer is None:
+            if dataclasses.is_dataclass(cls):
+                names = tuple(f.name for f in dataclasses.fields(cls) if f.compare)
+                reducer = functools.partial(_fields, names)
+            else:
+                reducer = _as_pickle_does
+        self[cls] = reducer
+        return reducer
+
+
+def _fields(names: tuple[str, ...], value: Any) -> tuple[Any, ...]:
+    return (type(value), tuple(getattr(value, name) for name in names))
+
+
+def _as_pickle_does(value: Any) -> Any:
+    return value.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+
+
+class _KeyPickler(pickle.Pickler):
+    dispatch_table = _Canonical()
+
+
+def input_bytes(inputs: Mapping[str, Any]) -> bytes:
+    """`inputs` (keyword → value) pickled in the canonical form the module docstring describes;
+    an exception for inputs that do not pickle."""
+    out = io.BytesIO()
+    pickler = _KeyPickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True  # no memo: a value is written out in full wherever it appears
+    pickler.dump(sorted(inputs.items()))
+    return out.getvalue()
 
 
 @functools.cache
@@ -96,8 +145,8 @@ class PageCache:
         if self._cache is None or not self._cache.enabled:
             return None
         try:
-            pickled = pickle.dumps(sorted(inputs.items()), protocol=5)
-        except (pickle.PicklingError, TypeError, AttributeError):
+            pickled = input_bytes(inputs)
+        except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
             return None
         return "page-md-" + hashlib.sha256(code_version() + pickled).hexdigest()
 

@@ -4,8 +4,8 @@ that cost seconds at catalog size (rendering error pages, writing the API files)
 Fork, not spawn: a worker inherits the parent's state as it is (the catalog, the jinja
 environment, the block markers' per-process token), so nothing but the results crosses a pipe,
 and markers a worker writes are valid in the parent. Where fork is unavailable, the job is
-too small to pay for the processes, or a worker fails, `forked_map` answers None and the caller
-does the work itself: workers only ever make a build faster, never break it.
+too small to pay for the processes, or a worker fails, `start` and `forked_map` answer None and
+the caller does the work itself: workers only ever make a build faster, never break it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 log = logging.getLogger("mkdocs.plugins.errcat")
 
@@ -61,40 +61,88 @@ def _share(indexes: list[int]) -> list[Any]:
     return results
 
 
+class ForkedMap(Generic[R]):
+    """Results being computed in forked workers while the caller does other work; see
+    `start`. Use it as a context manager, or call `results` (which ends it)."""
+
+    def __init__(self, function: Callable[[list[Any]], list[R]], items: Sequence[Any]) -> None:
+        global _JOB
+        workers = worker_count()
+        count = min(len(items), workers * _SHARES_PER_WORKER)
+        # Striped rather than cut in runs: neighbouring items (one module's errors) cost alike.
+        self._shares = [list(range(start, len(items), count)) for start in range(count)]
+        self._size = len(items)
+        _JOB = (function, items)
+        # What exists at the fork is the workers' to read, not to collect: without this, each
+        # worker's collections walk (and copy, page by page) the whole inherited heap.
+        gc.freeze()
+        try:
+            context = multiprocessing.get_context("fork")
+            self._pool: concurrent.futures.ProcessPoolExecutor | None = (
+                concurrent.futures.ProcessPoolExecutor(workers, mp_context=context)
+            )
+            self._futures = [self._pool.submit(_share, share) for share in self._shares]
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            # The workers are forked by the first submit; this process collects as usual.
+            gc.unfreeze()
+
+    def results(self) -> list[R] | None:
+        """One result per item, in the items' order; None if a worker failed."""
+        results: list[Any] = [None] * self._size
+        try:
+            for share, future in zip(self._shares, self._futures, strict=True):
+                for index, result in zip(share, future.result(), strict=True):
+                    results[index] = result
+        except Exception as exc:  # the caller does the whole job itself
+            log.info("errcat: the worker processes stopped: %s", exc)
+            return None
+        finally:
+            self.close()
+        return results
+
+    def close(self) -> None:
+        """Stop the workers (those at work finish their share first)."""
+        global _JOB
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        _JOB = None
+
+    def __enter__(self) -> ForkedMap[R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start(
+    function: Callable[[list[T]], list[R]], items: Sequence[T], *, minimum: int | None = None
+) -> ForkedMap[R] | None:
+    """Start computing one result per item in forked workers: each worker calls `function`
+    on shares of the items (a list, for work done once per share: opening a connection,
+    flushing it), which returns one result per item of its share. None where this is not
+    done (see `worthwhile`), and the caller computes the results itself.
+
+    `function` is inherited, not pickled (a closure will do); its results cross a pipe,
+    pickled, so they should be compact (bytes, text). One job at a time.
+    """
+    if not worthwhile(len(items), minimum):
+        return None
+    if _JOB is not None:  # one at a time: the caller does this one itself
+        return None
+    try:
+        return ForkedMap(function, items)
+    except Exception as exc:  # the caller does the whole job itself
+        log.info("errcat: the worker processes did not start: %s", exc)
+        return None
+
+
 def forked_map(
     function: Callable[[list[T]], list[R]], items: Sequence[T], *, minimum: int | None = None
 ) -> list[R] | None:
-    """One result per item, in the items' order, computed in forked workers: each worker calls
-    `function` on shares of the items (a list, for work done once per share: opening a
-    connection, flushing it), which returns one result per item of its share. None where
-    this is not done (see `worthwhile`, or a worker failed), and the caller computes the
-    results itself.
-
-    `function` is inherited, not pickled (a closure will do); its results cross a pipe,
-    pickled, so they should be compact (bytes, text).
-    """
-    global _JOB
-    if not worthwhile(len(items), minimum):
-        return None
-    workers = worker_count()
-    count = min(len(items), workers * _SHARES_PER_WORKER)
-    # Striped rather than cut in runs: neighbouring items (one module's errors) cost alike.
-    shares = [list(range(start, len(items), count)) for start in range(count)]
-    results: list[Any] = [None] * len(items)
-    _JOB = (function, items)
-    # What exists now is the workers' to read, not to collect: without this, each worker's
-    # collections walk (and copy, page by page) the whole inherited heap.
-    gc.freeze()
-    try:
-        context = multiprocessing.get_context("fork")
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            for share, done in zip(shares, pool.map(_share, shares), strict=True):
-                for index, result in zip(share, done, strict=True):
-                    results[index] = result
-    except Exception as exc:  # the caller does the whole job itself
-        log.info("errcat: the worker processes stopped: %s", exc)
-        return None
-    finally:
-        _JOB = None
-        gc.unfreeze()
-    return results
+    """`start`, then its results: None where the workers were not used or failed."""
+    job = start(function, items, minimum=minimum)
+    return None if job is None else job.results()
