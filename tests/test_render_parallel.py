@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,14 +90,17 @@ def _cold_build(root: Path) -> tuple[dict[str, str], dict[str, str]]:
     return _tree(root / "build" / "docs"), _tree(version)
 
 
-def _spy(calls: list[list[Any] | None]) -> Callable[..., Any]:
-    """`workers.ForkedMap.results`, recording what each job gave (None: the workers failed)."""
-    original = workers.ForkedMap.results
+def _spy(calls: list[list[Any]]) -> Callable[..., Any]:
+    """`workers.ForkedMap.completed`, recording each job's results in the items' order (those
+    it gave: a job whose workers failed gives fewer)."""
+    original = workers.ForkedMap.completed
 
-    def spied(self: workers.ForkedMap[Any]) -> Any:
-        results = original(self)
-        calls.append(results)
-        return results
+    def spied(self: workers.ForkedMap[Any]) -> Iterator[tuple[int, Any]]:
+        got: dict[int, Any] = {}
+        for index, result in original(self):
+            got[index] = result
+            yield index, result
+        calls.append([got[index] for index in sorted(got)])
 
     return spied
 
@@ -116,20 +119,19 @@ def _inputs(root: Path) -> content.SiteInputs:
 def test_pages_rendered_by_workers_are_the_same(project: Path) -> None:
     """A cold build whose error pages two workers render composes and builds the same files as
     a cold build that renders them itself."""
-    calls: list[list[Any] | None] = []
+    calls: list[list[Any]] = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "worker_count", lambda: 1)
-        patch.setattr(workers.ForkedMap, "results", _spy(calls))
+        patch.setattr(workers.ForkedMap, "completed", _spy(calls))
         alone = _cold_build(project)
     assert calls == []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "PARALLEL_ITEMS", 1)
         patch.setattr(workers, "worker_count", lambda: 2)
-        patch.setattr(workers.ForkedMap, "results", _spy(calls))
+        patch.setattr(workers.ForkedMap, "completed", _spy(calls))
         ahead = _cold_build(project)
     # Every page but the first, which the build renders to compile the templates.
-    assert len(calls) == 1 and calls[0] is not None
-    assert len(calls[0]) == MODULES * RAISES - 1
+    assert len(calls) == 1 and len(calls[0]) == MODULES * RAISES - 1
     assert all(data is not None for _, data in calls[0])
     assert len([path for path in ahead[0] if path.startswith("errors/")]) > MODULES * RAISES
     assert ahead == alone
@@ -140,7 +142,7 @@ def test_pages_rendered_by_workers_are_kept_in_the_cache(project: Path) -> None:
     page cache (the workers render none) and reads them here."""
     inputs = _inputs(project)
     _drop_cache(project)
-    calls: list[list[Any] | None] = []
+    calls: list[list[Any]] = []
     hits: list[int] = []
     close = content.PageCache.close
 
@@ -151,12 +153,12 @@ def test_pages_rendered_by_workers_are_kept_in_the_cache(project: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "PARALLEL_ITEMS", 1)
         patch.setattr(workers, "worker_count", lambda: 2)
-        patch.setattr(workers.ForkedMap, "results", _spy(calls))
+        patch.setattr(workers.ForkedMap, "completed", _spy(calls))
         patch.setattr(content.PageCache, "close", closed)
         cold = content.render(inputs)
         warm = content.render(inputs)
-    assert [len(found or ()) for found in calls] == [MODULES * RAISES - 1] * 2
-    cold_keys = [key for key, _ in calls[0] or ()]
+    assert [len(found) for found in calls] == [MODULES * RAISES - 1] * 2
+    cold_keys = [key for key, _ in calls[0]]
     assert all(key is not None for key in cold_keys)
     assert calls[1] == [(key, None) for key in cold_keys]
     # The workers' processes have their own counts; these are the build's.
@@ -164,31 +166,35 @@ def test_pages_rendered_by_workers_are_kept_in_the_cache(project: Path) -> None:
     assert dict(warm.pages) == dict(cold.pages)
 
 
-def test_a_failing_worker_leaves_the_pages_to_the_build(project: Path) -> None:
-    """Workers that die mid-job (here: each exits at its first page) cost time only: the pages
-    are rendered here, the same as ever."""
+@pytest.mark.parametrize("fatal", ["every page", "the last page"])
+def test_a_failing_worker_leaves_the_pages_to_the_build(project: Path, fatal: str) -> None:
+    """A worker that dies mid-job costs time only: the pages the workers did not deliver
+    are rendered here, the same as ever (with every page fatal, the workers deliver none)."""
     inputs = _inputs(project)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "worker_count", lambda: 1)
         _drop_cache(project)
         alone = content.render(inputs)
     parent = os.getpid()
+    last = list(inputs.catalog)[-1]
     original = errorpages.render_page
 
     def dies(**page_inputs: Any) -> Any:
-        if os.getpid() != parent:
+        if os.getpid() != parent and (fatal == "every page" or page_inputs["entry"] == last):
             os._exit(3)
         return original(**page_inputs)
 
-    calls: list[list[Any] | None] = []
+    calls: list[list[Any]] = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "PARALLEL_ITEMS", 1)
         patch.setattr(workers, "worker_count", lambda: 2)
-        patch.setattr(workers.ForkedMap, "results", _spy(calls))
+        patch.setattr(workers.ForkedMap, "completed", _spy(calls))
         patch.setattr(errorpages, "render_page", dies)
         _drop_cache(project)
         recovered = content.render(inputs)
-    assert calls == [None]
+    assert len(calls) == 1 and len(calls[0]) < MODULES * RAISES - 1
+    if fatal == "every page":
+        assert calls == [[]]
     assert dict(recovered.pages) == dict(alone.pages)
 
 

@@ -72,24 +72,27 @@ class ErrorPages:
 
     def pages(self) -> dict[str, blocks.FastPage]:
         """Path → page, for every page of the todo list (in its order)."""
-        found: list[tuple[str | None, bytes | None]] | None = None
+        done = self._done
+        keys: dict[str, str | None] = {}
         if self._job is not None:
+            rest = self._todo[1:]
             try:
-                found = self._job.results()
+                # Each share's pages are taken in as it comes, while the workers go on.
+                for index, (key, data) in self._job.completed():
+                    path = rest[index][0]
+                    if data is None:
+                        keys[path] = key  # read below, once the cache is taken up again
+                    else:
+                        done[path] = page_from_bytes(data)
             finally:
                 self._job = None
                 self._cache.resume()
-        done = self._done
-        results = iter(found or ())
-        for path, inputs in self._todo[len(done) :]:
-            key, data = next(results, (None, None))
-            if data is not None:
-                done[path] = page_from_bytes(data)
-                continue
-            # Held by the cache (or, where the workers failed, not looked up yet).
-            page = self._cache.find(key)
-            done[path] = page if page is not None else self._cache.page(render_page, **inputs)
-        return done
+        for path, inputs in self._todo:
+            if path not in done:
+                # Held by the cache, or not looked up yet where the workers were not used.
+                page = self._cache.find(keys.get(path))
+                done[path] = page if page is not None else self._cache.page(render_page, **inputs)
+        return {path: done[path] for path, _ in self._todo}
 
     def close(self) -> None:
         """Stop the workers, if they are still at work."""

@@ -15,7 +15,7 @@ import gc
 import logging
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 log = logging.getLogger("mkdocs.plugins.errcat")
@@ -89,19 +89,26 @@ class ForkedMap(Generic[R]):
             # The workers are forked by the first submit; this process collects as usual.
             gc.unfreeze()
 
-    def results(self) -> list[R] | None:
-        """One result per item, in the items' order; None if a worker failed."""
-        results: list[Any] = [None] * self._size
+    def completed(self) -> Iterator[tuple[int, R]]:
+        """`(index, result)` for each item, a share at a time as the workers finish them, so
+        that the caller can use them meanwhile. A worker that fails ends the iteration early
+        (the caller does the items it did not get); the workers are stopped at the end."""
+        shares = dict(zip(self._futures, self._shares, strict=True))
         try:
-            for share, future in zip(self._shares, self._futures, strict=True):
-                for index, result in zip(share, future.result(), strict=True):
-                    results[index] = result
-        except Exception as exc:  # the caller does the whole job itself
+            for future in concurrent.futures.as_completed(self._futures):
+                done = future.result()
+                yield from zip(shares[future], done, strict=True)
+        except Exception as exc:  # the caller does the rest itself
             log.info("errcat: the worker processes stopped: %s", exc)
-            return None
         finally:
             self.close()
-        return results
+
+    def results(self) -> list[R] | None:
+        """One result per item, in the items' order; None if a worker failed."""
+        results: dict[int, R] = dict(self.completed())
+        if len(results) != self._size:
+            return None
+        return [results[index] for index in range(self._size)]
 
     def close(self) -> None:
         """Stop the workers (those at work finish their share first)."""
