@@ -1,6 +1,7 @@
-"""Error pages rendered by forked workers (`catalog.render.workers`) are the pages the build
-renders itself: the composed docs folder and the site come out byte for byte the same, the page
-cache stores what the workers rendered, and a worker that fails only costs time."""
+"""Error pages rendered and API files written by forked workers (`catalog.render.workers`) are
+what the build makes itself: the composed docs folder and the site come out byte for byte the
+same, the page cache stores what the workers rendered, and a worker that fails only costs
+time."""
 
 from __future__ import annotations
 
@@ -117,8 +118,8 @@ def _inputs(root: Path) -> content.SiteInputs:
 
 
 def test_pages_rendered_by_workers_are_the_same(project: Path) -> None:
-    """A cold build whose error pages two workers render composes and builds the same files as
-    a cold build that renders them itself."""
+    """A cold build whose error pages two workers render, and whose API files they write,
+    composes and builds the same files as a cold build that does it all itself."""
     calls: list[list[Any]] = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "worker_count", lambda: 1)
@@ -130,9 +131,12 @@ def test_pages_rendered_by_workers_are_the_same(project: Path) -> None:
         patch.setattr(workers, "worker_count", lambda: 2)
         patch.setattr(workers.ForkedMap, "completed", _spy(calls))
         ahead = _cold_build(project)
-    # Every page but the first, which the build renders to compile the templates.
-    assert len(calls) == 1 and len(calls[0]) == MODULES * RAISES - 1
-    assert all(data is not None for _, data in calls[0])
+    # The error pages: every one but the first, which the build renders to compile the
+    # templates; then the API files: one per entry, the index, the schema, the match index.
+    pages_job, api_job = calls
+    assert len(pages_job) == MODULES * RAISES - 1
+    assert all(data is not None for _, data in pages_job)
+    assert len(api_job) == MODULES * RAISES + 3
     assert len([path for path in ahead[0] if path.startswith("errors/")]) > MODULES * RAISES
     assert ahead == alone
 
