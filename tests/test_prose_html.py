@@ -100,8 +100,10 @@ def test_markup_outside_the_subset_is_declined(text: str) -> None:
 
 def test_code_is_escaped_as_python_markdown_escapes_it() -> None:
     text = "Raised when `a < b and c > d & e` holds."
-    assert to_html(text) == _oracle(text) == (
-        "<p>Raised when <code>a &lt; b and c &gt; d &amp; e</code> holds.</p>"
+    assert (
+        to_html(text)
+        == _oracle(text)
+        == ("<p>Raised when <code>a &lt; b and c &gt; d &amp; e</code> holds.</p>")
     )
 
 
