@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import textwrap
 import time
@@ -81,3 +82,13 @@ def render_sample(message: str, variant: int) -> str:
         else:
             roots[root] = value
     return message.format(**roots)
+
+
+def file_digests(folder: Path) -> dict[str, str]:
+    """Every file under `folder` (relative, `/`-separated) with the SHA-256 of its bytes: two
+    builds wrote the same files exactly when these are equal."""
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }

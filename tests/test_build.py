@@ -3,7 +3,6 @@ publishing, and the composed folder built by another engine."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -15,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import file_digests
 from test_build_project import (
     ACTIVE_ID,
     DRAFT_ID,
@@ -48,14 +48,6 @@ def real_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _page(site: Path, entry_id: str) -> str:
     return (site / "errors" / entry_id / "index.html").read_text(encoding="utf-8")
-
-
-def _tree(folder: Path) -> dict[str, str]:
-    return {
-        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
 
 
 @pytest.mark.parametrize("entry_id", sorted(SEEDS))
@@ -181,9 +173,9 @@ def test_nothing_generated_is_written_into_site(widgets: Path) -> None:
 def test_builds_are_reproducible(widgets: Path) -> None:
     """Building the same tree again gives byte-identical output."""
     site = widgets / "build" / "site"
-    first = _tree(site.resolve())
+    first = file_digests(site.resolve())
     build_site(load_config(widgets), site)
-    assert _tree(site.resolve()) == first
+    assert file_digests(site.resolve()) == first
 
 
 def test_build_publishes_through_a_symlink_and_prunes(tmp_path: Path) -> None:
@@ -200,13 +192,13 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     out = root / "build" / "site"
     before = build_site(load_config(root), out).version
-    snapshot = _tree(before)
+    snapshot = file_digests(before)
     (root / "site" / "docs" / "guides" / "broken.md").write_text(
         "[x](missing.md)\n", encoding="utf-8"
     )
     with pytest.raises(BuildError, match="mkdocs stopped"):
         build_site(load_config(root), out)
-    assert out.resolve() == before and _tree(out.resolve()) == snapshot
+    assert out.resolve() == before and file_digests(out.resolve()) == snapshot
     assert sorted(out.parent.glob("site-*")) == [before]
 
 
@@ -215,7 +207,7 @@ def test_a_killed_build_leaves_the_previous_site(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     out = root / "build" / "site"
     before = build_site(load_config(root), out).version
-    snapshot = _tree(before)
+    snapshot = file_digests(before)
     process = subprocess.Popen(
         [str(Path(sys.executable).with_name("errcat")), "build"],
         cwd=root,
@@ -232,7 +224,7 @@ def test_a_killed_build_leaves_the_previous_site(tmp_path: Path) -> None:
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
-    assert out.resolve() == before and _tree(out.resolve()) == snapshot
+    assert out.resolve() == before and file_digests(out.resolve()) == snapshot
     after = build_site(load_config(root), out).version
     assert sorted(out.parent.glob("site-*")) == sorted([before, after])
 
@@ -378,7 +370,7 @@ def _plain_mkdocs(build_dir: Path, site: Path) -> dict[str, str]:
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode == 0, done.stderr
-    return {k: v for k, v in _tree(site).items() if k != "search/search_index.json"}
+    return {k: v for k, v in file_digests(site).items() if k != "search/search_index.json"}
 
 
 _PUBLISHED_ONLY = (
@@ -395,7 +387,7 @@ def test_errcat_renders_its_pages_as_mkdocs_would(widgets: Path, tmp_path: Path)
     """errcat's own conversion of its pages (blocks apart, cached) gives byte for byte the
     files plain MkDocs writes for the composed folder; only the search index differs, since
     errcat writes the error pages' entries itself."""
-    ours = _tree((widgets / "build" / "site").resolve())
+    ours = file_digests((widgets / "build" / "site").resolve())
     theirs = _plain_mkdocs(widgets / "build", tmp_path / "plain")
     assert {k: v for k, v in ours.items() if not k.startswith(_PUBLISHED_ONLY)} == theirs
 
@@ -415,7 +407,7 @@ def test_extensions_that_change_text_apply_to_errcats_pages_too(tmp_path: Path) 
         encoding="utf-8",
     )
     site = build_site(load_config(root), root / "build" / "site").version
-    ours = {k: v for k, v in _tree(site).items() if not k.startswith(_PUBLISHED_ONLY)}
+    ours = {k: v for k, v in file_digests(site).items() if not k.startswith(_PUBLISHED_ONLY)}
     assert ours == _plain_mkdocs(root / "build", tmp_path / "plain")
     index = (site / "errors" / "index.html").read_text(encoding="utf-8")
     assert "&lsquo;already&rsquo;" in index  # smarty's quotes: the table went through it
@@ -431,10 +423,10 @@ def test_a_reused_page_shows_its_neighbours_new_titles(tmp_path: Path) -> None:
     build_site(load_config(root), out)
     guide = root / "site" / "docs" / "guides" / "hello.md"
     guide.write_text("# Greetings\n\nA hand-written guide.\n", encoding="utf-8")
-    warm = _tree(build_site(load_config(root), out).version)
+    warm = file_digests(build_site(load_config(root), out).version)
     for path in (root / CACHE_FOLDER).glob("site-cache.sqlite3*"):
         path.unlink()
-    cold = _tree(build_site(load_config(root), out).version)
+    cold = file_digests(build_site(load_config(root), out).version)
     assert warm == cold
     before = (out / "errors" / "exceptions" / "index.html").read_text(encoding="utf-8")
     assert "Greetings" in before
@@ -450,7 +442,7 @@ def test_with_an_extension_errcat_does_not_know_mkdocs_renders_the_pages(tmp_pat
         encoding="utf-8",
     )
     site = build_site(load_config(root), root / "build" / "site").version
-    ours = {k: v for k, v in _tree(site).items() if not k.startswith(_PUBLISHED_ONLY)}
+    ours = {k: v for k, v in file_digests(site).items() if not k.startswith(_PUBLISHED_ONLY)}
     assert ours == _plain_mkdocs(root / "build", tmp_path / "plain")
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     locations = [doc["location"] for doc in index["docs"]]

@@ -8,7 +8,6 @@ project; the test skips where torch is not installed.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import importlib.util
 import json
@@ -18,6 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import file_digests
 
 from catalog.build import build_site
 from catalog.cli import main
@@ -47,14 +47,6 @@ def _torch_optim() -> Path | None:
 
 
 pytestmark = pytest.mark.skipif(_torch_optim() is None, reason="torch is not installed")
-
-
-def _tree(folder: Path) -> dict[str, str]:
-    return {
-        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
 
 
 def _build(root: Path) -> Path:
@@ -194,7 +186,7 @@ def test_search_finds_messages_and_holds_no_code(site: Path, project: Path) -> N
 def test_a_cached_rebuild_writes_the_same_files(site: Path, project: Path) -> None:
     """The second build takes every page and code block from the cache (Pygments never
     runs) and writes byte-identical files, hard links to the first build's."""
-    cold = _tree(site)
+    cold = file_digests(site)
 
     def no_highlighting(*args: object, **kwargs: object) -> str:
         raise AssertionError("a cached rebuild highlighted code")
@@ -202,7 +194,7 @@ def test_a_cached_rebuild_writes_the_same_files(site: Path, project: Path) -> No
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(highlight.CodeHighlighter, "html", no_highlighting)
         warm = _build(project)
-    assert _tree(warm) == cold
+    assert file_digests(warm) == cold
     # Unchanged pages are the previous build's files, linked rather than written again.
     assert all(path.stat().st_nlink > 1 for path in _error_pages(warm))
 
@@ -220,9 +212,9 @@ def test_a_rebuild_after_an_edit_equals_a_cold_build(project: Path) -> None:
         + text[end + 1 :],
         encoding="utf-8",
     )
-    warm = _tree(_build(project))
+    warm = file_digests(_build(project))
     _drop_cache(project)
-    cold = _tree(_build(project))
+    cold = file_digests(_build(project))
     assert warm == cold
     entry_id = text[first:end].split('"')[1]
     page = (project / "build" / "site" / "errors" / entry_id / "index.html").read_text("utf-8")
@@ -233,7 +225,7 @@ def test_a_themed_output_gone_missing_is_rendered_again(site: Path, project: Pat
     """Should another build remove a page's stored output between lookup and use, the page
     is rendered after all, and the files are the same."""
     _build(project)
-    expected = _tree((project / "build" / "site").resolve())
+    expected = file_digests((project / "build" / "site").resolve())
     original = SiteCache.get_text
 
     def outputs_vanish(self: SiteCache, key: str) -> str | None:
@@ -243,14 +235,14 @@ def test_a_themed_output_gone_missing_is_rendered_again(site: Path, project: Pat
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(SiteCache, "get_text", outputs_vanish)
         patch.setattr(fastpath.Accelerator, "_link_previous", lambda *args: False)
-        assert _tree(_build(project)) == expected
+        assert file_digests(_build(project)) == expected
 
 
 def test_pages_done_ahead_by_workers_are_the_same(site: Path, project: Path) -> None:
     """A cold build whose pages worker processes convert and theme ahead writes what a cold
     build that does it all itself writes."""
     _drop_cache(project)
-    alone = _tree(_build(project))
+    alone = file_digests(_build(project))
     stats: list[dict[str, int]] = []
     original = fastpath.Accelerator.finish
 
@@ -263,7 +255,7 @@ def test_pages_done_ahead_by_workers_are_the_same(site: Path, project: Path) -> 
         patch.setattr(fastpath, "PARALLEL_PAGES", 1)
         patch.setattr(fastpath, "_worker_count", lambda: 2)
         patch.setattr(fastpath.Accelerator, "finish", counted)
-        ahead = _tree(_build(project))
+        ahead = file_digests(_build(project))
     assert stats[0]["converted_ahead"] > 100 and stats[0]["rendered_ahead"] > 100
     assert ahead == alone
 
@@ -272,7 +264,7 @@ def test_pages_left_to_mkdocs_render_the_same(site: Path, project: Path) -> None
     """A page errcat cannot convert itself (here: every page with a list of links) goes to
     MkDocs' own rendering, with its Markdown complete, and comes out the same."""
     _drop_cache(project)
-    expected = _tree(_build(project))
+    expected = file_digests(_build(project))
 
     def missing(self: fastpath.Accelerator, block: object) -> str:
         raise fastpath._LinkMissing("?")
@@ -280,7 +272,7 @@ def test_pages_left_to_mkdocs_render_the_same(site: Path, project: Path) -> None
     _drop_cache(project)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fastpath.Accelerator, "_links_html", missing)
-        assert _tree(_build(project)) == expected
+        assert file_digests(_build(project)) == expected
 
 
 def test_pages_without_errcats_fast_paths_are_the_same(site: Path, project: Path) -> None:
@@ -309,7 +301,7 @@ def test_pages_without_errcats_fast_paths_are_the_same(site: Path, project: Path
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prose_html, "to_html", counted_prose)
         patch.setattr(highlight.CodeHighlighter, "_plain_text", counted_text)
-        expected = _tree(_build(project))
+        expected = file_digests(_build(project))
     assert len(prose) > 300 and sum(prose) > 0.9 * len(prose)
     assert len(texts) > 100 and sum(texts) > 0.9 * len(texts)
     _drop_cache(project)
@@ -317,4 +309,4 @@ def test_pages_without_errcats_fast_paths_are_the_same(site: Path, project: Path
         patch.setattr(prose_html, "to_html", lambda text: None)
         patch.setattr(highlight.CodeHighlighter, "_plain_text", lambda self, code, index: None)
         patch.setattr(highlight, "accelerate", lambda lexer: False)
-        assert _tree(_build(project)) == expected
+        assert file_digests(_build(project)) == expected

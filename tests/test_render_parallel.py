@@ -5,14 +5,13 @@ time."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import write_files
+from helpers import file_digests, write_files
 
 from catalog.build import _valid_catalog, build_site
 from catalog.cli import main
@@ -71,14 +70,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _tree(folder: Path) -> dict[str, str]:
-    return {
-        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
-
-
 def _drop_cache(root: Path) -> None:
     for path in (root / CACHE_FOLDER).glob(FILE_NAME + "*"):
         path.unlink()
@@ -88,7 +79,7 @@ def _cold_build(root: Path) -> tuple[dict[str, str], dict[str, str]]:
     """The composed docs folder and the site of a build from an empty site cache."""
     _drop_cache(root)
     version = build_site(load_config(root), root / "build" / "site").version
-    return _tree(root / "build" / "docs"), _tree(version)
+    return file_digests(root / "build" / "docs"), file_digests(version)
 
 
 def _spy(calls: list[list[Any]]) -> Callable[..., Any]:
