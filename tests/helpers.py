@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import textwrap
@@ -92,3 +93,12 @@ def file_digests(folder: Path) -> dict[str, str]:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     }
+
+
+def errcat_in(folder: Path, *argv: str) -> int:
+    """`errcat ARGV...` run in-process from `folder`, as a user runs it in a project, with the
+    current folder restored afterwards (for module-scoped fixtures, which have no monkeypatch)."""
+    from catalog.cli import main
+
+    with contextlib.chdir(folder):
+        return main(list(argv))

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import errcat_in
 
-from catalog.cli import main
 from catalog.config import load_config
 from catalog.loader import load_catalog
 from catalog.project import generated_module, module_name, package_name
@@ -48,14 +48,8 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the toy shop after the README's adoption path."""
     root = tmp_path_factory.mktemp("adopt") / "toyshop"
     shutil.copytree(FIXTURE, root)
-    here = Path.cwd()
-    os.chdir(root)
-    try:
-        for command in (["init"], ["new"], ["codegen"], ["migrate"]):
-            assert main(command) == 0, command
-        assert main(["check"]) == 0
-    finally:
-        os.chdir(here)
+    for command in ("init", "new", "codegen", "migrate", "check"):
+        assert errcat_in(root, command) == 0, command
     return root
 
 
@@ -177,12 +171,7 @@ def test_the_site_shows_every_entry(adopted: Path, tmp_path: Path) -> None:
     readable title for an exception raised without a message."""
     import json
 
-    here = Path.cwd()
-    os.chdir(adopted)
-    try:
-        assert main(["build", "--out", str(tmp_path / "site")]) == 0
-    finally:
-        os.chdir(here)
+    assert errcat_in(adopted, "build", "--out", str(tmp_path / "site")) == 0
     site = tmp_path / "site"
     index = json.loads((site / "api" / "errors" / "index.json").read_text())
     rows = {row["message"]: row for row in index}

@@ -11,16 +11,14 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
-import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
-from helpers import file_digests
+from helpers import errcat_in, file_digests
 
 from catalog.build import build_site
-from catalog.cli import main
 from catalog.config import load_config
 from catalog.project import CACHE_FOLDER
 from catalog.render import fastpath, highlight
@@ -67,12 +65,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     shutil.copytree(source, root / "torch" / "optim", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "torch" / "__init__.py").write_text("", encoding="utf-8")
-    here = Path.cwd()
-    os.chdir(root)
-    try:
-        assert main(["new"]) == 0
-    finally:
-        os.chdir(here)
+    assert errcat_in(root, "new") == 0
     assert not (root / "mkdocs.yml").exists()
     return root
 

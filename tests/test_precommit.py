@@ -16,9 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import write_files
-
-from catalog.cli import main
+from helpers import errcat_in, write_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
@@ -98,12 +96,7 @@ def _project(root: Path, *, drifted: bool) -> Path:
     """The small project as a git repository with one commit; `drifted` adds a raise that the
     catalog does not know, after the generated module was written."""
     project = write_files(root, PROJECT)
-    here = Path.cwd()
-    os.chdir(project)
-    try:
-        assert main(["codegen"]) == 0
-    finally:
-        os.chdir(here)
+    assert errcat_in(project, "codegen") == 0
     if drifted:
         module = project / "pkg" / "m.py"
         module.write_text(

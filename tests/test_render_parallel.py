@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import file_digests, write_files
+from helpers import errcat_in, file_digests, write_files
 
 from catalog.build import _valid_catalog, build_site
-from catalog.cli import main
 from catalog.config import load_config
 from catalog.project import CACHE_FOLDER
 from catalog.render import content, errorpages, workers
@@ -61,12 +60,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     files.update({f"many/part{number}.py": _module(number) for number in range(MODULES)})
     write_files(root, files)
-    here = Path.cwd()
-    os.chdir(root)
-    try:
-        assert main(["new"]) == 0
-    finally:
-        os.chdir(here)
+    assert errcat_in(root, "new") == 0
     return root
 
 
