@@ -136,9 +136,14 @@ def _file_facts(data: bytes) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     classes: list[Any] = []
     seen: set[str] = set()
     line, counted = 1, 0
+    # Python ends a line at LF, CRLF or a lone CR (a form feed is a blank, not a line end).
+    # Nearly every file is LF-only, so the CR work is done only for a file that has one.
+    lone_cr = b"\r" in data
     for match in _CLASS_KEYWORD.finditer(data):
         start = match.start()
         line_start = data.rfind(b"\n", 0, start) + 1
+        if lone_cr:
+            line_start = data.rfind(b"\r", line_start, start) + 1 or line_start
         # Python's indentation is blanks, tabs and form feeds (`\f` may start a line).
         if data[line_start:start].strip(b" \t\f"):
             continue  # `class` inside a line, not a definition
@@ -147,6 +152,10 @@ def _file_facts(data: bytes) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
             continue
         seen.add(name)
         line += data.count(b"\n", counted, start)
+        if lone_cr:
+            # A CRLF is one line end, already counted at its LF. `counted` and `start` are
+            # both the start of a `class` keyword, so no CRLF straddles either bound.
+            line += data.count(b"\r", counted, start) - data.count(b"\r\n", counted, start)
         counted = start
         classes += (name, line)
     return tuple(comments), tuple(classes)

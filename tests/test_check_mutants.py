@@ -85,6 +85,37 @@ def test_file_facts() -> None:
     assert classes == ("First", 1, "Nested", 5, "Tabbed", 7)
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"x = 1\nclass Foo(Exception): ...\n",
+        b"x = 1\r\nclass Foo(Exception): ...\r\n",
+        b"x = 1\rclass Foo(Exception): ...\r",
+        b"x = 1\r\r\n\rclass A:\r  class B: ...\n\fclass C: ...\r\nclass D: ...\n",
+        b"x = 1\r\n\r\n\fclass Fed:\r \f   class Inner: ...\rclass Last: ...",
+    ],
+    ids=["lf", "crlf", "lone-cr", "mixed", "form-feed"],
+)
+def test_file_facts_lines_agree_with_ast(data: bytes) -> None:
+    """Whatever the line endings (LF, CRLF, a lone CR) and a form feed in the indentation,
+    the classes found and their lines are those Python's own parser sees in the bytes."""
+    import ast
+
+    parsed = ast.parse(data)
+    expected: list[object] = []
+    defined = [node for node in ast.walk(parsed) if isinstance(node, ast.ClassDef)]
+    for node in sorted(defined, key=lambda node: node.lineno):
+        expected += (node.name, node.lineno)
+    assert expected, "each case defines a class"
+    assert _file_facts(data)[1] == tuple(expected)
+
+
+def test_file_facts_form_feed_is_no_line_end() -> None:
+    """A form feed inside a line is a blank, as Python reads it: `class` after one, behind
+    other code, is no definition."""
+    assert _file_facts(b"x = 1\fclass Foo: ...\n")[1] == ()
+
+
 def test_file_facts_without_errcat_or_undecodable() -> None:
     """Only a file that mentions errcat is tokenized; undecodable bytes give no comments."""
     assert _file_facts(b"# ignore[x]\nclass A: ...\n") == ((), ("A", 2))
