@@ -47,6 +47,9 @@
   const ID = /^[0-9a-f]{16}$/;
   const DOTTED = new RegExp("^[A-Za-z_]" + W + "*(?:\\.[A-Za-z_]" + W + "*)*$", "u");
   const STRIP = new RegExp("^[" + SPACE + "]+|[" + SPACE + "]+$", "g");
+  const TRAILING_SPACE = new RegExp("[" + SPACE + "]+$");
+  // The last part of what reads as a class name before a colon: CapWords.
+  const CLASS_NAME = /^_*[A-Z]/;
   const SEPARATOR_RUN = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^`{|}~]/g;
   // What bytes.split() splits on (the Python matcher splits UTF-8 bytes).
   const ASCII_SPACE = /[ \t\n\r\v\f]+/;
@@ -81,6 +84,18 @@
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
   }
 
+  /* The results with the most literal characters among readings of one line (`best` answers,
+   * null for none), by id; an entry found twice is kept as first found; null when none. */
+  function mostSpecific(...found) {
+    const byId = new Map();
+    for (const results of found) {
+      for (const result of results || []) if (!byId.has(result.id)) byId.set(result.id, result);
+    }
+    if (!byId.size) return null;
+    const top = Math.max(...[...byId.values()].map((r) => r.literalChars));
+    return [...byId.values()].filter((r) => r.literalChars === top).sort(compareIds);
+  }
+
   /* One template, with what the Python matcher precomputes (catalog/explain.py `_compile`). */
   class Template {
     constructor(row, index) {
@@ -95,15 +110,20 @@
       const literals = pieces.filter((_, i) => i % 2 === 0);
       const fields = pieces.length >> 1;
       this.literalChars = literals.reduce((sum, lit) => sum + codePoints(lit).length, 0);
+      // Blanks ending the template are optional: pasting or logging a line loses them.
+      const kept = literals[fields].replace(TRAILING_SPACE, "");
+      const blanks = literals[fields].slice(kept.length);
       // Any literal piece must occur in a matching text: a cheap test before the regex.
-      this.fragment = literals.reduce((a, b) => (b.length > a.length ? b : a), "");
+      this.fragment = literals.slice(0, fields).concat([kept])
+        .reduce((a, b) => (b.length > a.length ? b : a), "");
       this.startsWithField = fields > 0 && literals[0] === "";
       let source = "";
       for (let i = 0; i < fields; i++) {
         source += escapeRegex(literals[i]);
         source += i === fields - 1 && literals[fields] === "" ? "(.+)" : "(.+?)";
       }
-      source += escapeRegex(literals[fields]);
+      source += escapeRegex(kept);
+      if (blanks) source += "(?:" + escapeRegex(blanks) + "|[" + SPACE + "]*$)";
       if (isWordChar(codePoints(literals[0])[0])) source = BEFORE_EDGE + source;
       const last = codePoints(literals[fields]);
       if (last.length && isWordChar(last[last.length - 1])) source += AFTER_EDGE;
@@ -226,6 +246,13 @@
           : [];
         if (found.length) return found;
         const candidates = this.candidates(rest);
+        if (!(this.byUntypedClass.has(qualified) || named !== undefined || CLASS_NAME.test(name))) {
+          // `torch.nn.functional: bad value`: the text before the colon may be the message's
+          // own, so the whole line competes with the text after the colon.
+          const whole = this.candidates(text);
+          return mostSpecific(this.best(rest, candidates, true), this.best(text, whole, true)) ||
+            mostSpecific(this.best(rest, candidates, false), this.best(text, whole, false)) || [];
+        }
         found = this.best(rest, candidates, true) || this.best(rest, candidates, false);
         if (found) return found;
       }
