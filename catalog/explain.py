@@ -21,7 +21,11 @@ and a `For further information visit .../errors/<id>/` note is the entry of that
 right after its own message line is not counted twice). Any other class before the colon
 (`packaging.version.InvalidVersion: ...`, `ValueError: ...`) narrows the candidates to the
 entries raised as that class, the message deciding among them; when none of them matches, every
-entry is tried, as for a bare message. Entries whose class is not generated (qualified names,
+entry is tried, as for a bare message. Text before the colon that does not read as a class (its
+last part is not CapWords and the catalog knows no class or name of it: `torch.nn.functional:
+bad value`) may be the message's own, so the whole line is tried too, the most specific match
+winning. Blanks that end a template are optional: pasting a line, or logging it, loses them.
+Entries whose class is not generated (qualified names,
 built-ins such as `SystemExit`) are known by that class: it is what a traceback prints, so even
 a weak template of theirs matches after it, and an entry's `name` is only a label for them.
 
@@ -196,9 +200,11 @@ class MatcherTable:
             )
             # A row that does not say its class is taken at its name, as rows always were.
             typed = has_typed_class(exception) if exception else True
-            fragment = max(
-                (part[0] for part in string.Formatter().parse(message)), key=len, default=""
-            )
+            parsed = list(string.Formatter().parse(message))
+            literals = [part[0] for part in parsed]
+            if parsed and parsed[-1][1] is None:
+                literals[-1] = literals[-1].rstrip()  # its ending blanks are optional (`_compile`)
+            fragment = max(literals, key=len, default="")
             starts_with_field = bool(fields) and not string_starts_literal(message)
             spec: Spec = (regex, fields, literal_chars, anchor, starts_with_field, fragment, typed)
             templates.append(marshal.dumps((values, spec)))
@@ -320,7 +326,14 @@ def _compile(message: str) -> tuple[list[str], str, int]:
         if field is not None and _is_word_char(literal[-1:]):
             found = found[:-1]
         safe += found
-        parts.append(re.escape(literal))
+        if field is None and index == len(parsed) - 1 and literal != literal.rstrip():
+            # Blanks ending a message are lost when a line is pasted, stripped or written to a
+            # log (CRLF logs end in a CR): matched when there, not required.
+            kept = literal.rstrip()
+            blanks = literal[len(kept) :]
+            parts.append(re.escape(kept) + "(?:" + re.escape(blanks) + r"|\s*\Z)")
+        else:
+            parts.append(re.escape(literal))
         if field is not None:
             parts.append("(.+)" if index == len(parsed) - 1 else "(.+?)")
     regex = "".join(parts)
@@ -453,6 +466,15 @@ class MessageMatcher:
             if found:
                 return found
             candidates = list(self._candidates(rest))
+            if not _reads_as_class(name, named, qualified in self.table.by_untyped_class):
+                # `torch.nn.functional: bad value`: the text before the colon may be the
+                # message's own, so the whole line competes with the text after the colon.
+                whole = list(self._candidates(text))
+                return _most_specific(
+                    self._best(rest, candidates, full=True), self._best(text, whole, full=True)
+                ) or _most_specific(
+                    self._best(rest, candidates, full=False), self._best(text, whole, full=False)
+                )
             found = self._best(rest, candidates, full=True) or self._best(
                 rest, candidates, full=False
             )
@@ -542,6 +564,27 @@ class MessageMatcher:
                 elif template.literal_chars == best[0].literal_chars:
                     best.append(template)
         return sorted(t.row[0] for t in best)
+
+
+_CLASS_NAME = re.compile(r"_*[A-Z]")
+
+
+def _reads_as_class(name: str, named: int | None, untyped: bool) -> bool:
+    """Whether the text before a colon reads as an exception class: its last part is CapWords
+    (as classes are named: `ValueError`, `InvalidVersion`), or the catalog knows it as an
+    entry's class or name. `torch.nn.functional` or `cuda` may be the message's own text."""
+    return untyped or named is not None or _CLASS_NAME.match(name) is not None
+
+
+def _most_specific(*found: list[MatchResult]) -> list[MatchResult]:
+    """The results with the most literal characters among several readings of one line, by id
+    (an entry found by more than one reading is kept as the first found it)."""
+    best: dict[str, MatchResult] = {}
+    for results in found:
+        for result in results:
+            best.setdefault(result.id, result)
+    top = max((result.literal_chars for result in best.values()), default=0)
+    return sorted((r for r in best.values() if r.literal_chars == top), key=lambda r: r.id)
 
 
 def catalog_rows(catalog: Catalog, base_url: str = "") -> Iterator[dict[str, str]]:

@@ -68,6 +68,18 @@ EDGE_ROWS = [
     {"id": "00000000000000c4", "message": "bad value {v} for the cache",
      "exception": "TypeError", "name": "BadCacheType"},
     {"id": "00000000000000c5", "message": "", "exception": "SystemExit", "name": "BareExit"},
+    {"id": "00000000000000d1", "message": "bad value ", "exception": "ValueError",
+     "name": "BadValueSpaced"},
+    {"id": "00000000000000d2", "message": "expected {n} \t", "exception": "ValueError",
+     "name": "ExpectedSpaced"},
+    {"id": "00000000000000d3", "message": "torch.nn.functional: bad shape",
+     "exception": "ValueError", "name": "FunctionalBadShape"},
+    {"id": "00000000000000d4", "message": "bad shape", "exception": "ValueError",
+     "name": "BadShape"},
+    {"id": "00000000000000d5", "message": "{where}: bad size for the cache",
+     "exception": "RuntimeError", "name": "BadSizeFor"},
+    {"id": "00000000000000d6", "message": "bad size for the cache", "exception": "ValueError",
+     "name": "BadSize"},
 ]  # fmt: skip
 EDGE_QUERIES = [
     "packaging.version.InvalidVersion: Invalid version: 'x' is out of range",
@@ -91,6 +103,17 @@ EDGE_QUERIES = [
     "see /errors/00000000000000c3/ for more",
     "Traceback (most recent call last):\n  File 'x.py'\nTypeError: bad value 3 for the cache\n",
     "naïve façade \ud800 🚀 lancée",
+    "bad value",
+    "ValueError: bad value\u3000",
+    "bad values",
+    "expected 3",
+    "expected 3 \t more",
+    "ValueError: expected 3 ",
+    "torch.nn.functional: bad shape",
+    "torch.nn.functional: bad size for the cache",
+    "cuda: bad shape",
+    "KeyError: bad size for the cache",
+    "ValueError: bad shape",
     "",
     "   ",
 ]
@@ -246,4 +269,4 @@ def test_the_browser_matcher_agrees_on_edge_cases() -> None:
         zip(EDGE_QUERIES, python, strict=True)
     )
     # The table is not vacuous: most queries find something.
-    assert sum(bool(found) for found in python) >= len(EDGE_QUERIES) - 4
+    assert sum(bool(found) for found in python) >= len(EDGE_QUERIES) - 5
