@@ -23,6 +23,7 @@ import difflib
 import json
 import os
 import re
+import string
 import tempfile
 from pathlib import Path
 
@@ -45,112 +46,41 @@ STUB_SUFFIX = ".pyi"
 """The table form's stub is the module's path with this suffix."""
 RETIRED_NOTE = "Retired: no longer raised; kept so that code catching it still imports."
 
-_EXPLICIT_PRELUDE = '''\
+# The module's docstring, in pieces: the table form adds a paragraph on how its classes are made.
+_DOC_OPENING = '''\
 # Regenerate it with: errcat codegen
 """Typed exceptions of this package: one class per catalog entry.
 
 Each class subclasses `CatalogError` and the built-in it replaces, so `except ValueError` still
 catches it. `str(exc)` is the rendered message; the page that explains it is `exc.docs_url`,
 added to the traceback as a note unless the environment sets ERRCAT_DOCS_LINKS=0.
+'''
 
+_DOC_TABLE = """
+The classes are created on first use from the table at the end of this file (a module-level
+`__getattr__`, PEP 562), so importing the module stays cheap however large the catalog is. Each
+class is created once and is the same object on every access; `BY_ID`, `__all__` and `dir()`
+list every class. The stub beside this file declares each class and its keyword-only
+parameters for type checkers and IDEs.
+"""
+
+_DOC_CLOSING = '''
 The module runs on Python 3.7 and later. Before 3.11 there is no `add_note`: the note is kept in
 `__notes__` all the same (pytest and the exceptiongroup backport show it), and an uncaught
 catalogued error prints it after the traceback.
 """
+'''
 
+_EXPLICIT_IMPORTS = """
 from __future__ import annotations
 
 import os
 import sys
 from types import TracebackType
 from typing import Any, ClassVar
-
-DOCS_BASE_URL = {base_url}
-
-
-def _rebuild(cls: type[CatalogError], params: dict[str, Any]) -> CatalogError:
-    # Pickle and copy call this with the keyword arguments the instance was raised with.
-    return cls(**params)
-
-
-class CatalogError(Exception):
-    """Base of every catalogued error: its entry id, message template and docs page."""
-
-    id: ClassVar[str] = ""
-    """16 hex digits identifying the catalog entry."""
-    template: ClassVar[str] = ""
-    """The catalog message, a str.format template over the keyword parameters."""
-    docs_url: ClassVar[str] = ""
-    """The entry's page on the docs site."""
-
-    def __init__(self, **params: Any) -> None:
-        self.params = params
-        for name, value in params.items():
-            setattr(self, name, value)
-        super().__init__(self.template.format(**params))
-        if os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
-            note = f"For further information visit {{self.docs_url}}"
-            if hasattr(self, "add_note"):
-                self.add_note(note)
-            else:
-                # Python 3.7 to 3.10: the attribute 3.11 would fill, so tools that show notes
-                # there (pytest, the exceptiongroup backport) show this one too.
-                self.__notes__ = [*getattr(self, "__notes__", ()), note]
-
-    def __str__(self) -> str:
-        # KeyError and friends would show repr(message); the catalog promises the message itself.
-        return str(self.args[0]) if self.args else ""
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.params), self.__dict__)
-
-
-def _print_notes_after_traceback(
-    kind: type[BaseException], error: BaseException, trace: TracebackType | None
-) -> None:
-    # Before 3.11 the interpreter's traceback ignores __notes__, which would hide the docs link
-    # of an uncaught error; print the notes of the catalogued errors the traceback showed.
-    sys.__excepthook__(kind, error, trace)
-    shown: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in shown:
-        shown.add(id(current))
-        notes = getattr(current, "__notes__", None)
-        if isinstance(current, CatalogError) and isinstance(notes, list):
-            for note in notes:
-                print(note, file=sys.stderr)
-        if current.__cause__ is not None or current.__suppress_context__:
-            current = current.__cause__
-        else:
-            current = current.__context__
-
-
-if not hasattr(BaseException, "add_note") and sys.excepthook is sys.__excepthook__:
-    # Only over the interpreter's own hook: one that a program, IPython or the exceptiongroup
-    # backport installed already decides itself how a traceback looks.
-    sys.excepthook = _print_notes_after_traceback
-'''
-
-
-_TABLE_HEAD = '''\
-# Regenerate it with: errcat codegen
-"""Typed exceptions of this package: one class per catalog entry.
-
-Each class subclasses `CatalogError` and the built-in it replaces, so `except ValueError` still
-catches it. `str(exc)` is the rendered message; the page that explains it is `exc.docs_url`,
-added to the traceback as a note unless the environment sets ERRCAT_DOCS_LINKS=0.
-
-The classes are created on first use from the table at the end of this file (a module-level
-`__getattr__`, PEP 562), so importing the module stays cheap however large the catalog is. Each
-class is created once and is the same object on every access; `BY_ID`, `__all__` and `dir()`
-list every class. The stub beside this file declares each class and its keyword-only
-parameters for type checkers and IDEs.
-
-The module runs on Python 3.7 and later. Before 3.11 there is no `add_note`: the note is kept in
-`__notes__` all the same (pytest and the exceptiongroup backport show it), and an uncaught
-catalogued error prints it after the traceback.
 """
 
+_TABLE_IMPORTS = """
 from __future__ import annotations
 
 import builtins
@@ -171,11 +101,14 @@ if TYPE_CHECKING:
     from typing import Any as _Any
     from typing import ClassVar as _ClassVar
 
-'''
+"""
 
-_TABLE_RUNTIME = r'''
-
-def _rebuild(cls: type[CatalogError], params: dict[str, _Any]) -> CatalogError:
+# The base class, pickling and the notes hook: one text for both forms, so that they cannot
+# drift apart. `$Any` and `$ClassVar` are the typing names each form imports (the table form's
+# are private); `$hook_parameters` is the hook's parameter list as each form's ruff formatting
+# lays it out (see `_base_class`).
+_BASE_CLASS = string.Template('''\
+def _rebuild(cls: type[CatalogError], params: dict[str, $Any]) -> CatalogError:
     # Pickle and copy call this with the keyword arguments the instance was raised with.
     return cls(**params)
 
@@ -183,14 +116,14 @@ def _rebuild(cls: type[CatalogError], params: dict[str, _Any]) -> CatalogError:
 class CatalogError(Exception):
     """Base of every catalogued error: its entry id, message template and docs page."""
 
-    id: _ClassVar[str] = ""
+    id: $ClassVar[str] = ""
     """16 hex digits identifying the catalog entry."""
-    template: _ClassVar[str] = ""
+    template: $ClassVar[str] = ""
     """The catalog message, a str.format template over the keyword parameters."""
-    docs_url: _ClassVar[str] = ""
+    docs_url: $ClassVar[str] = ""
     """The entry's page on the docs site."""
 
-    def __init__(self, **params: _Any) -> None:
+    def __init__(self, **params: $Any) -> None:
         self.params = params
         for name, value in params.items():
             setattr(self, name, value)
@@ -208,15 +141,12 @@ class CatalogError(Exception):
         # KeyError and friends would show repr(message); the catalog promises the message itself.
         return str(self.args[0]) if self.args else ""
 
-    def __reduce__(self) -> tuple[_Any, ...]:
+    def __reduce__(self) -> tuple[$Any, ...]:
         return (_rebuild, (type(self), self.params), self.__dict__)
 
 
 def _print_notes_after_traceback(
-    kind: type[BaseException],
-    error: BaseException,
-    trace: _TracebackType | None,
-) -> None:
+$hook_parameters) -> None:
     # Before 3.11 the interpreter's traceback ignores __notes__, which would hide the docs link
     # of an uncaught error; print the notes of the catalogued errors the traceback showed.
     sys.__excepthook__(kind, error, trace)
@@ -238,7 +168,34 @@ if not hasattr(BaseException, "add_note") and sys.excepthook is sys.__excepthook
     # Only over the interpreter's own hook: one that a program, IPython or the exceptiongroup
     # backport installed already decides itself how a traceback looks.
     sys.excepthook = _print_notes_after_traceback
+''')
 
+
+def _base_class(*, table: bool) -> str:
+    """`_BASE_CLASS` as the written-out (`table=False`) or the table form holds it.
+
+    The hook's parameters fit on one line at the written-out form's line length; the table form
+    keeps them one per line with a trailing comma, a layout ruff leaves as it is at any line
+    length.
+    """
+    prefix = "_" if table else ""
+    hook = [
+        "kind: type[BaseException]",
+        "error: BaseException",
+        f"trace: {prefix}TracebackType | None",
+    ]
+    if table:
+        hook_parameters = "".join(f"    {parameter},\n" for parameter in hook)
+    else:
+        hook_parameters = "    " + ", ".join(hook) + "\n"
+    return _BASE_CLASS.substitute(
+        Any=prefix + "Any",
+        ClassVar=prefix + "ClassVar",
+        hook_parameters=hook_parameters,
+    )
+
+
+_TABLE_RUNTIME = r'''
 _LOCK = _allocate_lock()
 _POSITION: dict[str, int] = {}
 _INIT_CODE: dict[str, _CodeType] = {}
@@ -515,11 +472,10 @@ def _generate_table(catalog: Catalog, base_url: str) -> str:
         head = " ".join([entry.id, entry.exception, status, *parameters(entry.message)])
         rows.append(f"{head}|{entry.message}")
     out = [
-        HEADER,
-        _TABLE_HEAD,
+        HEADER + _DOC_OPENING + _DOC_TABLE + _DOC_CLOSING + _TABLE_IMPORTS,
         f"DOCS_BASE_URL = {py_string(base_url)}\n",
         f"_RETIRED = {py_string(chr(10) * 2 + RETIRED_NOTE)}\n",
-        _TABLE_RUNTIME,
+        "\n\n" + _base_class(table=True) + _TABLE_RUNTIME,
     ]
     table = ["", ""]
     table += _strings("_NAMES", [entry.name for entry in entries])
@@ -534,7 +490,10 @@ def _generate_table(catalog: Catalog, base_url: str) -> str:
 
 def _generate_explicit(catalog: Catalog, base_url: str) -> str:
     entries = generated_classes(catalog)
-    out = [HEADER + _EXPLICIT_PRELUDE.format(base_url=py_string(base_url))]
+    out = [
+        HEADER + _DOC_OPENING + _DOC_CLOSING + _EXPLICIT_IMPORTS,
+        f"\nDOCS_BASE_URL = {py_string(base_url)}\n\n\n" + _base_class(table=False),
+    ]
     for entry in entries:
         out.append("\n\n" + "\n".join(_class(entry, base_url)) + "\n")
     names = [e.name for e in entries]
