@@ -270,15 +270,23 @@ def test_pages_left_to_mkdocs_render_the_same(site: Path, project: Path) -> None
 
 def test_pages_without_errcats_fast_paths_are_the_same(site: Path, project: Path) -> None:
     """The paragraphs and lists errcat converts itself (`catalog.render.prose_html`) come out
-    as Python-Markdown writes them, messages' `text` blocks as Pygments writes them, and code
-    lexed through `catalog.render.lexing` as Pygments' own loop lexes it: the site built with
-    none of the three is the same. Most are converted (a fast path that
-    always declined would pass the comparison alone)."""
-    from catalog.render import prose_html
+    as Python-Markdown writes them, page frames (`catalog.render.skeleton_html`) too,
+    messages' `text` blocks as Pygments writes them, and code lexed through
+    `catalog.render.lexing` as Pygments' own loop lexes it: the site built with none of the
+    four is the same. Most are converted (a fast path that always declined would pass the
+    comparison alone)."""
+    from catalog.render import prose_html, skeleton_html
 
     prose: list[bool] = []
     texts: list[bool] = []
+    frames: list[bool] = []
     to_html, plain_text = prose_html.to_html, highlight.CodeHighlighter._plain_text
+    parse = skeleton_html.parse
+
+    def counted_frame(text: str, escaped: object) -> object:
+        frame = parse(text, escaped)  # type: ignore[arg-type]
+        frames.append(frame is not None)
+        return frame
 
     def counted_prose(text: str) -> str | None:
         html = to_html(text)
@@ -294,11 +302,14 @@ def test_pages_without_errcats_fast_paths_are_the_same(site: Path, project: Path
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prose_html, "to_html", counted_prose)
         patch.setattr(highlight.CodeHighlighter, "_plain_text", counted_text)
+        patch.setattr(skeleton_html, "parse", counted_frame)
         expected = file_digests(_build(project))
     assert len(prose) > 300 and sum(prose) > 0.9 * len(prose)
     assert len(texts) > 100 and sum(texts) > 0.9 * len(texts)
+    assert len(frames) > 100 and sum(frames) > 0.7 * len(frames)
     _drop_cache(project)
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skeleton_html, "parse", lambda text, escaped: None)
         patch.setattr(prose_html, "to_html", lambda text: None)
         patch.setattr(highlight.CodeHighlighter, "_plain_text", lambda self, code, index: None)
         patch.setattr(highlight, "accelerate", lambda lexer: False)

@@ -53,7 +53,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 from mkdocs.utils.meta import YAML_RE, get_data
 
-from catalog.render import prose_html
+from catalog.render import prose_html, skeleton_html
 from catalog.render.blocks import (
     MARKER,
     Block,
@@ -444,6 +444,9 @@ class Accelerator:
         self._site_settings = ""
         self._output_cache = False
         self._plain_text = False
+        self._frames: skeleton_html.TocSettings | None = None
+        """How headings are numbered when page frames are written without Python-Markdown;
+        None when they are not (`_frame_settings`)."""
         self._other_readers = False
         self._warnings = _WarningCount()
         self._blocks: tuple[Block, ...] = ()
@@ -524,6 +527,7 @@ class Accelerator:
         )
         self._output_cache = set(config.plugins) <= _OUTPUT_SAFE_PLUGINS
         self._plain_text = set(config.markdown_extensions) <= _PLAIN_TEXT_EXTENSIONS
+        self._frames = self._frame_settings() if self._md is not None else None
         self._other_readers = bool(config.plugins.events["page_read_source"])
         if self._cache_folder is not None and self._md is not None:
             self._cache = SiteCache(self._cache_folder)
@@ -730,10 +734,16 @@ class Accelerator:
         title._register(md)
         self._blocks, self._code_index, self._page, self._files = recorded.blocks, 0, page, files
         try:
-            page.content = md.convert(recorded.text)
+            written = self._write_frame(recorded.text, links, raw_html)
+            if written is None:
+                self._code_index = 0
+                page.content = md.convert(recorded.text)
+                tokens = getattr(md, "toc_tokens", [])
+            else:
+                page.content, tokens, heading_ids = written
+                anchors.present_anchor_ids = heading_ids
         finally:
             self._page = self._files = None
-        tokens = getattr(md, "toc_tokens", [])
         page.toc = get_toc(tokens)
         page._title_from_render = title.title
         page.present_anchor_ids = anchors.present_anchor_ids | raw_html.present_anchor_ids
@@ -749,6 +759,65 @@ class Accelerator:
             if links_to_anchors is None
             else {f.src_uri: targets for f, targets in links_to_anchors.items()},
         }
+
+    def _frame_settings(self) -> skeleton_html.TocSettings | None:
+        """The `toc` settings page frames are written with, if frames may be written at all:
+        only with plain-text extensions, attribute lists, admonitions, Markdown in HTML and a
+        `toc` that only numbers headings, and only if a page of every shape the frame writer
+        knows comes out of it as out of Python-Markdown (`skeleton_html.PROBE`)."""
+        md = self._md
+        needed = {"attr_list", "admonition", "md_in_html", "toc"}
+        if md is None or not self._plain_text or not needed <= set(self._config_extensions()):
+            return None
+        toc = md.treeprocessors["toc"] if "toc" in md.treeprocessors else None  # noqa: SIM401 (a Registry, no get)
+        if toc is None or toc.use_anchors or toc.use_permalinks not in (False, None):
+            return None
+        if toc.base_level != 0 or not toc.marker:
+            return None
+        settings = skeleton_html.TocSettings(toc.slugify, toc.sep, toc.toc_top, toc.toc_bottom)
+        text = skeleton_html.probe()
+        self._blocks = tuple(ProseBlock(prose) for prose in skeleton_html.PROBE_BLOCKS)
+        md.reset()
+        try:
+            expected = (md.convert(text), getattr(md, "toc_tokens", []))
+            blocks = {i: self.block_html(i) or "" for i in range(len(self._blocks))}
+        finally:
+            self._blocks = ()
+            md.reset()
+        frame = skeleton_html.parse(text, md.ESCAPED_CHARS)
+        written = frame and skeleton_html.render(frame, blocks, list(frame.links), settings)[:2]
+        if written != expected:
+            log.info("errcat: page frames go through Python-Markdown (its output differs)")
+            return None
+        return settings
+
+    def _config_extensions(self) -> list[str]:
+        assert self._config is not None
+        return list(self._config.markdown_extensions)
+
+    def _write_frame(
+        self, text: str, links: Any, raw_html: Any
+    ) -> tuple[str, list[dict[str, Any]], set[str]] | None:
+        """The current page's HTML, table of contents and heading ids written by
+        `skeleton_html`, or None to have Python-Markdown convert it."""
+        if self._frames is None or self._md is None:
+            return None
+        frame = skeleton_html.parse(text, self._md.ESCAPED_CHARS)
+        if frame is None:
+            return None
+        blocks: dict[int, str] = {}
+        for piece in frame.pieces:
+            if isinstance(piece, int):
+                block = self.block_html(piece)
+                if block is None:
+                    return None
+                blocks[piece] = block
+        # MkDocs' own link rewriting and checking, link by link as its tree processor does.
+        urls = [links.path_to_url(target) for target in frame.links]
+        content, tokens, ids = skeleton_html.render(frame, blocks, urls, self._frames)
+        # The ids MkDocs finds in the page's raw HTML, as its preprocessor finds them.
+        raw_html.run(text.split("\n"))
+        return content, tokens, ids
 
     def _restore(self, page: Page, files: Files, cached: str) -> bool:
         from mkdocs.structure.toc import get_toc
