@@ -23,6 +23,8 @@ def test_a_stored_page_reads_back_the_same() -> None:
     assert back.blocks == page.blocks
     assert back.markdown() == page.markdown()
     assert back.digest == page.digest
+    # The digest read back is the one this page computes afresh.
+    assert blocks.FastPage(back.text, back.blocks).digest == page.digest
     assert blocks.marker(0) in back.text
     assert "```python" in back.markdown()
 

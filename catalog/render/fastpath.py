@@ -815,8 +815,9 @@ class Accelerator:
         # MkDocs' own link rewriting and checking, link by link as its tree processor does.
         urls = [links.path_to_url(target) for target in frame.links]
         content, tokens, ids = skeleton_html.render(frame, blocks, urls, self._frames)
-        # The ids MkDocs finds in the page's raw HTML, as its preprocessor finds them.
-        raw_html.run(text.split("\n"))
+        # The ids MkDocs finds in the page's raw HTML, as its preprocessor finds them (in
+        # the frame's raw HTML: nothing else in it holds a tag).
+        raw_html.run(list(frame.raw))
         return content, tokens, ids
 
     def _restore(self, page: Page, files: Files, cached: str) -> bool:

@@ -101,15 +101,19 @@ def page_bytes(page: blocks.FastPage) -> bytes:
             (page.text[position : match.start()], match.group("indent"), int(match.group("index")))
         )
         position = match.end()
-    return pickle.dumps((parts, page.text[position:], page.blocks), protocol=5)
+    # The page's digest goes with it: a rebuild needs it for every page, and it is the same
+    # in any process (it leaves the markers' token out).
+    return pickle.dumps((parts, page.text[position:], page.blocks, page.digest), protocol=5)
 
 
 def page_from_bytes(data: bytes) -> blocks.FastPage:
     """A page stored by `page_bytes`, with this process's markers. (A pickle: the cache is
     errcat's own, in the project's folder, written by nothing else.)"""
-    parts, tail, stored = pickle.loads(data)
+    parts, tail, stored, digest = pickle.loads(data)
     text = "".join(f"{segment}{indent}{blocks.marker(index)}" for segment, indent, index in parts)
-    return blocks.FastPage(text + tail, tuple(stored))
+    page = blocks.FastPage(text + tail, tuple(stored))
+    page.__dict__["digest"] = digest  # what the cached property would compute
+    return page
 
 
 class PageCache:

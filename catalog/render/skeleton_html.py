@@ -61,6 +61,8 @@ class Frame:
 
     pieces: tuple[object, ...]
     links: tuple[str, ...]
+    raw: tuple[str, ...]
+    """The page's raw HTML (wrapper tags, the footer): outside it, a frame holds no `<`."""
 
 
 class _Declined(Exception):
@@ -71,7 +73,7 @@ class _Reader:
     def __init__(self, escaped: Collection[str]) -> None:
         self.escaped = escaped
         self.links: list[str] = []
-        self.pieces: list[object] = []
+        self.raw: list[str] = []
 
     def inline(self, text: str, *, links: bool = True) -> str:
         """Text with code spans, backslash escapes, entities and links to pages."""
@@ -200,6 +202,7 @@ class _Reader:
                     for match in _SECTION_ATTR.finditer(found.group(1))
                 )
                 out += [f"<section{attrs}>", *inner, "</section>"]
+                self.raw += [first, "</section>"]
                 index = close
             elif top and first.startswith("<p"):
                 if _RAW_OPEN.fullmatch(first) is None:
@@ -216,6 +219,7 @@ class _Reader:
                 if "<!--" in raw or "\ue000" in raw or "<section" in raw or "<div" in raw:
                     raise _Declined
                 out.append(raw + "\n")  # Python-Markdown leaves a blank line after raw HTML
+                self.raw.append(raw)
                 index = close
             else:
                 out.append(self.paragraph(lines))
@@ -296,7 +300,7 @@ def parse(text: str, escaped: Collection[str]) -> Frame | None:
         pieces = reader.blocks(parts[0::2], breaks, top=True)
     except _Declined:
         return None
-    return Frame(tuple(pieces), tuple(reader.links))
+    return Frame(tuple(pieces), tuple(reader.links), tuple(reader.raw))
 
 
 @dataclass(frozen=True)
