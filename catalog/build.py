@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -439,9 +440,10 @@ def switch(out: Path, version: Path) -> Path | None:
 
 
 def prune(out: Path, keep: set[Path]) -> None:
-    """Remove older versions of `out` and leftovers of killed builds, sparing `keep`.
+    """Retire older versions of `out` and leftovers of killed builds, sparing `keep`: they are
+    moved to `trash_folder(out)` at once, and their files removed while the next build runs.
 
-    Never removed: `keep` (the new and the previous version, which `errcat serve` may still be
+    Never retired: `keep` (the new and the previous version, which `errcat serve` may still be
     answering from until it next re-resolves the symlink), whatever `out` points at now, and
     anything a build still running may own (a .partial folder or a temporary link whose pid is
     alive). Called under the build lock; it never raises, as the site is already published.
@@ -468,7 +470,41 @@ def prune(out: Path, keep: set[Path]) -> None:
             continue
         if match.group(2) and _running_elsewhere(int(match.group(1))):
             continue
-        shutil.rmtree(candidate, ignore_errors=True)
+        _discard(candidate, trash_folder(out))
+
+
+def trash_folder(out: Path) -> Path:
+    """Where `prune` moves the versions it retires: beside them, hidden, never served."""
+    return out.with_name(f".{out.name}.trash")
+
+
+def _discard(folder: Path, trash: Path) -> None:
+    """Retire `folder` at once: a rename into `trash` (the same file system), its files removed
+    later by `sweep` (a whole-torch site is 25,000 files: seconds of disk work that the next
+    build does beside its own). Removed here if it cannot be moved."""
+    try:
+        trash.mkdir(exist_ok=True)
+        folder.rename(trash / f"{folder.name}.{os.getpid()}.{time.monotonic_ns()}")
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep(out: Path) -> threading.Thread:
+    """Remove, in a thread of its own, what earlier builds moved to the trash (see `_discard`).
+    The caller joins it before it lets go of the build lock."""
+    trash = trash_folder(out)
+    try:
+        retired = list(trash.iterdir())
+    except OSError:
+        retired = []
+
+    def remove() -> None:
+        for folder in retired:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    thread = threading.Thread(target=remove, name="errcat-sweep", daemon=True)
+    thread.start()
+    return thread
 
 
 def _valid_catalog(config: Config) -> Catalog:
@@ -529,6 +565,16 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
     return _Prepared(settings_file, docs_source, inputs, content)
 
 
+@contextlib.contextmanager
+def _swept(out: Path) -> Iterator[None]:
+    """The trash of earlier builds emptied while this one runs."""
+    thread = sweep(out)
+    try:
+        yield
+    finally:
+        thread.join()
+
+
 def build_site(
     config: Config,
     out: Path,
@@ -553,7 +599,7 @@ def build_site(
     out = out if out.is_absolute() else Path.cwd() / out
     build_dir.mkdir(parents=True, exist_ok=True)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with build_lock([build_dir, out.parent], wait, on_wait) as waited:
+    with build_lock([build_dir, out.parent], wait, on_wait) as waited, _swept(out):
         if waited:
             # The tree may have changed while another build ran: publish it as it is now, so
             # that the build that gets its turn last also publishes the newest tree.

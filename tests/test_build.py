@@ -187,6 +187,27 @@ def test_build_publishes_through_a_symlink_and_prunes(tmp_path: Path) -> None:
     assert sorted(p for p in out.parent.glob("site-*")) == sorted(versions[-2:])
 
 
+def test_retired_versions_are_moved_at_once_and_removed_by_the_next_build(
+    tmp_path: Path,
+) -> None:
+    """Pruning renames a retired version into the trash folder (instant); the next build
+    removes its files while it runs, and finishes with the trash empty of what it found."""
+    from catalog.build import trash_folder
+
+    root = make_project(tmp_path)
+    out = root / "build" / "site"
+    first, second = (build_site(load_config(root), out).version for _ in range(2))
+    build_site(load_config(root), out)
+    trash = trash_folder(out)
+    (retired,) = trash.iterdir()
+    assert retired.name.startswith(first.name + ".") and (retired / "index.html").is_file()
+    assert not first.exists()
+    build_site(load_config(root), out)
+    # The first is gone; the second, retired by this build, waits for the next one.
+    (waiting,) = trash.iterdir()
+    assert not retired.exists() and waiting.name.startswith(second.name + ".")
+
+
 def test_a_failed_build_leaves_the_previous_site(tmp_path: Path) -> None:
     """When MkDocs stops (a broken link under --strict), build/site still serves the old build."""
     root = make_project(tmp_path)
