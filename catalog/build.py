@@ -26,7 +26,8 @@ import json
 import os
 import re
 import shutil
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -489,22 +490,32 @@ def _discard(folder: Path, trash: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def sweep(out: Path) -> threading.Thread:
-    """Remove, in a thread of its own, what earlier builds moved to the trash (see `_discard`).
-    The caller joins it before it lets go of the build lock."""
-    trash = trash_folder(out)
+_SWEEPER = (
+    "import shutil, sys\nfor path in sys.argv[1:]:\n    shutil.rmtree(path, ignore_errors=True)\n"
+)
+
+
+def sweep(out: Path) -> subprocess.Popen[bytes] | None:
+    """Remove what earlier builds moved to the trash (see `_discard`) in a process of its own,
+    beside this build (a process, not a thread: the build forks workers, which must not
+    inherit a thread in the middle of its work). The caller waits for it before it lets go
+    of the build lock. None when the trash is empty or the process cannot start (the trash
+    then waits for the next build)."""
     try:
-        retired = list(trash.iterdir())
+        retired = [str(path) for path in trash_folder(out).iterdir()]
     except OSError:
-        retired = []
-
-    def remove() -> None:
-        for folder in retired:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    thread = threading.Thread(target=remove, name="errcat-sweep", daemon=True)
-    thread.start()
-    return thread
+        return None
+    if not retired:
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", _SWEEPER, *retired],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
 
 
 def _valid_catalog(config: Config) -> Catalog:
@@ -568,11 +579,12 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
 @contextlib.contextmanager
 def _swept(out: Path) -> Iterator[None]:
     """The trash of earlier builds emptied while this one runs."""
-    thread = sweep(out)
+    sweeper = sweep(out)
     try:
         yield
     finally:
-        thread.join()
+        if sweeper is not None:
+            sweeper.wait()
 
 
 def build_site(
@@ -620,7 +632,9 @@ def build_site(
                 prepared.inputs.repository.timestamp,
                 (config, prepared.content),
             )
-            api.write_api(partial, prepared.content.api)
+            api.write_api(
+                partial, prepared.content.api, previous=out, cache=config.root / CACHE_FOLDER
+            )
             partial.rename(version)
         except BaseException:
             shutil.rmtree(partial, ignore_errors=True)
