@@ -63,6 +63,14 @@ def _inlined(node: Any, definitions: dict[str, Any]) -> Any:
 
 
 @cache
+def _inlined_schema() -> dict[str, Any]:
+    """The catalog-file schema with its references inlined (what `_fits` reads)."""
+    schema = file_schema()
+    inlined: dict[str, Any] = _inlined(schema, schema.get("$defs", {}))
+    return inlined
+
+
+@cache
 def _validator() -> Any:
     """One validator for every file, over the schema with its references inlined.
 
@@ -71,8 +79,7 @@ def _validator() -> Any:
     """
     from jsonschema import Draft202012Validator
 
-    schema = file_schema()
-    return Draft202012Validator(_inlined(schema, schema.get("$defs", {})))
+    return Draft202012Validator(_inlined_schema())
 
 
 class _Unsure(Exception):
@@ -154,7 +161,9 @@ def fits_schema(value: object) -> bool:
     """Whether a parsed catalog file is valid against the catalog schema, for certain; False
     also when only jsonschema can tell (see `_fits`)."""
     try:
-        return _fits(_validator().schema, value)
+        # Not _validator().schema: importing jsonschema costs more than parsing the one file a
+        # warm rebuild reads again, and a file that fits never needs it.
+        return _fits(_inlined_schema(), value)
     except _Unsure:
         return False
 
@@ -379,7 +388,7 @@ def _usable(value: object) -> bool:
     """Whether a file's entries can be taken one by one: a valid module name and a list."""
     if not isinstance(value, dict) or not isinstance(value.get("errors"), list):
         return False
-    module_schema = _validator().schema["properties"]["module"]
+    module_schema = _inlined_schema()["properties"]["module"]
     try:
         return isinstance(value.get("module"), str) and _fits(module_schema, value["module"])
     except _Unsure:
@@ -501,11 +510,16 @@ def load_catalog(folder: Path) -> tuple[Catalog, list[Finding]]:
 
 def read_catalog(folder: Path) -> CatalogLoad:
     """`load_catalog`, also telling which entries were left out for their problems."""
+    return _combined([read_file(path) for path in catalog_files(folder)])
+
+
+def _combined(loads: list[FileLoad]) -> CatalogLoad:
+    """The catalog of files loaded in this order: their findings in turn, and the first place
+    each left-out id was written."""
     files: list[CatalogFile] = []
     findings: list[Finding] = []
     broken: dict[str, Position] = {}
-    for path in catalog_files(folder):
-        loaded = read_file(path)
+    for loaded in loads:
         findings.extend(loaded.findings)
         for entry_id, position in loaded.broken.items():
             broken.setdefault(entry_id, position)
@@ -514,7 +528,42 @@ def read_catalog(folder: Path) -> CatalogLoad:
     return CatalogLoad(Catalog(files=tuple(files)), findings, broken)
 
 
-CACHE_FORMAT = 1
+def reread_catalog(
+    folder: Path, known: Mapping[str, Any]
+) -> tuple[CatalogLoad, tuple[tuple[str, str | None], ...], dict[str, Any]]:
+    """`read_catalog`, taking each file whose bytes have a record in `known` (by their SHA-256,
+    see `file_record`) from that record instead of parsing them again.
+
+    Also gives each file's path and digest, in order (None for one without a record: unreadable,
+    or not storable), and the records of the files now in the
+    folder, for the next run. Editing one file of a large catalog then costs parsing that file,
+    not the 1,200 others: records hold nothing of a file but its bytes' outcome, so one survives
+    a rename or a copy of the folder too.
+    """
+    loads: list[FileLoad] = []
+    files: list[tuple[str, str | None]] = []
+    records: dict[str, Any] = {}
+    for path in catalog_files(folder):
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            loads.append(read_file(path))  # reports why; nothing is stored for it
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        record = records.get(digest, known.get(digest))
+        loaded = file_load_from(record, path) if record is not None else None
+        if loaded is None:
+            loaded = read_bytes(path, data)
+            record = file_record(loaded, path)
+        if record is not None:
+            records[digest] = record
+        files.append((str(path), digest if record is not None else None))
+        loads.append(loaded)
+    return _combined(loads), tuple(files), records
+
+
+CACHE_FORMAT = 2
 """Bump when the cached data's layout or meaning changes."""
 _MAGIC = b"errcat-cache\n"
 
@@ -732,40 +781,125 @@ def _entry_from(stored: dict[str, Any], path: Path, module: str) -> Entry:
     return entry
 
 
-def catalog_data(catalog: Catalog, findings: list[Finding]) -> tuple[Any, ...]:
-    """`catalog` and `findings` as marshal-able built-ins (`catalog_from_data` reverses it)."""
-    files = tuple(
-        (str(f.path), f.module, tuple(_entry_data(entry) for entry in f.entries))
-        for f in catalog.files
+def _finding_data(finding: Finding) -> tuple[Any, ...]:
+    return (
+        finding.line,
+        finding.column,
+        finding.message,
+        finding.fix,
+        finding.severity.value,
+        finding.stage,
     )
-    problems = tuple(
-        (str(f.path), f.line, f.column, f.message, f.fix, f.severity.value, f.stage)
-        for f in findings
-    )
-    return (_ENTRY_FIELDS, files, problems)
 
 
-def catalog_from_data(data: Any) -> tuple[Catalog, list[Finding]] | None:
-    """The catalog and findings `catalog_data` stored, or None when `data` is not of this
-    errcat's layout."""
-    if not isinstance(data, tuple) or len(data) != 3 or data[0] != _ENTRY_FIELDS:
+def _finding_from(stored: Any, path: Path) -> Finding:
+    line, column, message, fix, severity, stage = stored
+    return Finding(path, line, column, message, fix, Severity(severity), stage)
+
+
+def file_record(loaded: FileLoad, path: Path) -> tuple[Any, ...] | None:
+    """What loading the file at `path` gave, as marshal-able built-ins without the path
+    (`file_load_from` puts one back): what a file's bytes give depends on nothing else.
+
+    None when something in it is placed in another file, which `read_bytes` never does: a
+    record could not say where.
+    """
+    file = loaded.file
+    elsewhere = (
+        any(finding.path != path for finding in loaded.findings)
+        or any(at.path != path for at in loaded.broken.values())
+        or (
+            file is not None
+            and (file.path != path or any(entry.position.path != path for entry in file.entries))
+        )
+    )
+    if elsewhere:
         return None
-    _fields, files, problems = data
+    return (
+        None if file is None else (file.module, tuple(_entry_data(e) for e in file.entries)),
+        tuple(_finding_data(finding) for finding in loaded.findings),
+        tuple((entry_id, at.line, at.column) for entry_id, at in loaded.broken.items()),
+    )
+
+
+def file_load_from(record: Any, path: Path) -> FileLoad | None:
+    """The `FileLoad` that `file_record` stored, for a file at `path`; None when `record` is not
+    of this layout (a damaged or foreign cache)."""
     try:
-        loaded = []
-        for path_text, module, entries in files:
-            path = Path(path_text)
-            loaded.append(
-                CatalogFile(
-                    path=path,
-                    module=module,
-                    entries=tuple([_entry_from(entry, path, module) for entry in entries]),
-                )
+        stored_file, problems, left_out = record
+        file = None
+        if stored_file is not None:
+            module, entries = stored_file
+            file = CatalogFile(
+                path=path,
+                module=module,
+                entries=tuple([_entry_from(entry, path, module) for entry in entries]),
             )
-        findings = [
-            Finding(Path(p), line, column, message, fix, Severity(severity), stage)
-            for p, line, column, message, fix, severity, stage in problems
-        ]
+        findings = [_finding_from(problem, path) for problem in problems]
+        broken = {entry_id: Position(path, line, column) for entry_id, line, column in left_out}
     except (TypeError, ValueError, KeyError):
         return None
-    return Catalog(files=tuple(loaded)), findings
+    return FileLoad(file, findings, broken)
+
+
+@dataclass(frozen=True)
+class StoredCatalog:
+    """A checked catalog as errcat's cache holds it: each file's record under the digest of its
+    bytes, so that a changed catalog reuses the records of the files that did not change (see
+    `reread_catalog`), and the findings about the catalog as a whole."""
+
+    key: str
+    """The key of the catalog it was loaded from (see `catalog_key`)."""
+    files: tuple[tuple[str, str | None], ...]
+    """Each file's path and digest, in order; None for a file without a record."""
+    records: Mapping[str, Any]
+    """By digest, what a file's bytes gave (see `file_record`)."""
+    checks: tuple[Any, ...]
+    """The findings about the whole catalog (the validator's), stored; they follow the files'."""
+
+    @staticmethod
+    def of(
+        key: str,
+        files: tuple[tuple[str, str | None], ...],
+        records: Mapping[str, Any],
+        checks: list[Finding],
+    ) -> StoredCatalog:
+        """The stored form of a catalog loaded by `reread_catalog`, with `checks`."""
+        stored = tuple((str(f.path), *_finding_data(f)) for f in checks)
+        return StoredCatalog(key, files, records, stored)
+
+    def data(self) -> tuple[Any, ...]:
+        """Marshal-able built-ins; `from_data` reverses it."""
+        return (_ENTRY_FIELDS, self.key, self.files, dict(self.records), self.checks)
+
+    @staticmethod
+    def from_data(data: Any) -> StoredCatalog | None:
+        """What `data` stored, or None when it is not of this errcat's layout."""
+        if not (isinstance(data, tuple) and len(data) == 5 and data[0] == _ENTRY_FIELDS):
+            return None
+        _fields, key, files, records, checks = data
+        if not (
+            isinstance(key, str)
+            and isinstance(files, tuple)
+            and isinstance(records, dict)
+            and isinstance(checks, tuple)
+        ):
+            return None
+        return StoredCatalog(key, files, records, checks)
+
+    def result(self) -> tuple[Catalog, list[Finding]] | None:
+        """The catalog and every finding, as loading and checking it gave them; None when a
+        file has no record or the data is damaged."""
+        loads: list[FileLoad] = []
+        try:
+            for path_text, digest in self.files:
+                record = self.records.get(digest) if digest is not None else None
+                loaded = file_load_from(record, Path(path_text)) if record is not None else None
+                if loaded is None:
+                    return None
+                loads.append(loaded)
+            checks = [_finding_from(stored[1:], Path(stored[0])) for stored in self.checks]
+        except (TypeError, ValueError, KeyError):
+            return None
+        combined = _combined(loads)
+        return combined.catalog, combined.findings + checks

@@ -15,14 +15,15 @@ from pathlib import Path
 from catalog.exceptions import exception_problem, has_typed_class, reserved_parameters
 from catalog.findings import CatalogInvalid, Finding, Severity
 from catalog.loader import (
-    catalog_data,
-    catalog_from_data,
+    StoredCatalog,
     catalog_key,
     read_cache,
     read_catalog,
+    reread_catalog,
+    tool_fingerprint,
     write_cache,
 )
-from catalog.model import Catalog, Position, Status
+from catalog.model import Catalog, Entry, Position, Status
 from catalog.placeholders import PlaceholderError, parse_placeholders
 
 RESERVED_NAMES = frozenset({"CatalogError", "BY_ID", "DOCS_BASE_URL"})
@@ -39,6 +40,11 @@ def _not_loaded(entry_id: str, position: Position) -> str:
     )
 
 
+def _place(entry: Entry, key: str) -> str:
+    at = entry.where(key)
+    return f"{at.path.name}:{at.line}"
+
+
 def validate(catalog: Catalog, broken: Mapping[str, Position] | None = None) -> list[Finding]:
     """Cross-entry findings for a loaded catalog, in file order.
 
@@ -48,27 +54,30 @@ def validate(catalog: Catalog, broken: Mapping[str, Position] | None = None) -> 
     """
     broken = broken or {}
     findings: list[Finding] = []
-    first_id: dict[str, str] = {}
-    names: dict[str, str] = {}
+    # The first entry of each id and name, placed only when another repeats it: a whole-torch
+    # catalog has 11,000 entries, and making three positions of each cost a third of the checks.
+    first_id: dict[str, Entry] = {}
+    names: dict[str, Entry] = {}
     messages: dict[tuple[str, str], str] = {}
+    # What the checks ask of an exception depends on its name alone; 11,000 entries name a few
+    # hundred (reserved_parameters lists the built-in's attributes each time).
+    about: dict[str, tuple[str | None, frozenset[str], bool]] = {}
     by_id = catalog.by_id()
     for entry in catalog:
-        where = entry.where("id")
         if entry.id in first_id:
             findings.append(
                 Finding.at(
-                    where,
-                    f"duplicate id {entry.id} (also {first_id[entry.id]})",
+                    entry.where("id"),
+                    f"duplicate id {entry.id} (also {_place(first_id[entry.id], 'id')})",
                     "ids are never reused: give this entry a new id with errcat new",
                 )
             )
         else:
-            first_id[entry.id] = f"{where.path.name}:{where.line}"
-        name_at = entry.where("name")
+            first_id[entry.id] = entry
         if entry.name in RESERVED_NAMES:
             findings.append(
                 Finding.at(
-                    name_at,
+                    entry.where("name"),
                     f"name {entry.name} is reserved for the generated base class",
                     "choose another class name",
                 )
@@ -76,7 +85,7 @@ def validate(catalog: Catalog, broken: Mapping[str, Position] | None = None) -> 
         elif entry.name in BUILTIN_NAMES:
             findings.append(
                 Finding.at(
-                    name_at,
+                    entry.where("name"),
                     f"name {entry.name} would shadow the built-in {entry.name}",
                     "choose another class name",
                 )
@@ -84,14 +93,21 @@ def validate(catalog: Catalog, broken: Mapping[str, Position] | None = None) -> 
         elif entry.name in names:
             findings.append(
                 Finding.at(
-                    name_at,
-                    f"duplicate name {entry.name} (also {names[entry.name]})",
+                    entry.where("name"),
+                    f"duplicate name {entry.name} (also {_place(names[entry.name], 'name')})",
                     "class names must be unique; rename one",
                 )
             )
         else:
-            names[entry.name] = f"{name_at.path.name}:{name_at.line}"
-        problem = exception_problem(entry.exception)
+            names[entry.name] = entry
+        known = about.get(entry.exception)
+        if known is None:
+            known = about[entry.exception] = (
+                exception_problem(entry.exception),
+                reserved_parameters(entry.exception),
+                has_typed_class(entry.exception),
+            )
+        problem, reserved, typed = known
         if problem is not None:
             findings.append(
                 Finding.at(
@@ -100,12 +116,11 @@ def validate(catalog: Catalog, broken: Mapping[str, Position] | None = None) -> 
                     "write a built-in's name or another class's qualified name",
                 )
             )
-        message_at = entry.where("message")
         key = (entry.exception, entry.message)
         if key in messages:
             findings.append(
                 Finding.at(
-                    message_at,
+                    entry.where("message"),
                     f"entry {entry.id} has the exception and message of entry {messages[key]}",
                     "one entry per (exception, message): merge the two and keep one id",
                 )
@@ -117,14 +132,12 @@ def validate(catalog: Catalog, broken: Mapping[str, Position] | None = None) -> 
         except PlaceholderError as exc:
             findings.append(
                 Finding.at(
-                    message_at,
+                    entry.where("message"),
                     str(exc),
                     "write placeholders as {name} or {name.attr}",
                 )
             )
         else:
-            reserved = reserved_parameters(entry.exception)
-            typed = has_typed_class(entry.exception)
             for placeholder in fields:
                 # `{__class__}` and the other dunders are attributes of every object: a
                 # generated class setting one from a parameter breaks (`__class__` raises).
@@ -133,7 +146,7 @@ def validate(catalog: Catalog, broken: Mapping[str, Position] | None = None) -> 
                 if root in reserved or dunder:
                     findings.append(
                         Finding.at(
-                            message_at,
+                            entry.where("message"),
                             f"placeholder {{{placeholder.field}}} would shadow the exception's "
                             f"'{placeholder.root}' attribute",
                             "rename the placeholder",
@@ -220,25 +233,33 @@ def checked_catalog(
     With `cache_dir`, the result is stored there and served again while every catalog file,
     errcat's sources and the Python running it are unchanged (see `catalog.loader.catalog_key`;
     `key` is that key when the caller has computed it already). A catalog with findings is
-    cached too: it fails the same way next time, quickly.
+    cached too: it fails the same way next time, quickly. When the catalog changed, only the
+    files whose bytes are not in the cache are parsed again (see `reread_catalog`); the checks
+    across entries run over the whole catalog.
     """
     if cache_dir is None:
         key = None
     elif key is None:
         key = catalog_key(folder)
-    path = (cache_dir or folder) / CACHE_FILE
-    if key is not None:
-        cached = catalog_from_data(read_cache(path, key))
-        if cached is not None:
-            return cached
+    if cache_dir is None or key is None:
+        loaded = read_catalog(folder)
+        return loaded.catalog, loaded.findings + validate(loaded.catalog, loaded.broken)
+    path = cache_dir / CACHE_FILE
+    # Stored under errcat's fingerprint, not the catalog's key: another catalog's records are
+    # what a changed catalog reuses.
+    stored = StoredCatalog.from_data(read_cache(path, tool_fingerprint().hex()))
+    if stored is not None and stored.key == key:
+        served = stored.result()
+        if served is not None:
+            return served
     # The key was taken before reading: a file edited in between gives a key no later run
     # computes, so the worst outcome is one more load, never a stale answer.
-    loaded = read_catalog(folder)
-    catalog, findings = loaded.catalog, loaded.findings
-    findings += validate(catalog, loaded.broken)
-    if key is not None:
-        write_cache(path, key, catalog_data(catalog, findings))
-    return catalog, findings
+    loaded, files, records = reread_catalog(folder, stored.records if stored is not None else {})
+    checks = validate(loaded.catalog, loaded.broken)
+    write_cache(
+        path, tool_fingerprint().hex(), StoredCatalog.of(key, files, records, checks).data()
+    )
+    return loaded.catalog, loaded.findings + checks
 
 
 def load_valid_catalog(
