@@ -195,11 +195,12 @@ def refuse_to_read(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Make reading the catalog's files fail from now on; return the folders it was asked for."""
     asked: list[Path] = []
 
-    def refuse(folder: Path) -> object:
+    def refuse(folder: Path, *_known: object) -> object:
         asked.append(folder)
         raise AssertionError(f"{folder} read again instead of served from the cache")
 
     monkeypatch.setattr(catalog.validate, "read_catalog", refuse)
+    monkeypatch.setattr(catalog.validate, "reread_catalog", refuse)  # reusing unchanged files
     return asked
 
 
