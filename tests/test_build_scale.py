@@ -314,3 +314,29 @@ def test_pages_without_errcats_fast_paths_are_the_same(site: Path, project: Path
         patch.setattr(highlight.CodeHighlighter, "_plain_text", lambda self, code, index: None)
         patch.setattr(highlight, "accelerate", lambda lexer: False)
         assert file_digests(_build(project)) == expected
+
+
+def test_pages_with_the_navigation_rendered_once_are_the_same(site: Path, project: Path) -> None:
+    """Material's navigation rendered once per key (`catalog.render.navcache`) is what the
+    theme writes on every page: the site built without it is the same, and the navigation
+    was indeed reused (one rendering per key, not per page)."""
+    from catalog.render import navcache
+
+    rendered: list[str | None] = []
+    put = navcache.NavCache.put
+
+    def counted(self: navcache.NavCache, key: str | None, html: str) -> object:
+        rendered.append(key)
+        return put(self, key, html)
+
+    _drop_cache(project)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fastpath, "_worker_count", lambda: 1)  # every page in this process
+        patch.setattr(navcache.NavCache, "put", counted)
+        expected = file_digests(_build(project))
+    pages = sum(1 for path in expected if re.fullmatch(r"errors/[0-9a-f]{16}/index\.html", path))
+    assert pages > 100 and 0 < len([key for key in rendered if key is not None]) < 10
+    _drop_cache(project)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(navcache, "install", lambda env, nav, config: None)
+        assert file_digests(_build(project)) == expected

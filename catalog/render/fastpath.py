@@ -53,7 +53,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 from mkdocs.utils.meta import YAML_RE, get_data
 
-from catalog.render import prose_html, skeleton_html
+from catalog.render import navcache, prose_html, skeleton_html
 from catalog.render.blocks import (
     MARKER,
     Block,
@@ -454,6 +454,7 @@ class Accelerator:
         self._page: Page | None = None
         self._files: Files | None = None
         self._env: jinja2.Environment | None = None
+        self._navs: navcache.NavCache | None = None
         self._cached_outputs: dict[str, tuple[str, str | None]] = {}
         self._new_outputs: dict[str, str] = {}
         self._written: dict[str, str] = {}
@@ -613,6 +614,10 @@ class Accelerator:
         loader = env.loader
         stand_in = jinja2.DictLoader({_CACHED_TEMPLATE: "errcat: reused output"})
         env.loader = jinja2.ChoiceLoader([stand_in, loader] if loader else [stand_in])
+        # Only with no other plugin, which might change the navigation page by page.
+        self._navs = None
+        if self._output_cache and self._nav is not None and self._config is not None:
+            self._navs = navcache.install(env, self._nav, self._config)
         if not self._output_cache or self._cache is None:
             return
         # The navigation is on every page the theme writes, with titles that some pages only
@@ -912,8 +917,11 @@ class Accelerator:
             page.content = ""
 
     def page_context(self, page: Page, context: dict[str, Any]) -> None:
-        """Kept for a reused page, in case its output is gone by the time it is written."""
+        """Kept for a reused page, in case its output is gone by the time it is written; the
+        key of the page's navigation (`catalog.render.navcache`)."""
         self._context = context if page.file.src_uri in self._cached_outputs else None
+        if self._navs is not None:
+            context["errcat_nav_key"] = self._navs.key(page, context["base_url"])
 
     def post_page(self, page: Page, output: str) -> str:
         """The themed output: reused, or stored for the next build."""
