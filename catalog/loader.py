@@ -5,9 +5,10 @@ entry with a problem is left out on its own; the others of its file still load (
 says which were left out, so that references to them are reported as what they are).
 
 A loaded catalog can also be cached (see `catalog.validate.checked_catalog`): this module turns
-a catalog and its findings into marshal-able data and back, and reads and writes the cache's
-files. Rebuilding 10,000 entries from that data takes milliseconds where parsing and
-schema-checking their YAML takes seconds.
+each file's outcome into marshal-able data and back (`file_record`, `StoredCatalog`), and reads
+and writes the cache's files. Rebuilding 10,000 entries from that data takes milliseconds where
+parsing and schema-checking their YAML takes seconds; a changed catalog parses only the files
+whose bytes the cache does not hold (`reread_catalog`).
 """
 
 from __future__ import annotations
@@ -535,10 +536,9 @@ def reread_catalog(
     see `file_record`) from that record instead of parsing them again.
 
     Also gives each file's path and digest, in order (None for one without a record: unreadable,
-    or not storable), and the records of the files now in the
-    folder, for the next run. Editing one file of a large catalog then costs parsing that file,
-    not the 1,200 others: records hold nothing of a file but its bytes' outcome, so one survives
-    a rename or a copy of the folder too.
+    or not storable), and the records of the files now in the folder, for the next run. Editing
+    one file of a large catalog then costs parsing that file, not the 1,200 others: a record
+    holds nothing of a file but what its bytes gave, so it also survives a rename or a copy.
     """
     loads: list[FileLoad] = []
     files: list[tuple[str, str | None]] = []

@@ -3,7 +3,8 @@ placeholders, and references that point at existing entries.
 
 `checked_catalog` loads and validates a catalog folder, from errcat's cache when the folder's
 files are byte for byte those of an earlier run: `check` and `stats` then skip the YAML parsing
-and schema checks that take seconds on a large catalog.
+and schema checks that take seconds on a large catalog. After an edit, only the edited files are
+parsed again.
 """
 
 from __future__ import annotations
