@@ -41,7 +41,8 @@ from catalog.findings import CatalogInvalid, Finding
 from catalog.loader import FileDigests, catalog_key
 from catalog.model import Catalog
 from catalog.project import CACHE_FOLDER
-from catalog.render import SiteContent, SiteInputs, api, gather, render
+from catalog.render import SiteContent, SiteInputs, api, gather, render, workers
+from catalog.render.blocks import FastPage
 from catalog.render.content import clashes, default_nav
 from catalog.render.site_settings import THEME_FOLDER, merged_settings
 from catalog.validate import load_valid_catalog
@@ -179,6 +180,19 @@ def _read_manifest(path: Path) -> dict[str, list[object]]:
     return data if isinstance(data, dict) else {}
 
 
+def _write_pages(pages: list[tuple[str, FastPage]]) -> list[tuple[int, int]]:
+    """Write each page's Markdown to its file (never through what is there); the size and
+    modification time each file then has."""
+    out = []
+    for name, page in pages:
+        target = Path(name)
+        target.unlink(missing_ok=True)
+        target.write_text(page.markdown(), encoding="utf-8")
+        stat = target.stat()
+        out.append((stat.st_size, stat.st_mtime_ns))
+    return out
+
+
 def _sync_docs(docs: Path, docs_source: Path, content: SiteContent) -> list[str]:
     """Make `docs` hold the hand-written docs and the generated pages, and nothing else;
     return the hand-written Markdown pages (docs-relative, sorted).
@@ -209,6 +223,8 @@ def _sync_docs(docs: Path, docs_source: Path, content: SiteContent) -> list[str]
                 if name.endswith(".md"):
                     handwritten.append(relative)
     written: dict[str, list[object]] = {}
+    stale: list[tuple[str, FastPage]] = []
+    folders: set[Path] = set()
     for relative, page in content.fast.items():
         target = docs / relative
         digest = page.digest
@@ -218,15 +234,18 @@ def _sync_docs(docs: Path, docs_source: Path, content: SiteContent) -> list[str]
         except OSError:
             current = []
         if not current or previous.get(relative) != current:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in folders:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                folders.add(target.parent)
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
-            target.unlink(missing_ok=True)
-            target.write_text(page.markdown(), encoding="utf-8")
-            stat = target.stat()
-            current = [digest, stat.st_size, stat.st_mtime_ns]
+            stale.append((str(target), page))
         written[relative] = current
         wanted.add(relative)
+    # A cold build writes every page: their Markdown is expanded and written on every core.
+    stats = workers.forked_map(_write_pages, stale) or _write_pages(stale)
+    for (target_name, page), (size, mtime) in zip(stale, stats, strict=True):
+        written[Path(target_name).relative_to(docs).as_posix()] = [page.digest, size, mtime]
     for folder, dirs, names in os.walk(docs, topdown=False):
         here = Path(folder)
         for name in names:

@@ -6,6 +6,7 @@ time."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,10 @@ def _drop_cache(root: Path) -> None:
 
 
 def _cold_build(root: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The composed docs folder and the site of a build from an empty site cache."""
+    """The composed docs folder and the site of a build from an empty site cache, with no
+    composed folder left from before (every page is written)."""
     _drop_cache(root)
+    shutil.rmtree(root / "build", ignore_errors=True)
     version = build_site(load_config(root), root / "build" / "site").version
     return file_digests(root / "build" / "docs"), file_digests(version)
 
@@ -117,10 +120,13 @@ def test_pages_rendered_by_workers_are_the_same(project: Path) -> None:
         patch.setattr(workers.ForkedMap, "completed", _spy(calls))
         ahead = _cold_build(project)
     # The error pages: every one but the first, which the build renders to compile the
-    # templates; then the API files: one per entry, the index, the schema, the match index.
-    pages_job, api_job = calls
+    # templates; then the composed folder's generated pages, written; then the API files:
+    # one per entry, the index, the schema, the match index.
+    pages_job, docs_job, api_job = calls
     assert len(pages_job) == MODULES * RAISES - 1
     assert all(data is not None for _, data in pages_job)
+    generated = [path for path in ahead[0] if not path.startswith(".")]
+    assert len(docs_job) > MODULES * RAISES and len(docs_job) <= len(generated)
     assert len(api_job) == MODULES * RAISES + 3
     assert len([path for path in ahead[0] if path.startswith("errors/")]) > MODULES * RAISES
     assert ahead == alone
