@@ -14,7 +14,7 @@ from test_build_project import ACTIVE_ID, make_project
 from catalog.build import build_site
 from catalog.config import load_config
 from catalog.project import CACHE_FOLDER
-from catalog.render import api
+from catalog.render import api, workers
 from catalog.render.deploy import HEADERS_FILE, NGINX_FILE, REDIRECTS_FILE
 
 
@@ -164,3 +164,18 @@ def test_documents_with_the_same_pickle_are_written_the_same() -> None:
     different = [{"a": 1}, {"a": True}, {"a": 1.0}, {"a": "1"}, {"b": 1, "a": 1}, {"a": 1, "b": 1}]
     assert len({api._key(d) for d in different}) == len({api.dumps(d) for d in different})
     assert api._key('{"a": 1}\n') != api._key({"a": 1})
+
+
+def test_files_the_workers_write_are_recorded_and_linked_next_time(tmp_path: Path) -> None:
+    """Enough documents for the forked workers: what they write is recorded, so the next
+    build links all but the changed one, and its files are a from-scratch build's."""
+    many: dict[str, object] = {
+        f"api/errors/{index:016x}.json": {"id": f"{index:016x}", "n": index}
+        for index in range(3 * workers.PARALLEL_ITEMS)
+    }
+    first = _write(tmp_path, "one", many, None)
+    changed = dict(many, **{"api/errors/0000000000000007.json": {"id": "7", "n": "seven"}})
+    second = _write(tmp_path, "two", changed, "one")
+    assert file_digests(second) == _expected(tmp_path, changed)
+    unlinked = [p for p in changed if _inode(second / p) != _inode(first / p)]
+    assert unlinked == ["api/errors/0000000000000007.json"]

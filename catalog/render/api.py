@@ -323,18 +323,28 @@ def write_api(
         (site_dir / folder).mkdir(parents=True, exist_ok=True)
     versions = _read_links(cache) if cache is not None else []
     linkable = _previous_files(versions, previous) if previous is not None else None
-    items = list(documents.items())
-    share = functools.partial(_place_documents, site_dir, linkable, cache is not None)
-    placed = workers.forked_map(share, items)
-    if placed is None:
-        placed = share(items)
+    keyed = cache is not None
+    items = [(path, doc, _key(doc) if keyed else None) for path, doc in documents.items()]
+    # Linked here, not in the workers: a rebuild links nearly every file, for less than
+    # starting them costs; they share what is left to format and write.
+    linked, rest = _link_documents(site_dir, linkable, items)
+    share = functools.partial(_write_documents, site_dir)
+    written = workers.forked_map(share, rest)
+    if written is None:
+        written = share(rest)
     # After the documents: a deployment file wins over a document of the same path.
-    deployed = _place_documents(site_dir, linkable, cache is not None, list(deployment.items()))
+    extra: list[_Item] = [
+        (p, text, _key(text) if keyed else None) for p, text in deployment.items()
+    ]
+    linked_extra, rest_extra = _link_documents(site_dir, linkable, extra)
+    files = {**linked, **_records(rest, written), **linked_extra}
+    files.update(_records(rest_extra, _write_documents(site_dir, rest_extra)))
     if cache is not None:
-        paths = [*documents, *deployment]
-        records = zip(paths, [*placed, *deployed], strict=True)
-        files = {path: record for path, record in records if record is not None}
         _write_links(cache, site_dir, files, versions)
+
+
+_Item = tuple[str, object, str | None]
+"""An API file to place: its site-relative path, its document and the document's `_key`."""
 
 
 @dataclass(frozen=True)
@@ -412,23 +422,39 @@ def _write_links(
         pass  # the next build writes every file, as without a record
 
 
-def _place_documents(
-    site_dir: Path, linkable: _Linkable | None, keyed: bool, items: list[tuple[str, object]]
-) -> list[list[Any] | None]:
-    """Link or write each item's file; with `keyed`, return its record for `LINKS_FILE`."""
+def _link_documents(
+    site_dir: Path, linkable: _Linkable | None, items: list[_Item]
+) -> tuple[dict[str, list[Any]], list[_Item]]:
+    """Link each item's file that `linkable` holds: their records, and the items left."""
+    if linkable is None:
+        return {}, items
+    linked: dict[str, list[Any]] = {}
+    rest: list[_Item] = []
+    for path, document, key in items:
+        if key is not None and _link(linkable, path, key, site_dir / path):
+            linked[path] = linkable.files[path]  # the same file: its record holds
+        else:
+            rest.append((path, document, key))
+    return linked, rest
+
+
+def _write_documents(site_dir: Path, items: list[_Item]) -> list[list[Any] | None]:
+    """Write each item's file; return its record for `LINKS_FILE` (None if not keyed)."""
     placed: list[list[Any] | None] = []
-    for path, document in items:
-        key = _key(document) if keyed else None
+    for path, document, key in items:
         target = site_dir / path
-        if key is None or linkable is None or not _link(linkable, path, key, target):
-            text = document if isinstance(document, str) else dumps(document)
-            _create(target, text)
+        _create(target, document if isinstance(document, str) else dumps(document))
         if key is None:
             placed.append(None)
             continue
         found = os.lstat(target)
         placed.append([key, found.st_size, found.st_mtime_ns, found.st_ino])
     return placed
+
+
+def _records(items: list[_Item], placed: list[list[Any] | None]) -> dict[str, list[Any]]:
+    records = zip((path for path, _, _ in items), placed, strict=True)
+    return {path: record for path, record in records if record is not None}
 
 
 def _link(linkable: _Linkable, path: str, key: str, target: Path) -> bool:
