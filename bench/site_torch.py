@@ -229,6 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="errcat-site-torch-") as scratch:
         work = args.keep.resolve() if args.keep else Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
+        # Every command may keep its bytecode, in a folder of this run's own, as an installed
+        # errcat and MkDocs have theirs: this checkout's environment sets
+        # PYTHONDONTWRITEBYTECODE, which makes every process compile errcat from source
+        # (about 50 ms of each `errcat explain`).
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
         project = work / "project"
         if project.exists():
             sys.exit(f"bench/site_torch.py: {project} exists; choose a new --keep folder")
