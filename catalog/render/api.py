@@ -311,8 +311,8 @@ def write_api(
     from there instead: after a one-entry edit, one entry file and what lists it are written.
 
     How a file is known to be unchanged without formatting it: `cache` holds, for each recent
-    version, every API file's `_key` (a digest of its document, a third of the cost of
-    formatting it) with its inode, size and modification time as written. A file whose key is
+    version, every API file's `_key` (a digest of its document: at torch size 0.3 s, where
+    formatting takes 2.3 s) with its inode, size and modification time as written. A file whose key is
     the same, and which is still that very file (an edit in place changes its time), is
     linked. Files are only ever created, never opened for writing where one exists (a link
     shares the previous version's inode: writing through it would change that version too).
