@@ -25,7 +25,9 @@ seconds to summarise, well under a second to load.
 from __future__ import annotations
 
 import ast
+import contextlib
 import gc
+import hashlib
 import os
 import sys
 import warnings
@@ -361,6 +363,87 @@ def call_graph(
         if cache is not None and key is not None:
             cache.put_record(key, summary)
     return CallGraph(sorted(summaries.items()))
+
+
+ANSWERS_PREFIX = "reach-"
+"""Where `reaches` keeps the answers of a graph, beside the summaries."""
+
+
+class KnownCallers:
+    """`CallGraph.callers` answered from answers kept for the same graph; a question they do
+    not hold builds the graph (once) and asks it."""
+
+    def __init__(self, answers: dict[tuple[str, str], Callers | None], build: Any) -> None:
+        self._answers = answers
+        self._build = build
+        self._graph: CallGraph | None = None
+
+    def callers(self, path: str, qualname: str, depth: int = DEFAULT_DEPTH) -> Callers | None:
+        if depth == DEFAULT_DEPTH and (path, qualname) in self._answers:
+            return self._answers[(path, qualname)]
+        if self._graph is None:
+            self._graph = self._build()
+        return self._graph.callers(path, qualname, depth)
+
+
+def _answer_record(found: Callers | None) -> Any:
+    if found is None:
+        return None
+    callers = tuple((c.name, c.path, c.line, c.depth) for c in found.callers)
+    return (found.function, found.public, callers, found.depth, found.bounded)
+
+
+def _answer(record: Any) -> Callers | None:
+    if record is None:
+        return None
+    function, public, callers, depth, bounded = record
+    return Callers(function, public, tuple(Caller(*c) for c in callers), depth, bounded)
+
+
+def reaches(
+    report: ScanReport, *, cwd: Path, cache_dir: Path | None = None, jobs: int | None = None
+) -> CallGraph | KnownCallers:
+    """Who reaches each function a raise site of `report` is in (`callers` at the default
+    depth), for the facts shown with the site: `call_graph`, or, when the cache holds the
+    answers for a graph of the very same summaries, those answers without building the graph
+    (a rebuild after a prose edit). The answers are a function of the files' bytes alone."""
+    if cache_dir is None:
+        return call_graph(report, cwd=cwd, jobs=jobs)
+    summaries = Cache(cache_dir, prefix=CACHE_PREFIX)
+    answers = Cache(cache_dir, prefix=ANSWERS_PREFIX)
+    known: dict[Path, tuple[str, ...]] = {}
+    digest = hashlib.blake2b(digest_size=20)
+    for result in report.results:
+        if not result.ok:
+            continue
+        path = Path(os.path.abspath(cwd / result.path))
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        digest.update(
+            f"{result.path}\0{summaries.key(data, module_name_for(path, known))}\0".encode()
+        )
+    wanted = sorted({(s.path, s.function) for s in report.sites if s.function is not None})
+    for where in wanted:
+        digest.update(f"{where[0]}\0{where[1]}\0".encode())
+    key = digest.hexdigest()
+
+    def build() -> CallGraph:
+        return call_graph(report, cwd=cwd, cache_dir=cache_dir, jobs=jobs)
+
+    stored = answers.get_record(key)
+    if isinstance(stored, dict):
+        with contextlib.suppress(TypeError, ValueError):
+            return KnownCallers({where: _answer(record) for where, record in stored.items()}, build)
+    graph = build()
+    answers.put_record(key, {where: _answer_record(graph.callers(*where)) for where in wanted})
+    # Only the newest answers are worth keeping: any edit of the code makes another key.
+    with contextlib.suppress(OSError):
+        for other in answers.folder.iterdir():
+            if other.name != key:
+                other.unlink()
+    return graph
 
 
 def _summarise_all(work: Sequence[tuple[bytes, ModuleName]]) -> list[Summary]:

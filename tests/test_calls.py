@@ -368,3 +368,62 @@ def test_a_cached_scan_leaves_the_summaries_the_graph_needs(
     monkeypatch.setattr(calls, "summarise", no_parsing)
     graph = call_graph(report, cwd=tmp_path, cache_dir=cache, jobs=1)
     assert _callers(graph, "shop/stock.py", "_check") == expected == [("shop.stock.take", 1)]
+
+
+def test_answers_for_the_same_code_are_kept_and_the_graph_is_not_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`reaches` keeps the callers of every function a raise is in: the next run over the same
+    bytes answers from them without building the graph; a question they do not hold builds
+    it; changed code is a different graph, answered afresh."""
+    from extractor import calls
+    from extractor.scan import scan_paths
+
+    files = {
+        "shop/__init__.py": "from shop.stock import take\n",
+        "shop/stock.py": """\
+            def _check(n):
+                if n < 0:
+                    raise ValueError(n)
+
+            def take(n):
+                return _check(n)
+
+            def count(n):
+                return take(n)
+            """,
+    }
+    _package(tmp_path, files)
+    cache = tmp_path / "cache"
+    monkeypatch.chdir(tmp_path)
+    report = scan_paths(["shop"], cache_dir=cache, jobs=1)
+    first = calls.reaches(report, cwd=tmp_path, cache_dir=cache, jobs=1)
+    assert isinstance(first, CallGraph)
+    expected = [("shop.stock.take", 1), ("shop.stock.count", 2)]
+    assert _callers(first, "shop/stock.py", "_check") == expected
+
+    built: list[int] = []
+    graph_init = CallGraph.__init__
+
+    def counted(self: CallGraph, summaries: object) -> None:
+        built.append(1)
+        graph_init(self, summaries)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(CallGraph, "__init__", counted)
+    again = calls.reaches(report, cwd=tmp_path, cache_dir=cache, jobs=1)
+    assert isinstance(again, calls.KnownCallers)
+    assert _callers(again, "shop/stock.py", "_check") == expected and built == []
+    # Not kept (no raise in it, another depth): the graph is built once, and answers.
+    assert _callers(again, "shop/stock.py", "take") == [("shop.stock.count", 1)]
+    assert _callers(again, "shop/stock.py", "_check", depth=1) == [("shop.stock.take", 1)]
+    assert built == [1]
+
+    (tmp_path / "shop" / "stock.py").write_text(
+        "def _check(n):\n    raise ValueError(n)\n\ndef take(n):\n    return n\n",
+        encoding="utf-8",
+    )
+    changed = scan_paths(["shop"], cache_dir=cache, jobs=1)
+    answered = calls.reaches(changed, cwd=tmp_path, cache_dir=cache, jobs=1)
+    assert isinstance(answered, CallGraph) and _callers(answered, "shop/stock.py", "_check") == []
+    (kept,) = cache.glob(f"{calls.ANSWERS_PREFIX}*")
+    assert len(list(kept.iterdir())) == 1

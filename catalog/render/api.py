@@ -25,7 +25,7 @@ from catalog.render.deploy import site_files
 from catalog.render.markdown import code_span
 from catalog.render.repository import Repository
 from catalog.render.sources import Source, _repository_path
-from extractor.calls import NOT_FOLLOWED, Callers, CallGraph
+from extractor.calls import NOT_FOLLOWED, Callers, CallGraph, KnownCallers
 from extractor.model import Condition, ScanReport
 
 SCHEMA_VERSION = 1
@@ -169,7 +169,7 @@ def _phrase(condition: Condition) -> str:
 def derived_sources(
     sources: Mapping[str, tuple[Source, ...]],
     report: ScanReport,
-    graph: CallGraph | None,
+    graph: CallGraph | KnownCallers | None,
     repository: Repository,
     root: Path,
 ) -> dict[str, tuple[Source, ...]]:

@@ -95,7 +95,7 @@ def gather(
     """Scan the package and read the repository and the verified examples for `catalog`."""
     from catalog.match import Matcher, SiteMessages
     from catalog.project import CACHE_FOLDER, generated_module, scan_package
-    from extractor.calls import call_graph
+    from extractor.calls import reaches
 
     report = scan_package(config)
     repository = read_repository(config.root, repo_url)
@@ -110,7 +110,7 @@ def gather(
     stats = catalog_stats(catalog, report, module, results_path, matcher)
     messages.save(config.root / CACHE_FOLDER)
     # Who reaches each raise, for the facts read from the code (summaries cached with the scan).
-    graph = call_graph(report, cwd=config.root, cache_dir=config.root / CACHE_FOLDER)
+    graph = reaches(report, cwd=config.root, cache_dir=config.root / CACHE_FOLDER)
     return SiteInputs(
         config=config,
         catalog=catalog,
