@@ -160,6 +160,8 @@ def test_an_error_page_frame_is_written_as_python_markdown_writes_it() -> None:
         ("[`ValueError`]", "![`ValueError`]"),
         ('<section class="errcat-related" data-search-exclude markdown>', "<section>"),
         ("Repository at", "<p>nested</p> Repository at"),
+        # A wrapper closed before it opens, then one never closed.
+        ("## Related errors", '</div>\n\n<div class="x" markdown>\n\nText.\n\n## Related'),
         ("    What is shown", "\n    What is shown"),
     ],
 )
@@ -239,13 +241,17 @@ _LINE = st.one_of(
         lambda t: f'!!! {t[0]} "Notice"\n    {t[1]}'
     ),
     st.integers(0, 5).map(marker),
-    st.lists(st.one_of(st.integers(0, 5).map(marker), _TEXT), min_size=1, max_size=3).map(
-        lambda inner: (
-            '<section class="s" data-search-exclude markdown>\n\n'
-            + "\n\n".join(inner)
-            + "\n\n</section>"
+    st.tuples(
+        st.sampled_from(["section", "div"]),
+        st.lists(st.one_of(st.integers(0, 5).map(marker), _TEXT), min_size=1, max_size=3),
+    ).map(
+        lambda t: (
+            f'<{t[0]} class="s" data-search-exclude markdown>\n\n'
+            + "\n\n".join(t[1])
+            + f"\n\n</{t[0]}>"
         )
     ),
+    st.sampled_from(["</section>", "</div>", '<div class="x" markdown>']),
     _TEXT.map(lambda t: f'<p class="footer" data-search-exclude>\n{t}\n\n</p>'),
 )
 

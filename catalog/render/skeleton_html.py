@@ -33,8 +33,8 @@ _HEADING = re.compile(r"(#{1,6}) (\S(?:.*\S)?)")
 _HEADING_ATTRS = re.compile(r" \{ ?((?:[a-z][a-z0-9-]*)(?: [a-z][a-z0-9-]*)*) ?\}")
 _CLASS_LINE = re.compile(r"\{ ?\.([A-Za-z][A-Za-z0-9-]*) ?\}")
 _ADMONITION = re.compile(r'!!! ([a-z]+) "([A-Za-z][A-Za-z ,.]*[A-Za-z.])"')
-_SECTION_OPEN = re.compile(r'<section((?: class="[A-Za-z0-9 -]+"| [a-z][a-z-]*)*) markdown>')
-_SECTION_ATTR = re.compile(r' (?:class="([A-Za-z0-9 -]+)"|([a-z][a-z-]*))')
+_WRAPPER_OPEN = re.compile(r'<(section|div)((?: class="[A-Za-z0-9 -]+"| [a-z][a-z-]*)*) markdown>')
+_WRAPPER_ATTR = re.compile(r' (?:class="([A-Za-z0-9 -]+)"|([a-z][a-z-]*))')
 _RAW_OPEN = re.compile(r'<p(?: class="[A-Za-z0-9 -]+"| [a-z][a-z-]*)*>')
 _LINE_START = re.compile(r"[ \t#>+=:~?*_\-<{|!]|\d+[.)]|```|\[\^")
 """How a paragraph line may not begin: indentation, heading, quote, list, rule, setext
@@ -184,11 +184,13 @@ class _Reader:
                     f'<div class="admonition {kind}">\n<p class="admonition-title">{title}</p>\n'
                     f"{self.paragraph(body)}\n</div>"
                 )
-            elif top and first.startswith("<section"):
-                found = _SECTION_OPEN.fullmatch(first)
+            elif top and first.startswith(("<section", "<div")):
+                found = _WRAPPER_OPEN.fullmatch(first)
                 if found is None or len(lines) > 1:
                     raise _Declined
-                close = chunks.index("</section>", index + 1) if "</section>" in chunks else -1
+                tag = found.group(1)
+                closing = f"</{tag}>"
+                close = next((i for i in range(index + 1, len(chunks)) if chunks[i] == closing), -1)
                 if close < 0:
                     raise _Declined
                 inner = self.blocks(chunks[index + 1 : close], breaks[index + 1 : close], top=False)
@@ -199,10 +201,10 @@ class _Reader:
                     f' class="{match.group(1)}"'
                     if match.group(1) is not None
                     else f' {match.group(2)}="{match.group(2)}"'
-                    for match in _SECTION_ATTR.finditer(found.group(1))
+                    for match in _WRAPPER_ATTR.finditer(found.group(2))
                 )
-                out += [f"<section{attrs}>", *inner, "</section>"]
-                self.raw += [first, "</section>"]
+                out += [f"<{tag}{attrs}>", *inner, closing]
+                self.raw += [first, closing]
                 index = close
             elif top and first.startswith("<p"):
                 if _RAW_OPEN.fullmatch(first) is None:
@@ -256,7 +258,13 @@ A paragraph of the section, with `code`.
 
 </section>
 
+<div class="errcat-index" markdown>
+
 {2}
+
+</div>
+
+{3}
 
 ## Source { data-search-exclude }
 
@@ -267,7 +275,12 @@ Raw <code>HTML</code> with <a href="/x.json">a link</a>.
 
 </p>
 """
-PROBE_BLOCKS = ("Inside the section.", "A second `paragraph`.", "A paragraph of its own.")
+PROBE_BLOCKS = (
+    "Inside the section.",
+    "A second `paragraph`.",
+    "In a division.",
+    "A paragraph of its own.",
+)
 """The prose blocks of `probe()`."""
 
 
