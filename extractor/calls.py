@@ -331,12 +331,14 @@ def call_graph(
     per-file summaries (the scan's cache folder); `jobs` fixes the process count for files
     not in the cache (default: by workload, as for the scan).
     """
-    from extractor.scan import auto_jobs
+    return _graph(_read(report, cwd), cache_dir, jobs)
 
-    cache = Cache(cache_dir, prefix=CACHE_PREFIX) if cache_dir is not None else None
+
+def _read(report: ScanReport, cwd: Path) -> list[tuple[str, bytes, ModuleName]]:
+    """Each file the scan read that can be read again: its path as the report has it, its
+    bytes, its module."""
     known: dict[Path, tuple[str, ...]] = {}
-    summaries: dict[str, Summary] = {}
-    work: list[tuple[str, bytes, ModuleName, str | None]] = []
+    files = []
     for result in report.results:
         if not result.ok:
             continue
@@ -345,13 +347,25 @@ def call_graph(
             data = path.read_bytes()
         except OSError:
             continue
-        module = module_name_for(path, known)
+        files.append((result.path, data, module_name_for(path, known)))
+    return files
+
+
+def _graph(
+    files: list[tuple[str, bytes, ModuleName]], cache_dir: Path | None, jobs: int | None
+) -> CallGraph:
+    from extractor.scan import auto_jobs
+
+    cache = Cache(cache_dir, prefix=CACHE_PREFIX) if cache_dir is not None else None
+    summaries: dict[str, Summary] = {}
+    work: list[tuple[str, bytes, ModuleName, str | None]] = []
+    for display, data, module in files:
         key = cache.key(data, module) if cache is not None else None
         cached = cache.get_record(key) if cache is not None and key is not None else None
         if isinstance(cached, tuple) and len(cached) == 7:
-            summaries[result.path] = cached
+            summaries[display] = cached
         else:
-            work.append((result.path, data, module, key))
+            work.append((display, data, module, key))
     total = sum(len(data) for _, data, _, _ in work)
     count = auto_jobs(len(work), total) if jobs is None else max(1, min(jobs, len(work)))
     if count <= 1:
@@ -411,32 +425,24 @@ def reaches(
         return call_graph(report, cwd=cwd, jobs=jobs)
     summaries = Cache(cache_dir, prefix=CACHE_PREFIX)
     answers = Cache(cache_dir, prefix=ANSWERS_PREFIX)
-    known: dict[Path, tuple[str, ...]] = {}
+    files = _read(report, cwd)
     digest = hashlib.blake2b(digest_size=20)
-    for result in report.results:
-        if not result.ok:
-            continue
-        path = Path(os.path.abspath(cwd / result.path))
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        digest.update(
-            f"{result.path}\0{summaries.key(data, module_name_for(path, known))}\0".encode()
-        )
+    for display, data, module in files:
+        digest.update(f"{display}\0{summaries.key(data, module)}\0".encode())
     wanted = sorted({(s.path, s.function) for s in report.sites if s.function is not None})
     for where in wanted:
         digest.update(f"{where[0]}\0{where[1]}\0".encode())
     key = digest.hexdigest()
 
     def build() -> CallGraph:
+        # Read again: the answers' owner need not hold every file's bytes meanwhile.
         return call_graph(report, cwd=cwd, cache_dir=cache_dir, jobs=jobs)
 
     stored = answers.get_record(key)
     if isinstance(stored, dict):
         with contextlib.suppress(TypeError, ValueError):
             return KnownCallers({where: _answer(record) for where, record in stored.items()}, build)
-    graph = build()
+    graph = _graph(files, cache_dir, jobs)
     answers.put_record(key, {where: _answer_record(graph.callers(*where)) for where in wanted})
     # Only the newest answers are worth keeping: any edit of the code makes another key.
     with contextlib.suppress(OSError):
