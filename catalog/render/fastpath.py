@@ -528,7 +528,7 @@ class Accelerator:
         )
         self._output_cache = set(config.plugins) <= _OUTPUT_SAFE_PLUGINS
         self._plain_text = set(config.markdown_extensions) <= _PLAIN_TEXT_EXTENSIONS
-        self._frames = self._frame_settings() if self._md is not None else None
+        self._frames = self._frame_settings(config) if self._md is not None else None
         self._other_readers = bool(config.plugins.events["page_read_source"])
         if self._cache_folder is not None and self._md is not None:
             self._cache = SiteCache(self._cache_folder)
@@ -765,19 +765,20 @@ class Accelerator:
             else {f.src_uri: targets for f, targets in links_to_anchors.items()},
         }
 
-    def _frame_settings(self) -> skeleton_html.TocSettings | None:
+    def _frame_settings(self, config: MkDocsConfig) -> skeleton_html.TocSettings | None:
         """The `toc` settings page frames are written with, if frames may be written at all:
         only with plain-text extensions, attribute lists, admonitions, Markdown in HTML and a
         `toc` that only numbers headings, and only if a page of every shape the frame writer
-        knows comes out of it as out of Python-Markdown (`skeleton_html.PROBE`)."""
+        knows comes out of it as out of Python-Markdown (`skeleton_html.probe`)."""
         md = self._md
         needed = {"attr_list", "admonition", "md_in_html", "toc"}
-        if md is None or not self._plain_text or not needed <= set(self._config_extensions()):
+        if md is None or not self._plain_text or not needed <= set(config.markdown_extensions):
             return None
         toc = md.treeprocessors["toc"] if "toc" in md.treeprocessors else None  # noqa: SIM401 (a Registry, no get)
         if toc is None or toc.use_anchors or toc.use_permalinks not in (False, None):
             return None
-        if toc.base_level != 0 or not toc.marker:
+        # The frame writer declines a page holding `[TOC]`, the default marker, only.
+        if toc.base_level != 0 or toc.marker not in ("[TOC]", ""):
             return None
         settings = skeleton_html.TocSettings(toc.slugify, toc.sep, toc.toc_top, toc.toc_bottom)
         text = skeleton_html.probe()
@@ -795,10 +796,6 @@ class Accelerator:
             log.info("errcat: page frames go through Python-Markdown (its output differs)")
             return None
         return settings
-
-    def _config_extensions(self) -> list[str]:
-        assert self._config is not None
-        return list(self._config.markdown_extensions)
 
     def _write_frame(
         self, text: str, links: Any, raw_html: Any
