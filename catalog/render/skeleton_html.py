@@ -3,7 +3,7 @@
 Once its code, prose and link lists are blocks of their own (`catalog.render.blocks`), what is
 left of an error page is a frame of a few regular shapes: the path and kicker paragraphs with
 their attribute lists, the title and section headings, the draft notice, the `<section
-markdown>` wrappers, the block markers and the footer's raw HTML. At whole-torch size
+markdown>` and `<div markdown>` wrappers, the block markers and the footer's raw HTML. At whole-torch size
 Python-Markdown still spent more time on that frame than on everything else a page holds. `parse`
 reads exactly those shapes and declines (returns None) on anything else; the caller then gives the
 page to Python-Markdown, so the HTML is the same either way.
@@ -15,7 +15,7 @@ to resolve (MkDocs rewrites them and reports the broken ones); headings come bac
 
 `tests/test_skeleton_html.py` compares every accepted shape with Python-Markdown itself, and the
 accelerator compares a page of every shape once per build before trusting this module
-(`PROBE`), so a Python-Markdown release that writes something differently turns it off rather
+(`probe()`), so a Python-Markdown release that writes something differently turns it off rather
 than changing a site.
 """
 
