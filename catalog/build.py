@@ -224,6 +224,7 @@ def _sync_docs(docs: Path, docs_source: Path, content: SiteContent) -> list[str]
                     handwritten.append(relative)
     written: dict[str, list[object]] = {}
     stale: list[tuple[str, FastPage]] = []
+    stale_relative: list[str] = []
     folders: set[Path] = set()
     for relative, page in content.fast.items():
         target = docs / relative
@@ -240,12 +241,13 @@ def _sync_docs(docs: Path, docs_source: Path, content: SiteContent) -> list[str]
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
             stale.append((str(target), page))
+            stale_relative.append(relative)
         written[relative] = current
         wanted.add(relative)
     # A cold build writes every page: their Markdown is expanded and written on every core.
     stats = workers.forked_map(_write_pages, stale) or _write_pages(stale)
-    for (target_name, page), (size, mtime) in zip(stale, stats, strict=True):
-        written[Path(target_name).relative_to(docs).as_posix()] = [page.digest, size, mtime]
+    for relative, (_, page), (size, mtime) in zip(stale_relative, stale, stats, strict=True):
+        written[relative] = [page.digest, size, mtime]
     for folder, dirs, names in os.walk(docs, topdown=False):
         here = Path(folder)
         for name in names:
