@@ -53,7 +53,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 from mkdocs.utils.meta import YAML_RE, get_data
 
-from catalog.render import navcache, prose_html, skeleton_html
+from catalog.render import navcache, prose_html, skeleton_html, themecache
 from catalog.render.blocks import (
     MARKER,
     Block,
@@ -610,6 +610,9 @@ class Accelerator:
     def env(self, env: jinja2.Environment, files: Files) -> None:
         """Before the theme writes any page: which pages' output is reused (they get a
         stand-in template), which is to be stored."""
+        # Before the theme loads a template (`catalog.render.themecache`); pure macros are
+        # memoised only with no plugin but search and errcat, which leave `config` as it is.
+        themecache.install(env, self._cache_folder, memo=self._output_cache)
         self._env = env
         loader = env.loader
         stand_in = jinja2.DictLoader({_CACHED_TEMPLATE: "errcat: reused output"})
