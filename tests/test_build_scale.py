@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from helpers import errcat_in, file_digests
 
-from catalog.build import build_site
+from catalog.build import DEFAULT_DOCS_DIR, build_site
 from catalog.config import load_config
 from catalog.project import CACHE_FOLDER
 from catalog.render import fastpath, highlight
@@ -340,3 +340,107 @@ def test_pages_with_the_navigation_rendered_once_are_the_same(site: Path, projec
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(navcache, "install", lambda env, nav, config: None)
         assert file_digests(_build(project)) == expected
+
+
+def _counted_build(root: Path, patch: pytest.MonkeyPatch) -> tuple[dict[str, str], dict[str, int]]:
+    """A build's file digests, and its accelerator's counts."""
+    stats: list[dict[str, int]] = []
+    original = fastpath.Accelerator.finish
+
+    def counted(self: fastpath.Accelerator, succeeded: bool) -> None:
+        stats.append(dict(self.stats))
+        original(self, succeeded)
+
+    patch.setattr(fastpath.Accelerator, "finish", counted)
+    digests = file_digests(_build(root))
+    return digests, stats[0]
+
+
+@pytest.mark.parametrize("workers", [2, 1])
+def test_pages_given_their_heads_only_are_filled_when_themed_anew(
+    site: Path, project: Path, workers: int
+) -> None:
+    """A rebuild takes only the head of an unchanged page's conversion (title, anchors,
+    links) while its themed output may be reused. When the outputs must be rendered anew
+    but the conversions stand (here: a hand-written page joins the navigation of every
+    page), each page gets its content after all, in the workers that theme it or in the
+    build itself, and the site is what a build from an empty cache writes."""
+    extra = project / DEFAULT_DOCS_DIR / "extra.md"
+    extra.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _build(project)  # the cache holds every conversion, and the outputs without the page
+        # A title of its own for each run: outputs of an earlier run must not be stored.
+        extra.write_text(f"# Extra {workers}\n\nA page of the project's own.\n", "utf-8")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fastpath, "PARALLEL_PAGES", 1)
+            patch.setattr(fastpath, "_worker_count", lambda: workers)
+            warm, stats = _counted_build(project, patch)
+        assert stats["heads_only"] > 100
+        # Workers fill in the pages they theme (their counts are their own).
+        done_here = "rendered_ahead" if workers > 1 else "filled_later"
+        assert stats[done_here] > 100
+        _drop_cache(project)
+        assert file_digests(_build(project)) == warm
+        assert "Extra" in (project / "build" / "site" / "errors" / "index.html").read_text("utf-8")
+    finally:
+        extra.unlink(missing_ok=True)
+
+
+def test_a_head_whose_conversion_is_gone_converts_the_page_again(site: Path, project: Path) -> None:
+    """Should the cache hold a page's head but no longer its whole conversion, a page whose
+    output has to be rendered is converted again, and the site is the same."""
+    import sqlite3
+    import zlib
+
+    _drop_cache(project)
+    expected = file_digests(_build(project))
+    database = sqlite3.connect(project / CACHE_FOLDER / FILE_NAME)
+    with database:
+        gone = [
+            key
+            for key, value in database.execute("SELECT key, value FROM blobs")
+            if zlib.decompress(value).startswith(b'{"content": ')
+        ]
+        database.executemany("DELETE FROM blobs WHERE key = ?", [(key,) for key in gone])
+        # Every themed output, too: they must all be rendered again.
+        outputs = [
+            key
+            for key, value in database.execute("SELECT key, value FROM blobs")
+            if zlib.decompress(value).lstrip().startswith(b"<!doctype")
+        ]
+        database.executemany("DELETE FROM blobs WHERE key = ?", [(key,) for key in outputs])
+    database.close()
+    assert len(gone) > 100 and len(outputs) > 100
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fastpath.Accelerator, "_link_previous", lambda *args: False)
+        warm, stats = _counted_build(project, patch)
+    assert stats["heads_only"] > 100 and stats["filled_later"] > 100
+    assert warm == expected
+
+
+def test_a_page_that_cannot_be_filled_later_goes_to_mkdocs(site: Path, project: Path) -> None:
+    """If a page given its head only cannot get the rest from errcat when it is to be themed,
+    MkDocs converts it, and the site is the same."""
+    _drop_cache(project)
+    _build(project)
+    database = project / CACHE_FOLDER / FILE_NAME
+    expected = file_digests((project / "build" / "site").resolve())
+    import sqlite3
+    import zlib
+
+    connection = sqlite3.connect(database)
+    with connection:
+        outputs = [
+            (key,)
+            for key, value in connection.execute("SELECT key, value FROM blobs")
+            if zlib.decompress(value).lstrip().startswith(b"<!doctype")
+        ]
+        connection.executemany("DELETE FROM blobs WHERE key = ?", outputs)
+    connection.close()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fastpath.Accelerator, "_undefer", lambda self, page: False)
+        patch.setattr(fastpath.Accelerator, "_link_previous", lambda *args: False)
+        patch.setattr(fastpath, "_worker_count", lambda: 1)
+        warm, stats = _counted_build(project, patch)
+    assert stats["heads_only"] > 100
+    assert warm == expected

@@ -72,6 +72,9 @@ log = logging.getLogger("mkdocs.plugins.errcat")
 CACHE_FORMAT = 1
 """Bumped when what is cached changes shape."""
 _CACHED_TEMPLATE = "errcat/cached-page.html"
+_HEAD = ("title", "anchors", "links")
+"""What of a converted page other pages and the build read before any page is themed: a
+page's head, stored beside its whole record."""
 _OUTPUT_SAFE_PLUGINS = frozenset({"search", "material/search", "errcat"})
 _PLAIN_TEXT_EXTENSIONS = frozenset(
     {
@@ -311,7 +314,7 @@ def _convert_share(indexes: list[int]) -> int:
         page.__class__ = AcceleratedPage
         page._errcat = accelerator  # type: ignore[attr-defined]
         if accelerator.read_source(page) and accelerator._fill(
-            page, config, files, accelerator._fast[file.src_uri]
+            page, config, files, accelerator._fast[file.src_uri], whole=True
         ):
             done += 1
     assert accelerator._cache is not None
@@ -332,7 +335,7 @@ def _render_share(indexes: list[int]) -> int:
     for index in indexes:
         page = pages[index]
         key = accelerator._new_outputs.get(page.file.src_uri)
-        if key is None:
+        if key is None or not accelerator._undefer(page):
             continue
         warnings = accelerator._warnings.count
         config._current_page = page
@@ -371,6 +374,12 @@ class AcceleratedPage(Page):
     """The Markdown the accelerator gave the page, to tell whether a plugin changed it."""
     _errcat_markers = False
     """Whether that Markdown still holds the block markers (see `Accelerator.read_source`)."""
+    _errcat_record: str | None = None
+    """The cache key of the converted page the accelerator filled it from, which stands for
+    its content and table of contents (None: MkDocs converted it)."""
+    _errcat_deferred = False
+    """Whether only the page's head was restored (`Accelerator._fill`): its content and table
+    of contents are filled in only if its themed output has to be rendered."""
 
     def read_source(self, config: MkDocsConfig) -> None:
         if not self._errcat.read_source(self):
@@ -443,6 +452,8 @@ class Accelerator:
         self._render_settings = ""
         self._site_settings = ""
         self._output_cache = False
+        self._defer = False
+        """Whether pages may get their head only (`_may_defer`)."""
         self._plain_text = False
         self._frames: skeleton_html.TocSettings | None = None
         """How headings are numbered when page frames are written without Python-Markdown;
@@ -471,6 +482,8 @@ class Accelerator:
             "outputs_linked": 0,
             "converted_ahead": 0,
             "rendered_ahead": 0,
+            "heads_only": 0,
+            "filled_later": 0,
         }
         self.parallel = True
         """Whether pages may be converted in worker processes (not while serving)."""
@@ -527,6 +540,7 @@ class Accelerator:
             os.environ.get("SOURCE_DATE_EPOCH", ""),
         )
         self._output_cache = set(config.plugins) <= _OUTPUT_SAFE_PLUGINS
+        self._defer = self._output_cache and not config.plugins.events["page_content"]
         self._plain_text = set(config.markdown_extensions) <= _PLAIN_TEXT_EXTENSIONS
         self._frames = self._frame_settings(config) if self._md is not None else None
         self._other_readers = bool(config.plugins.events["page_read_source"])
@@ -633,6 +647,10 @@ class Accelerator:
             if isinstance(file.page, AcceleratedPage):
                 self._decide_output(file.page)
         self._render_ahead(files)
+        # The theme renders the rest here: a page that got its head only needs all of it.
+        for file in files.documentation_pages():
+            if file.src_uri in self._new_outputs and isinstance(file.page, AcceleratedPage):
+                self._fill_now(file.page)
 
     def read_source(self, page: Page) -> bool:
         """The page's Markdown and front matter from the rendered page, not from its file;
@@ -701,10 +719,26 @@ class Accelerator:
         files: Files,
         fast: FastPage,
         recorded: FastPage | None = None,
+        *,
+        whole: bool = False,
     ) -> bool:
+        """Fill in the page's conversion: from the cache, or converted now (and stored). With
+        `whole` false, a page whose themed output is likely reused gets its head only."""
         key = self._page_key(page.file.src_uri, page.url)
+        page._errcat_deferred = False  # type: ignore[attr-defined]
+        if not whole and self._may_defer(page):
+            assert self._cache is not None
+            head = self._cache.get_text(_digest("head", key))
+            if head is not None and self._restore(page, files, head, content=False):
+                # Kept from being forgotten with its head, though this build may not read it.
+                self._cache.touch(key)
+                page._errcat_record, page._errcat_deferred = key, True  # type: ignore[attr-defined]
+                self.stats["reused"] += 1
+                self.stats["heads_only"] += 1
+                return True
         cached = self._cache.get_text(key) if self._cache else None
         if cached is not None and self._restore(page, files, cached):
+            page._errcat_record = key  # type: ignore[attr-defined]
             self.stats["reused"] += 1
             return True
         recorded = recorded or _body(fast)
@@ -713,9 +747,32 @@ class Accelerator:
             record = self._convert(page, config, files, recorded)
         except _LinkMissing:
             return False
+        page._errcat_record = key  # type: ignore[attr-defined]
         if self._cache is not None and self._warnings.count == warnings:
             self._cache.put_text(key, json.dumps(record, ensure_ascii=False))
+            summary = {name: record[name] for name in _HEAD}
+            self._cache.put_text(_digest("head", key), json.dumps(summary, ensure_ascii=False))
         return True
+
+    def _may_defer(self, page: Page) -> bool:
+        """Whether the page's content may wait: nothing reads a page's content before its
+        output is decided but `page_content` plugins (there are none then) and the search
+        plugin, which skips a page excluded from it (errcat indexes that page itself)."""
+        return (
+            self._defer
+            and self._cache is not None
+            and (page.meta.get("search") or {}).get("exclude") is True
+        )
+
+    def _undefer(self, page: Page) -> bool:
+        """Fill in the content of a page that got its head only; False where it cannot be."""
+        if not getattr(page, "_errcat_deferred", False):
+            return True
+        assert self._config is not None and self._files_seen is not None
+        self.stats["filled_later"] += 1
+        return self._fill(
+            page, self._config, self._files_seen, self._fast[page.file.src_uri], whole=True
+        )
 
     def _convert(
         self, page: Page, config: MkDocsConfig, files: Files, recorded: FastPage
@@ -825,7 +882,21 @@ class Accelerator:
         raw_html.run(list(frame.raw))
         return content, tokens, ids
 
-    def _restore(self, page: Page, files: Files, cached: str) -> bool:
+    def _fill_now(self, page: Page) -> None:
+        """`_undefer`, or where that fails (a link the frame writer cannot place), the page
+        converted by MkDocs' own `Page.render`, as `render` would have left it to."""
+        if self._undefer(page):
+            return
+        assert self._config is not None and self._files_seen is not None
+        fast = self._fast[page.file.src_uri]
+        markers = getattr(page, "_errcat_markers", False)
+        self._to_mkdocs(page, FastPage(page.markdown or "", fast.blocks) if markers else None)
+        page._errcat_record, page._errcat_deferred = None, False  # type: ignore[attr-defined]
+        Page.render(page, self._config, self._files_seen)
+
+    def _restore(self, page: Page, files: Files, cached: str, content: bool = True) -> bool:
+        """Fill the page from a stored record; with `content` false, from a head (`_HEAD`):
+        the page gets an empty content and table of contents."""
         from mkdocs.structure.toc import get_toc
 
         record = json.loads(cached)
@@ -837,8 +908,8 @@ class Accelerator:
                 if target is None:
                     return False  # converting it again reports the broken link
                 links[target] = targets
-        page.content = record["content"]
-        page.toc = get_toc(record["toc"])
+        page.content = record["content"] if content else ""
+        page.toc = get_toc(record["toc"] if content else [])
         page._title_from_render = record["title"]
         page.present_anchor_ids = set(record["anchors"])
         if links is not None:
@@ -896,8 +967,13 @@ class Accelerator:
             page.edit_url,
             page.title,
             _plain(page.meta),
-            _toc_plain(page.toc),
-            hashlib.sha256((page.content or "").encode("utf-8")).hexdigest(),
+            # The key of the conversion the page was filled from stands for its content and
+            # table of contents (and lets a page whose output is reused skip reading them).
+            getattr(page, "_errcat_record", None)
+            or [
+                _toc_plain(page.toc),
+                hashlib.sha256((page.content or "").encode("utf-8")).hexdigest(),
+            ],
             _neighbour(page.previous_page),
             _neighbour(page.next_page),
             page.is_homepage,
@@ -952,7 +1028,7 @@ class Accelerator:
             fast = self._fast[page.file.src_uri]
             context: Any = self._context
             if not page.content:
-                if not self._fill(page, self._config, self._files_seen, fast):
+                if not self._fill(page, self._config, self._files_seen, fast, whole=True):
                     raise RuntimeError(f"errcat: cannot render {page.file.src_uri} again")
                 # The plugins saw it empty: they see it again, as they would have.
                 assert self._nav is not None

@@ -159,6 +159,11 @@ class SiteCache:
             return False
         return row is not None
 
+    def touch(self, key: str) -> None:
+        """Mark the value of `key`, if there is one, as used by this build without reading it."""
+        if self._db is not None:
+            self._used.append(key)
+
     def get_text(self, key: str) -> str | None:
         """`get` for a value stored by `put_text`."""
         value = self.get(key)
