@@ -1,5 +1,5 @@
 """`python -m errcat` is the same as the `errcat` console script."""
 
-from errcat import main
+from errcat import run
 
-raise SystemExit(main())
+run()

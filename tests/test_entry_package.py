@@ -143,7 +143,7 @@ def test_the_entry_points_name_the_entry_package() -> None:
 
     (script,) = entry_points(group="console_scripts", name="errcat")
     (plugin,) = entry_points(group="mkdocs.plugins", name="errcat")
-    assert script.value == "errcat:main"
+    assert script.value == "errcat:run"
     assert plugin.value == "errcat.mkdocs_plugin:ErrcatPlugin"
 
 
@@ -151,3 +151,29 @@ def test_python_m_catalog_still_works_here() -> None:
     """This checkout's own `python -m catalog` keeps working beside `python -m errcat`."""
     done = _run(HOME, PYTHON, "-m", "catalog", "--version")
     assert _ok(done) == _ok(_run(HOME, PYTHON, "-m", "errcat", "--version"))
+
+
+@pytest.mark.parametrize("launcher", ["module", "script"])
+def test_the_process_ends_with_the_commands_code_and_all_its_output(
+    launcher: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`errcat.run` ends the process at once after a command returns: the exit code is the
+    command's and every line it wrote reaches a pipe, on stdout and on stderr."""
+    command = [PYTHON, "-m", "errcat"] if launcher == "module" else [str(SCRIPT)]
+    scanned = subprocess.run(
+        [*command, "scan", "runtime"], cwd=HOME, capture_output=True, text=True, check=False
+    )
+    monkeypatch.chdir(HOME)
+    assert errcat.main(["scan", "runtime"]) == 0
+    assert scanned.returncode == 0
+    assert scanned.stdout == capsys.readouterr().out
+    assert len(scanned.stdout.splitlines()) > 50
+    missing = subprocess.run(
+        [*command, "explain", "no error anywhere says this"],
+        cwd=HOME,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 1
+    assert "nothing in the catalog matches" in missing.stderr

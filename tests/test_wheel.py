@@ -65,7 +65,7 @@ class Installed:
     venv: Path
     python: Path
     errcat: Path
-    """The console script pip wrote for `errcat = errcat:main`."""
+    """The console script pip wrote for `errcat = errcat:run`."""
 
 
 def _run(
@@ -238,7 +238,7 @@ def test_the_wheel_needs_torch_and_mlx_only_for_the_runtime_extra(wheel: Path) -
     assert heavy, f"no torch or mlx requirement at all in METADATA: {requires}"
     unconditional = [r for r in heavy if 'extra == "runtime"' not in r]
     assert not unconditional, f"base requirements of the tool include {unconditional}"
-    assert "errcat = errcat:main" in entry_points, entry_points
+    assert "errcat = errcat:run" in entry_points, entry_points
     assert "errcat = errcat.mkdocs_plugin:ErrcatPlugin" in entry_points, entry_points
 
 
