@@ -10,6 +10,10 @@ What Pygments would redo for every block of a cold build is done once here: the 
 looked up once per language, the tokens of code seen moments ago (the same function shown for
 several of its raises) are reused, and the formatter's style table, the same for every block,
 is computed once. None of this changes the HTML.
+
+Formatting, the formatter's stack of wrappers, is done by `catalog.render.codeformat` for the
+options errcat's fences use, from the same tokens; at the start of a build every probe block is
+formatted both ways, and any difference leaves formatting to Pygments for the build.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import markdown  # type: ignore[import-untyped]  # no stubs in the pinned set
 from pygments.formatters.html import HtmlFormatter  # type: ignore[import-untyped]
 from pygments.lexers import find_lexer_class_by_name  # type: ignore[import-untyped]
 
+from catalog.render import codeformat
 from catalog.render.blocks import CodeBlock
 from catalog.render.lexing import accelerate
 
@@ -81,14 +86,31 @@ def _reused_stylesheet(self: Any) -> None:
     self.ttype2class, self.class2style = dict(tables[0]), dict(tables[1])
 
 
+_format_unencoded = HtmlFormatter.format_unencoded
+_SPAN_TAGS: dict[Any, str] = {}
+"""The span each token type opens (its CSS classes without a prefix, `codeformat.Layout`)."""
+
+
+def _written_format(self: Any, tokensource: Any, outfile: Any) -> None:
+    layout = codeformat.Layout.of(self)
+    if layout is None:
+        _format_unencoded(self, tokensource, outfile)
+    else:
+        outfile.write(codeformat.write(layout, tokensource, self._get_css_classes, _SPAN_TAGS))
+
+
 @contextlib.contextmanager
-def _style_tables_reused() -> Iterator[None]:
-    """While one block is highlighted: formatters take their style table from the memo."""
+def _style_tables_reused(written: bool) -> Iterator[None]:
+    """While one block is highlighted: formatters take their style table from the memo and,
+    if `written`, format through `codeformat` where it knows the options."""
     HtmlFormatter._create_stylesheet = _reused_stylesheet
+    if written:
+        HtmlFormatter.format_unencoded = _written_format
     try:
         yield
     finally:
         HtmlFormatter._create_stylesheet = _create_stylesheet
+        HtmlFormatter.format_unencoded = _format_unencoded
 
 
 class CodeHighlighter:
@@ -134,6 +156,23 @@ class CodeHighlighter:
         # Only this Markdown instance's superfences uses it.
         fenced.highlighter = Reusing
         self._text_templates: dict[tuple[int, int], list[str]] = {}
+        self.written = False
+        """Blocks are formatted by `codeformat` (every probe block came out as from Pygments)."""
+        self.written = self._probe_formatting()
+
+    def _probe_formatting(self) -> bool:
+        """Whether every `codeformat.PROBES` block comes out of `codeformat` as out of the
+        site's Pygments formatter (as a page's third block: ids carry the count)."""
+        ext = self._fenced.highlight_ext
+        saved = (ext.pygments_code_block, getattr(self._fenced, "line_count", None))
+        try:
+            for code, language, options in codeformat.PROBES:
+                expected = self._highlight(code, language, options, 2, written=False)
+                if self._highlight(code, language, options, 2, written=True) != expected:
+                    return False
+            return True
+        finally:
+            ext.pygments_code_block, self._fenced.line_count = saved
 
     def key(self, block: CodeBlock, index: int) -> str:
         """The cache key of `block` as the `index`-th highlighted block of a page."""
@@ -172,13 +211,17 @@ class CodeHighlighter:
             out += [html.escape(line, quote=False), after]
         return "".join(out)
 
-    def _highlight(self, code: str, language: str, option_text: str, index: int) -> str:
+    def _highlight(
+        self, code: str, language: str, option_text: str, index: int, *, written: bool | None = None
+    ) -> str:
+        """`code` as superfences highlights it; formatted by `codeformat` if `written` (by
+        default, if the probe found it writes what Pygments writes)."""
         options = {m.group("name"): m.group("value") for m in _OPTION.finditer(option_text)}
         # superfences numbers blocks by counting them: its count before this block is index-1;
         # it clamps highlighted lines to the block's length, which it sets before the call.
         self._fenced.highlight_ext.pygments_code_block = index - 1
         self._fenced.line_count = code.count("\n") + 1
-        with _style_tables_reused():
+        with _style_tables_reused(self.written if written is None else written):
             html: str = self._fenced.highlight(
                 src=code,
                 language=language,
