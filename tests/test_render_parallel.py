@@ -229,3 +229,43 @@ def test_a_page_key_does_not_depend_on_how_the_catalog_was_loaded(
             assert cache.key({**shared, "related": (a, b)}) == cache.key(shared)
     finally:
         cache.close(succeeded=False)
+
+
+def test_the_match_index_is_made_again_only_when_the_matcher_rows_change(
+    project: Path,
+) -> None:
+    """The search box's match index, kept in the page cache while error pages render in
+    workers: rendering again after an edit of prose only reads it back; after a changed
+    message it is made again, and is what it would be without the cache."""
+    from catalog.render import match_index
+
+    made: list[int] = []
+    original = match_index.match_index
+
+    def counted(*args: Any) -> Any:
+        made.append(1)
+        return original(*args)
+
+    _drop_cache(project)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers, "PARALLEL_ITEMS", 1)
+        patch.setattr(workers, "worker_count", lambda: 2)
+        patch.setattr(match_index, "match_index", counted)
+        first = content.render(_inputs(project)).api[match_index.MATCH_FILE]
+        path = sorted((project / "errors").glob("*.yaml"))[0]
+        text = path.read_text(encoding="utf-8")
+        try:
+            marker = "  - id: "
+            end = text.index("\n", text.index(marker))
+            prose = text[: end + 1] + '    meaning: "Prose only."\n' + text[end + 1 :]
+            path.write_text(prose, encoding="utf-8")
+            again = content.render(_inputs(project)).api[match_index.MATCH_FILE]
+            assert made == [1] and again == first
+            path.write_text(prose.replace("is too big", "is far too big", 1), encoding="utf-8")
+            inputs = _inputs(project)
+            changed = content.render(inputs).api[match_index.MATCH_FILE]
+            assert made == [1, 1] and changed != first and "far too big" in str(changed)
+            module = content.generated_module(inputs.config)
+            assert changed == match_index.dumps(original(inputs.catalog, module))
+        finally:
+            path.write_text(text, encoding="utf-8")

@@ -6,6 +6,7 @@ Both `errcat build` and the MkDocs plugin start here, so the two routes publish 
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from catalog.config import Config
+from catalog.explain import catalog_rows
 from catalog.model import Catalog, Entry, Status
 from catalog.project import generated_module
 from catalog.render import api, blocks, match_index, pages
@@ -32,6 +34,8 @@ ERRORS_INDEX = "errors/index.md"
 MODULES_INDEX = "errors/modules/index.md"
 EXCEPTIONS_INDEX = "errors/exceptions/index.md"
 NAV_PAGES = (HOME_PAGE, ERRORS_INDEX, MODULES_INDEX, EXCEPTIONS_INDEX)
+MATCH_INDEX = "match-index"
+"""The name the match index is kept under in the page cache (`PageCache.find_text`)."""
 """The generated pages a navigation needs; error and group pages stay out of it."""
 
 
@@ -179,10 +183,20 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
             page_url=api.page_url(inputs.site_url, entry.id),
         )
         todo.append((f"errors/{entry.id}.md", page_inputs))
+    # The match index reads the entries' matcher rows only, which an edit of prose leaves as
+    # they were: looked up before the workers start (the cache is theirs while they run).
+    rows = [list(row.values()) for row in catalog_rows(inputs.catalog)]
+    material = json.dumps([typed_module, rows], ensure_ascii=False).encode("utf-8")
+    matched = cache.find_text(MATCH_INDEX, material)
     # Started first: worker processes make the error pages while this process makes the rest.
     with ErrorPages(todo, cache) as error_pages:
-        generated, documents, search = _the_rest(inputs, entries, related, verified, site_path)
+        generated, documents, search = _the_rest(
+            inputs, entries, related, verified, site_path, matched
+        )
         generated.update(error_pages.pages())
+    made = documents[match_index.MATCH_FILE]
+    if matched is None and isinstance(made, str):
+        cache.store_text(MATCH_INDEX, material, made)
     return SiteContent(fast=dict(sorted(generated.items())), api=documents, search=search)
 
 
@@ -192,8 +206,10 @@ def _the_rest(
     related: Mapping[str, tuple[Entry, ...]],
     verified: Mapping[str, list[dict[str, str]]],
     site_path: str,
+    matched: str | None,
 ) -> tuple[dict[str, blocks.FastPage], dict[str, object], dict[str, SearchDoc]]:
-    """The pages but the error pages, the API documents and the search entries."""
+    """The pages but the error pages, the API documents and the search entries; `matched`:
+    the match index an earlier build made from the same entries, if any."""
     package = inputs.config.package.name
     generated: dict[str, blocks.FastPage] = {}
     search: dict[str, SearchDoc] = {}
@@ -211,7 +227,7 @@ def _the_rest(
     documents[api.INDEX_FILE] = [api.index_row(entry, inputs.site_url) for entry in entries]
     documents[api.SCHEMA_FILE] = api.schema()
     # What the search box matches pasted errors against (written as compact JSON text).
-    documents[match_index.MATCH_FILE] = match_index.dumps(
+    documents[match_index.MATCH_FILE] = matched or match_index.dumps(
         match_index.match_index(inputs.catalog, generated_module(inputs.config))
     )
 

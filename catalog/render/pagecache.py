@@ -167,6 +167,23 @@ class PageCache:
                 return page
         return None
 
+    def find_text(self, name: str, material: bytes) -> str | None:
+        """Another text a build renders from its inputs, as an earlier build stored it
+        (`store_text`) from the same `material` (bytes that determine it) with the same
+        errcat code; None where none is stored."""
+        if self._cache is None:
+            return None
+        return self._cache.get_text(self._text_key(name, material))
+
+    def store_text(self, name: str, material: bytes, text: str) -> None:
+        """Keep `text`, made from `material`, for `find_text`."""
+        if self._cache is not None:
+            self._cache.put_text(self._text_key(name, material), text)
+
+    @staticmethod
+    def _text_key(name: str, material: bytes) -> str:
+        return f"{name}-" + hashlib.sha256(code_version() + material).hexdigest()
+
     def has(self, key: str | None) -> bool:
         """Whether a page is stored for `key` (without reading it)."""
         return key is not None and self._cache is not None and self._cache.has(key)
