@@ -4,6 +4,7 @@ build, with the same text as without either (`catalog.render.themecache`)."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,41 @@ def test_a_pure_macro_runs_once_for_two_pages() -> None:
     # language.t: 6 calls, 2 runs; inside those, fr's t for both keys and en's for "bye"
     # (French has no word for it).
     assert calls == 6 + 3 and computed == 2 + 3
+
+
+def test_a_pure_module_imported_with_context_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As jinja shares the module of a template imported without context, the module of a pure
+    one imported with it is made once per configuration, not per page; not so for a template
+    that reads the page, or one whose names hold a list the importer could change."""
+    from jinja2.environment import TemplateModule
+
+    made: list[str] = []
+    init = TemplateModule.__init__
+
+    def counted(self: TemplateModule, template: jinja2.Template, *args: Any) -> None:
+        made.append(str(template.name))
+        init(self, template, *args)
+
+    monkeypatch.setattr(TemplateModule, "__init__", counted)
+    templates = {
+        **LANGUAGES,
+        "impure.html": "{% macro m() %}{{ page }}{% endmacro %}",
+        "listed.html": "{% set names = [config.site] %}{% macro m() %}{% endmacro %}",
+        "page.html": '{% import "language.html" as lang with context %}'
+        '{% import "impure.html" as i with context %}'
+        '{% import "listed.html" as l with context %}'
+        "{{ lang.t('hello') }} {{ i.m() }} {{ l.names }}",
+    }
+    _memoised(templates, ["one", "two", "three"])
+    # Without the memo, then with it: language.html 3 + 1 times, the language files once
+    # each (imported without context), the other two for every page both times.
+    assert Counter(made) == {
+        "language.html": 3 + 1,
+        "languages/fr.html": 1 + 1,
+        "languages/en.html": 1 + 1,
+        "impure.html": 3 + 3,
+        "listed.html": 3 + 3,
+    }
 
 
 def test_keyword_and_positional_arguments_share_a_result() -> None:

@@ -143,6 +143,8 @@ class _Memo:
         self.results: dict[tuple[Any, ...], str] = {}
         self.shapes: dict[str, _Shape | None] = {}
         self.pure_modules: weakref.WeakSet[TemplateModule] = weakref.WeakSet()
+        self.modules: dict[tuple[str | None, int], TemplateModule] = {}
+        """A pure template's module by (template name, identity of its `config`)."""
         self.configs: dict[int, object] = {}
         """The objects keyed by identity, kept alive so that no identity is reused."""
         self.calls = 0
@@ -169,20 +171,19 @@ class _Memo:
             return None
         return _shape(self.env, tree)
 
-    def adopt(self, template: jinja2.Template, module: TemplateModule, context: Any) -> None:
-        """Make the macros of `module` memoised if its template is pure."""
-        exported = module.__dict__
-        if not any(type(value) is Macro for value in exported.values()):
-            # Nothing to memoise; a pure template importing it still needs to know it is pure.
-            if self._pure(template, context):
-                self.pure_modules.add(module)
-            return
-        if not self._pure(template, context):
+    def adopt(
+        self, template: jinja2.Template, module: TemplateModule, context: Any, config: object
+    ) -> None:
+        """Make the macros of `module` memoised, and the module itself the one for `config`,
+        if its template is pure."""
+        if context.resolve_or_missing("config") is not config or not self._pure(template, context):
             return
         self.pure_modules.add(module)
-        config = context.resolve_or_missing("config")
         self.configs[id(config)] = config
-        for name, value in list(exported.items()):
+        exported = module.__dict__
+        names = list(context.get_exported())
+        for name in names:
+            value = exported[name]
             if type(value) is not Macro:
                 continue
             if value.catch_kwargs or value.catch_varargs or value.caller or value.explicit_caller:
@@ -192,6 +193,11 @@ class _Memo:
             pure._memo = self
             pure._key = (template.name, name, id(config))
             exported[name] = pure
+        # What jinja does for a template imported without context (one module for all), for
+        # one imported with it: the module can differ only with `config`. Only where the
+        # importer can change nothing in it (its names hold macros and immutable values).
+        if all(isinstance(exported[n], Macro) or _frozen(exported[n]) is not None for n in names):
+            self.modules[template.name, id(config)] = module
 
     def _pure(self, template: jinja2.Template, context: Any) -> bool:
         shape = self.shape(template)
@@ -413,8 +419,29 @@ class _MemoTemplate(jinja2.Template):
         shared: bool = False,
         locals: Mapping[str, Any] | None = None,
     ) -> TemplateModule:
+        memo = self._errcat_memo
+        config = _config_of(self, vars, shared, locals)
+        found = memo.modules.get((self.name, id(config)))
+        if found is not None:
+            return found
         # jinja's own two steps, the context kept for `adopt`.
         context = self.new_context(vars, shared, locals)
         module = TemplateModule(self, context)
-        self._errcat_memo.adopt(self, module, context)
+        memo.adopt(self, module, context, config)
         return module
+
+
+def _config_of(
+    template: jinja2.Template,
+    vars: Mapping[str, Any] | None,
+    shared: bool,
+    locals: Mapping[str, Any] | None,
+) -> object:
+    """The `config` a module made with these arguments reads, as `jinja2.runtime.new_context`
+    lays out its names (`adopt` checks it against the module's context)."""
+    value = (locals or {}).get("config", missing)
+    if value is not missing:
+        return value
+    if vars is not None and "config" in vars:
+        return vars["config"]
+    return missing if shared else template.globals.get("config", missing)
