@@ -33,7 +33,8 @@ class Config(dict[str, Any]):
 
 
 def _env(templates: dict[str, str], **filters: Any) -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.DictLoader(templates))
+    # As MkDocs makes the theme's: templates are not reloaded during a build.
+    env = jinja2.Environment(loader=jinja2.DictLoader(templates), auto_reload=False)
     env.filters.update(filters)
     return env
 
@@ -224,6 +225,13 @@ def test_each_configuration_object_has_its_own_results() -> None:
     template = env.get_template("page.html")
     assert template.render(config=Config(lang="fr")) == "Bonjour"
     assert template.render(config=Config(lang="en")) == "Hello"
+
+
+def test_no_memo_where_templates_may_be_reloaded() -> None:
+    """With `auto_reload`, a template edited during the build is loaded again: no memo then."""
+    env = jinja2.Environment(loader=jinja2.DictLoader(LANGUAGES))
+    themecache.install(env, None, memo=True)
+    assert themecache.memo_of(env) is None and env.template_class is jinja2.Template
 
 
 def test_compiled_templates_are_kept_and_found(tmp_path: Path) -> None:

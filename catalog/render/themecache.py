@@ -33,12 +33,22 @@ replaced by a `_PureMacro`, which looks its result up by (template, macro, the i
 `config` that module reads, the autoescape mode of the call, the arguments as bound). Templates
 use another template's macros only through such a module (`{% import %}` and `{% from %}` both
 build one through `make_module`), so the lookups happen exactly where a macro crosses templates,
-and nothing outside this one environment changes; a macro calling another of its own template
-calls it directly, as before. Arguments are memoised only when they are immutable values (text,
-numbers, booleans, None, tuples of those): an object hashed by identity, such as a navigation
-item, may change between pages (`item.active`). Numbers are keyed by type and `repr`, so `1`,
-`1.0` and `True` stay apart, as do `0.0` and `-0.0`; text by type too (`Markup` renders apart
-from `str`).
+and nothing outside this one environment changes (patching `jinja2.runtime.Macro.__call__`
+would put a check on every macro call of every environment in the process, and would need
+telling the page's macros from the theme's by their code); a macro calling another of its own
+template calls it directly, as before. A pure template imported `with context` (Material
+imports `partials/language.html` so on every page) also gets one module per configuration, as
+jinja keeps one module for a template imported without context: its module can differ only
+with `config`. Arguments are memoised only when they are immutable values (text, numbers,
+booleans, None, tuples of those): an object hashed by identity, such as a navigation item, may
+change between pages (`item.active`). Keys hold each value's type, so `1`, `1.0` and `True`
+stay apart, and text apart from `Markup`, which renders unescaped; floats are keyed by `repr`,
+which tells `0.0` from `-0.0`.
+
+MkDocs loads no template before the plugins' `on_env` (`files.add_files_from_theme` only lists
+the theme's files), so errcat's `on_env` sets both up before the first one is compiled, and
+before the workers that render pages ahead are forked: each worker loads its templates from the
+bytecode cache instead of compiling them again.
 
 Why the text is exact: MkDocs hands the same `config` object to every page of a build, and no
 part of a build that errcat lets this cache run in (only the search and errcat plugins, as for the
@@ -395,7 +405,10 @@ def install(env: jinja2.Environment, cache_folder: Path | None, *, memo: bool) -
             log.debug("errcat: no template cache in %s: %s", folder, exc)
         else:
             env.bytecode_cache = _BytecodeCache(str(folder))
-    if memo and not env.is_async and callable(getattr(Macro, "_invoke", None)):
+    # With auto_reload, a template edited during the build would be loaded again, its results
+    # not. MkDocs turns it off; async environments make macros return coroutines.
+    usable = not env.auto_reload and not env.is_async and callable(getattr(Macro, "_invoke", None))
+    if memo and usable:
         # Installed again (a second build of the same environment): a new memo.
         base = getattr(env.template_class, "_errcat_base", env.template_class)
         env.template_class = type(
