@@ -47,7 +47,7 @@ def _pygments(formatter: Any, tokens: list[tuple[Any, str]]) -> str:
 def _written(formatter: Any, tokens: list[tuple[Any, str]]) -> str:
     layout = codeformat.Layout.of(formatter)
     assert layout is not None
-    return codeformat.write(layout, iter(tokens), formatter._get_css_classes, {})
+    return codeformat.write(layout, iter(tokens), codeformat.spans(formatter._get_css_classes))
 
 
 _FORMATTERS = st.builds(

@@ -18,6 +18,7 @@ changing a site.
 from __future__ import annotations
 
 import html
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,8 @@ _DEFAULTS = {
 }
 """Formatter attributes `write` knows only at these values (what pymdownx sets for a fence
 without a title, a line step or special lines)."""
+_OPTIONS = operator.attrgetter(*_DEFAULTS)
+_KNOWN = tuple(_DEFAULTS.values())
 
 
 @dataclass(frozen=True)
@@ -72,16 +75,17 @@ class Layout:
         an option `write` does not write."""
         if type(formatter) is not BlockHtmlFormatter:
             return None
-        for name, value in _DEFAULTS.items():
-            found = getattr(formatter, name, None)
-            if found != value or type(found) is not type(value):
+        try:
+            if _OPTIONS(formatter) != _KNOWN:
                 return None
-        if formatter.linenos not in (0, 1) or not isinstance(formatter.linenostart, int):
+            hl_lines, first = formatter.hl_lines, formatter.linenostart
+            texts = (formatter.cssclass, formatter.lineanchors, formatter.linespans)
+        except AttributeError:
             return None
-        hl_lines = formatter.hl_lines
-        if not isinstance(hl_lines, set) or not all(type(n) is int for n in hl_lines):
+        if formatter.linenos not in (0, 1) or type(first) is not int:
             return None
-        texts = (formatter.cssclass, formatter.lineanchors, formatter.linespans)
+        if type(hl_lines) is not set or not all(type(n) is int for n in hl_lines):
+            return None
         if not all(type(text) is str for text in texts):
             return None
         return Layout(
@@ -95,83 +99,108 @@ class Layout:
         )
 
 
-def _lines(tokens: Tokens, classes: Callable[[Any], str], tags: dict[Any, str]) -> list[str]:
+class _Spans(dict[Any, str]):
+    """The span each token type opens ("" for none), one string per distinct span so that
+    neighbours compare by identity."""
+
+    def __init__(self, classes: Callable[[Any], str]) -> None:
+        super().__init__()
+        self.classes = classes
+
+    def __missing__(self, ttype: Any) -> str:
+        names = self.classes(ttype)
+        opening = f'<span class="{names}">' if names else ""
+        tag = self[ttype] = next((t for t in self.values() if t == opening), opening)
+        return tag
+
+
+def spans(classes: Callable[[Any], str]) -> dict[Any, str]:
+    """A table of the span each token type opens, filled from `classes` (a formatter's
+    lookup of a type's CSS classes) as types come up; keep it for the next blocks."""
+    return _Spans(classes)
+
+
+def _lines(tokens: Tokens, tags: dict[Any, str]) -> list[str]:
     """The HTML of each line of the code, without its line end. A token's text is escaped and
     wrapped in a span of its type's classes; neighbouring text of the same classes shares one
     span, and a span never crosses a line end (it closes before and opens again after)."""
     # Runs of text whose spans have the same classes, empty tokens left out: escaping and
     # splitting a run at once gives each line the spans the formatter writes.
-    runs: list[tuple[str, str]] = []
-    run_tag = ""
+    run_tags: list[str] = []
+    run_texts: list[str] = []
     run: list[str] = []
+    run_tag = None
     for ttype, value in tokens:
-        if not value:
-            continue
-        tag = tags.get(ttype)
-        if tag is None:
-            names = classes(ttype)
-            tag = tags[ttype] = f'<span class="{names}">' if names else ""
-        if tag == run_tag or not run:
+        tag = tags[ttype]
+        if tag is run_tag:
             run.append(value)
-        else:
-            runs.append((run_tag, "".join(run)))
+        elif value:
+            if run:
+                run_texts.append("".join(run))
+            run_tags.append(tag)
             run = [value]
-        run_tag = tag
+            run_tag = tag
     if run:
-        runs.append((run_tag, "".join(run)))
-    lines: list[str] = []
-    line: list[str] = []
-    for tag, text in runs:
-        escaped = html.escape(text, quote=False)
-        close = "</span>" if tag else ""
-        if "\n" not in escaped:
-            line.append(f"{tag}{escaped}{close}")
-            continue
-        parts = escaped.split("\n")
-        if parts[0]:
-            line.append(f"{tag}{parts[0]}{close}")
-        lines.append("".join(line))
-        lines += [f"{tag}{part}{close}" if part else "" for part in parts[1:-1]]
-        line = [f"{tag}{parts[-1]}{close}"] if parts[-1] else []
-    if line:
-        lines.append("".join(line))  # code that does not end with a line end
+        run_texts.append("".join(run))
+    # Escaped all at once, between separators the code does not hold.
+    joined = "\x00".join(run_texts)
+    if joined.count("\x00") == len(run_texts) - 1:
+        escaped = html.escape(joined, quote=False).split("\x00")
+    else:
+        escaped = [html.escape(text, quote=False) for text in run_texts]
+    pieces = [
+        text
+        if not tag
+        else f"{tag}{text}</span>"
+        if "\n" not in text
+        # Closed before each line end and opened again after it, and never left empty.
+        else f"{tag}{text.replace(chr(10), '</span>' + chr(10) + tag)}</span>".replace(
+            f"{tag}</span>", ""
+        )
+        for tag, text in zip(run_tags, escaped, strict=True)
+    ]
+    lines = "".join(pieces).split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the line end of the last line (otherwise, code without one)
     return lines
 
 
-def write(
-    layout: Layout, tokens: Tokens, classes: Callable[[Any], str], tags: dict[Any, str]
-) -> str:
-    """The formatter's HTML for `tokens`. `classes` gives a token type's CSS classes (the
-    formatter's own lookup); `tags` keeps the span each type opens, for the next blocks."""
-    lines = _lines(tokens, classes, tags)
-    first, highlighted = layout.first, layout.highlighted
-    anchors, spans = layout.anchors, layout.spans
-    # Without a table the anchor links to itself; with one the line number does.
-    self_link = not layout.table
-    code: list[str] = []
-    for count, text in enumerate(lines, 1):
-        number = first + count - 1
-        piece = f"{text}\n"
-        if count in highlighted:
-            piece = f'<span class="hll">{piece}</span>'
-        if anchors:
-            name = f"{anchors}-{number}"
-            link = f' href="#{name}"' if self_link else ""
-            piece = f'<a id="{name}" name="{name}"{link}></a>{piece}'
-        if spans:
-            piece = f'<span id="{spans}-{number}">{piece}</span>'
-        code.append(piece)
+def _escape_braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def write(layout: Layout, tokens: Tokens, tags: dict[Any, str]) -> str:
+    """The formatter's HTML for `tokens`; `tags` is the span each token type opens (`spans`)."""
+    lines = _lines(tokens, tags)
+    first = layout.first
+    anchors, spans = _escape_braces(layout.anchors), _escape_braces(layout.spans)
+    # A line as {1}, numbered {0}; without a table the anchor links to itself (with one, the
+    # line number does).
+    template = "{1}"
+    if anchors:
+        link = f' href="#{anchors}-{{0}}"' if not layout.table else ""
+        template = f'<a id="{anchors}-{{0}}" name="{anchors}-{{0}}"{link}></a>{template}'
+    if spans:
+        template = f'<span id="{spans}-{{0}}">{template}</span>'
+    highlighted = {number - 1 for number in layout.highlighted}
+    code = [
+        template.format(
+            first + count,
+            f'<span class="hll">{text}\n</span>' if count in highlighted else f"{text}\n",
+        )
+        for count, text in enumerate(lines)
+    ]
     body = f"<pre><span></span><code>{''.join(code)}</code></pre>"
     if layout.table:
         last = first + len(lines) - 1
         width = len(str(last))
-        target = anchors or spans
-        numbers = []
-        for number in range(first, last + 1):
-            shown = str(number).rjust(width)
-            if layout.anchored_numbers:
-                shown = f'<a href="#{target}-{number}">{shown}</a>'
-            numbers.append(f'<span class="normal">{shown}</span>')
+        target = layout.anchors or layout.spans
+        numbers = [
+            f'<span class="normal"><a href="#{target}-{number}">{str(number).rjust(width)}</a></span>'
+            if layout.anchored_numbers
+            else f'<span class="normal">{str(number).rjust(width)}</span>'
+            for number in range(first, last + 1)
+        ]
         body = (
             f'<table class="{layout.css_class}table"><tr><td class="linenos">'
             f'<div class="linenodiv"><pre><span></span>{chr(10).join(numbers)}</pre></div></td>'

@@ -87,16 +87,19 @@ def _reused_stylesheet(self: Any) -> None:
 
 
 _format_unencoded = HtmlFormatter.format_unencoded
-_SPAN_TAGS: dict[Any, str] = {}
-"""The span each token type opens (its CSS classes without a prefix, `codeformat.Layout`)."""
+_span_tags: list[dict[Any, str]] = []
+"""The span each token type opens, kept across blocks: it depends on the type only, for the
+formatter `codeformat.Layout` accepts (no class prefix)."""
 
 
 def _written_format(self: Any, tokensource: Any, outfile: Any) -> None:
     layout = codeformat.Layout.of(self)
     if layout is None:
         _format_unencoded(self, tokensource, outfile)
-    else:
-        outfile.write(codeformat.write(layout, tokensource, self._get_css_classes, _SPAN_TAGS))
+        return
+    if not _span_tags:
+        _span_tags.append(codeformat.spans(self._get_css_classes))
+    outfile.write(codeformat.write(layout, tokensource, _span_tags[0]))
 
 
 @contextlib.contextmanager
