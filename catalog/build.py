@@ -41,7 +41,8 @@ from catalog.findings import CatalogInvalid, Finding
 from catalog.loader import FileDigests, catalog_key
 from catalog.model import Catalog
 from catalog.project import CACHE_FOLDER
-from catalog.render import SiteContent, SiteInputs, api, gather, render, workers
+from catalog.render import SiteContent, SiteInputs, gather, render, workers
+from catalog.render.api_beside import ApiBeside, ApiWriteFailed
 from catalog.render.blocks import FastPage
 from catalog.render.content import clashes, default_nav
 from catalog.render.site_settings import THEME_FOLDER, merged_settings
@@ -341,6 +342,16 @@ def _temporary_link_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"^\.{re.escape(name)}\.(\d+)\.tmp$")
 
 
+def _api_staging_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^\.{re.escape(name)}\.(\d+)\.api$")
+
+
+def _api_staging(out: Path) -> Path:
+    """Where a build's API files are written while MkDocs runs (`ApiBeside`): beside `out`,
+    named by the build's pid, so that `prune` knows a killed build's leftover."""
+    return out.with_name(f".{out.name}.{os.getpid()}.api")
+
+
 def _running_elsewhere(pid: int) -> bool:
     """Whether another process has this pid: its leftovers may be a build still in progress.
 
@@ -471,6 +482,7 @@ def prune(out: Path, keep: set[Path]) -> None:
     alive). Called under the build lock; it never raises, as the site is already published.
     """
     versions, links = _version_pattern(out.name), _temporary_link_pattern(out.name)
+    stagings = _api_staging_pattern(out.name)
     kept = {path.resolve() for path in keep}
     with contextlib.suppress(OSError, RuntimeError):  # RuntimeError: a symlink loop
         if out.is_symlink():
@@ -484,6 +496,11 @@ def prune(out: Path, keep: set[Path]) -> None:
             if candidate.is_symlink() and not _running_elsewhere(int(match.group(1))):
                 with contextlib.suppress(OSError):
                     candidate.unlink()
+            continue
+        if match := stagings.match(candidate.name):
+            alive = _running_elsewhere(int(match.group(1)))
+            if candidate.is_dir() and not candidate.is_symlink() and not alive:
+                _discard(candidate, trash_folder(out))
             continue
         match = versions.match(candidate.name)
         if not match or candidate.is_symlink() or not candidate.is_dir():
@@ -646,18 +663,28 @@ def build_site(
         # Built under a .partial name and renamed once whole: a folder with a version's name is
         # always a complete site, and prune knows a leftover from a retired version.
         partial = version.with_name(version.name + PARTIAL)
+        api_files = ApiBeside(
+            partial,
+            _api_staging(out),
+            prepared.content.api,
+            previous=out,
+            cache=config.root / CACHE_FOLDER,
+        )
         try:
+            api_files.start()
             run_mkdocs(
                 config_file,
                 partial,
                 prepared.inputs.repository.timestamp,
                 (config, prepared.content),
             )
-            api.write_api(
-                partial, prepared.content.api, previous=out, cache=config.root / CACHE_FOLDER
-            )
+            try:
+                api_files.finish()
+            except ApiWriteFailed as exc:
+                raise BuildError(f"the API files could not be written: {exc}") from None
             partial.rename(version)
         except BaseException:
+            api_files.abandon()
             shutil.rmtree(partial, ignore_errors=True)
             raise
         previous = switch(out, version)

@@ -299,6 +299,7 @@ def write_api(
     *,
     previous: Path | None = None,
     cache: Path | None = None,
+    published_as: Path | None = None,
 ) -> None:
     """Write `documents` (site-relative path → JSON value) under `site_dir`, with the OpenAPI
     description and the files static hosts and nginx read (`catalog.render.deploy`). A `str`
@@ -317,7 +318,11 @@ def write_api(
     linked. Files are only ever created, never opened for writing where one exists (a link
     shares the previous version's inode: writing through it would change that version too).
     Linking only saves time: where it fails (another file system, no hard links), the file is
-    written."""
+    written.
+
+    `published_as`: the folder the files will be moved into, whole and on the same file system
+    (renames keep inodes), when `site_dir` is only where they are written first: the record
+    names that folder."""
     deployment = site_files(documents)
     for folder in sorted({str(Path(path).parent) for path in [*documents, *deployment]}):
         (site_dir / folder).mkdir(parents=True, exist_ok=True)
@@ -340,7 +345,7 @@ def write_api(
     files = {**linked, **_records(rest, written), **linked_extra}
     files.update(_records(rest_extra, _write_documents(site_dir, rest_extra)))
     if cache is not None:
-        _write_links(cache, site_dir, files, versions)
+        _write_links(cache, published_as or site_dir, files, versions)
 
 
 _Item = tuple[str, object, str | None]
