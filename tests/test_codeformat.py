@@ -19,10 +19,11 @@ from catalog.render.highlight import CodeHighlighter
 from catalog.render.site_settings import EXTENSIONS
 
 _CODE = st.lists(
-    st.sampled_from([*"ab x_(),:=.'\"\\#\n\n\t<>&1{}\u00e9\u2603", "def ", "    ", '"""']),
+    st.sampled_from([*"ab x_(),:=.'\"\\#\n\n\t<>&1{}\u00e9\u2603\r\x00", "def ", "    ", '"""']),
     max_size=40,
 ).map("".join)
-"""Code from an alphabet of names, quotes, escapes, `<>&`, tabs, blank lines and non-ASCII."""
+"""Code from an alphabet of names, quotes, escapes, `<>&`, tabs, blank lines, non-ASCII, a
+carriage return and NUL (which `codeformat` escapes token by token)."""
 _TYPES = [Text, Whitespace, Keyword, Name, Name.Function, String, String.Doc, Comment, Operator]
 
 
