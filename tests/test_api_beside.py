@@ -24,6 +24,13 @@ def _leftovers(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name.endswith((".api", build.PARTIAL)))
 
 
+def _published(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A project built once: its root, its `build/site` and the version that holds."""
+    root = make_project(tmp_path / "widgets")
+    out = root / "build" / "site"
+    return root, out, build_site(load_config(root), out).version
+
+
 def test_a_build_writes_its_api_in_another_process_and_the_site_is_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -52,9 +59,7 @@ def test_a_build_writes_its_api_in_another_process_and_the_site_is_the_same(
 def test_an_api_that_cannot_be_written_fails_the_build_and_publishes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = make_project(tmp_path / "widgets")
-    out = root / "build" / "site"
-    first = build_site(load_config(root), out).version
+    root, out, first = _published(tmp_path)
     published = file_digests(out.resolve())
 
     def failing(*args: object, **kwargs: object) -> None:
@@ -70,9 +75,7 @@ def test_an_api_that_cannot_be_written_fails_the_build_and_publishes_nothing(
 def test_a_failed_mkdocs_stops_the_api_process_and_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = make_project(tmp_path / "widgets")
-    out = root / "build" / "site"
-    first = build_site(load_config(root), out).version
+    root, out, first = _published(tmp_path)
     started: list[ApiBeside] = []
     start = ApiBeside.start
 
