@@ -34,9 +34,9 @@ ERRORS_INDEX = "errors/index.md"
 MODULES_INDEX = "errors/modules/index.md"
 EXCEPTIONS_INDEX = "errors/exceptions/index.md"
 NAV_PAGES = (HOME_PAGE, ERRORS_INDEX, MODULES_INDEX, EXCEPTIONS_INDEX)
+"""The generated pages a navigation needs; error and group pages stay out of it."""
 MATCH_INDEX = "match-index"
 """The name the match index is kept under in the page cache (`PageCache.find_text`)."""
-"""The generated pages a navigation needs; error and group pages stay out of it."""
 
 
 @dataclass(frozen=True)
