@@ -122,3 +122,15 @@ def test_prune_retires_the_api_folder_of_a_killed_build(tmp_path: Path) -> None:
         write_files(folder, {"api/errors/a.json": "{}\n"})
     build.prune(out, set())
     assert not dead.exists() and alive.exists()
+
+
+def test_an_api_file_where_mkdocs_wrote_a_folder_is_a_clear_failure(tmp_path: Path) -> None:
+    site, staging = tmp_path / "site", tmp_path / "staging"
+    write_files(site, {"api/errors/a.json/index.html": "a page of the docs\n"})
+    beside = ApiBeside(site, staging, {"api/errors/a.json": {"id": "a"}}, previous=None, cache=None)
+    beside.start()
+    assert beside._child is not None  # written by the child, failing when moved in
+    with pytest.raises(api_beside.ApiWriteFailed, match="moving them into"):
+        beside.finish()
+    assert not staging.exists()
+    assert (site / "api" / "errors" / "a.json" / "index.html").is_file()

@@ -9,7 +9,9 @@ which the record of API files keeps for the next build's links (`api.write_api`)
 A file of the API replaces one MkDocs wrote at the same path, as when it was written after.
 
 Where a process cannot be forked safely (no `os.fork`, or threads running that a child would
-inherit in the middle of their work), the files are written after MkDocs, as before.
+inherit in the middle of their work), the files are written after MkDocs, as before. A plain
+fork, not `catalog.render.workers.start`: its process pool keeps a thread running in the build
+for as long as the job lasts, and MkDocs forks workers of its own meanwhile.
 """
 
 from __future__ import annotations
@@ -88,9 +90,7 @@ class ApiBeside:
         """Wait for the child and move its files into the site (or write them now, if no
         child was started); ApiWriteFailed if writing failed."""
         if self._child is None:
-            write_api(
-                self._site_dir, self._documents, previous=self._previous, cache=self._cache
-            )
+            write_api(self._site_dir, self._documents, previous=self._previous, cache=self._cache)
             return
         message, status = self._wait()
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
@@ -98,8 +98,12 @@ class ApiBeside:
             raise ApiWriteFailed(
                 message or f"the process writing them ended with wait status {status}"
             )
-        _move_into(self._staging, self._site_dir)
-        os.rmdir(self._staging)
+        try:
+            _move_into(self._staging, self._site_dir)
+            os.rmdir(self._staging)
+        except OSError as exc:  # a folder of the site where the API has a file, say
+            shutil.rmtree(self._staging, ignore_errors=True)
+            raise ApiWriteFailed(f"moving them into {self._site_dir}: {exc}") from None
 
     def abandon(self) -> None:
         """Stop the child, if it still runs, and remove what it wrote."""
