@@ -62,6 +62,8 @@ class ApiBeside:
             return
         # Made now so that the record of API files can name it (MkDocs empties it, keeps it).
         self._site_dir.mkdir(parents=True, exist_ok=True)
+        # One of a killed build whose pid this process has now: nobody else's (the build lock).
+        shutil.rmtree(self._staging, ignore_errors=True)
         self._staging.mkdir()
         reader, writer = os.pipe()
         pid = os.fork()
