@@ -152,7 +152,7 @@ class PageCache:
             pickled = input_bytes(inputs)
         except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
             return None
-        return "page-md-" + hashlib.sha256(code_version() + pickled).hexdigest()
+        return self._text_key("page-md", pickled)
 
     def find(self, key: str | None) -> blocks.FastPage | None:
         """The page stored for `key`, or None."""
@@ -182,6 +182,7 @@ class PageCache:
 
     @staticmethod
     def _text_key(name: str, material: bytes) -> str:
+        """The key of what errcat's code makes of `material` under `name` (pages: `page-md`)."""
         return f"{name}-" + hashlib.sha256(code_version() + material).hexdigest()
 
     def has(self, key: str | None) -> bool:
