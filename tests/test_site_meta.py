@@ -218,6 +218,37 @@ def test_plain_text_keeps_code_and_drops_markup() -> None:
     assert text == "borrow_torch_tensors needs MPS tensors (see the guide); a CPU one * fails."
 
 
+def _markdown_words(text: str) -> str:
+    """What Python-Markdown shows of `text`: its HTML without tags, images by their alt text."""
+    import markdown
+
+    rendered = markdown.markdown(text)
+    rendered = re.sub(r'<img[^>]*alt="([^"]*)"[^>]*>', r"\1", rendered)
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see [click](https://en.example.org/wiki/Lock_(computing)) first",
+        "[click](<a path with spaces>) then",
+        '[click](https://x.org "a title") then',
+        "[click](https://x.org 'a title') then",
+        "[click](https://x.org (a title)) then",
+        "[a [nested] label](u) then",
+        "![a picture](p.png) then",
+        "[x\\]y](u) then",
+        "[unclosed](u then",
+        "plain [brackets] then",
+        "[one](u)(two) then",
+    ],
+)
+def test_plain_text_reads_links_as_markdown_does(text: str) -> None:
+    """A link's words are what Python-Markdown shows: destinations with parentheses, titles and
+    angle brackets leave no stray `)`, and text that is not a link stays as written."""
+    assert plain_text(text) == _markdown_words(text)
+
+
 def test_first_sentence_skips_abbreviations_and_decimals() -> None:
     """`e.g.` and `9.0` end no sentence."""
     text = "Needs capability 9.0, e.g. an H100. Others fail."

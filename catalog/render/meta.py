@@ -17,7 +17,6 @@ DESCRIPTION_LIMIT = 300
 """Characters at most; longer descriptions are cut at a word and end with `…`."""
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
 _STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)")
 _EMPHASIS = re.compile(r"\*(?=\S)(.+?)(?<=\S)\*|(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|])")
@@ -26,9 +25,98 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.")
 """Words ending in a full stop that do not end a sentence."""
 
 
+_TITLE_CLOSE = {'"': '"', "'": "'", "(": ")"}
+
+
+def _closing_bracket(text: str, start: int) -> int:
+    """The index of the `]` that closes the `[` at `start`, brackets nesting and backslash
+    escapes honoured as CommonMark reads link text; -1 when it is not closed."""
+    depth, index = 0, start
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return -1
+
+
+def _link_end(text: str, start: int) -> int:
+    """The index just past the `)` of an inline link's `(destination "title")` opening at
+    `start`, or -1 when none is there. A bare destination may hold balanced parentheses
+    (`wiki/Foo_(bar)`), an angle-bracketed one spaces: a simple `[^)]*` cut both short and left
+    a stray `)` in the text."""
+    index = start + 1
+    while index < len(text) and text[index] in " \t\n":
+        index += 1
+    if index < len(text) and text[index] == "<":
+        close = text.find(">", index)
+        if close < 0:
+            return -1
+        index = close + 1
+    else:
+        depth = 0
+        while index < len(text) and not text[index].isspace():
+            char = text[index]
+            if char == "\\":
+                index += 2
+                continue
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            index += 1
+    while index < len(text) and text[index] in " \t\n":
+        index += 1
+    if index < len(text) and text[index] in _TITLE_CLOSE:
+        close = text.find(_TITLE_CLOSE[text[index]], index + 1)
+        if close < 0:
+            return -1
+        index = close + 1
+        while index < len(text) and text[index] in " \t\n":
+            index += 1
+    return index + 1 if index < len(text) and text[index] == ")" else -1
+
+
+def _unlinked(text: str) -> str:
+    """`text` with each inline link or image replaced by its own text (alt text for images)."""
+    parts: list[str] = []
+    position = index = 0
+    while True:
+        index = text.find("[", index)
+        if index < 0:
+            break
+        if index and text[index - 1] == "\\":
+            index += 1
+            continue
+        close = _closing_bracket(text, index)
+        end = (
+            _link_end(text, close + 1)
+            if 0 < close + 1 < len(text) and text[close + 1] == "("
+            else -1
+        )
+        if end < 0:
+            index += 1
+            continue
+        opening = index - 1 if index and text[index - 1] == "!" else index
+        parts.append(text[position:opening])
+        parts.append(_unlinked(text[index + 1 : close]))
+        position = index = end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
 def _words(markdown: str) -> str:
     """Text without emphasis and links; code spans are handled by the caller."""
-    text = _LINK.sub(r"\1", markdown)
+    text = _unlinked(markdown)
     text = _STRONG.sub(lambda m: m.group(1) or m.group(2), text)
     text = _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), text)
     return _ESCAPE.sub(r"\1", text)
