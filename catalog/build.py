@@ -120,6 +120,48 @@ _Loader.add_multi_constructor("tag:yaml.org,2002:python/", _construct_tagged)
 _Dumper.add_representer(_Tagged, _represent_tagged)
 
 
+MKDOCS_YAML_VALUES = 100_000
+"""How many values mkdocs.yml may hold once its aliases are expanded. YAML shares an aliased
+value, but MkDocs walks and prints each setting whole, so a file of nested aliases (a
+"billion laughs") that parses in microseconds exhausts memory there; real files hold hundreds."""
+
+
+def _expanded_size(node: yaml.Node | None, limit: int) -> int | None:
+    """How many values `node` holds with every alias expanded, or None past `limit`. Each node
+    is sized once (aliases are the same node object), so this costs the file's size, not its
+    expansion's."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    # Children before parents, without recursion: nesting depth is the file's to choose.
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)] if node is not None else []
+    while stack:
+        current, children_done = stack.pop()
+        if id(current) in sizes:
+            continue
+        if not children_done and id(current) in open_nodes:
+            return None  # an alias inside its own anchor: no finite expansion
+        if isinstance(current, yaml.ScalarNode):
+            sizes[id(current)] = 1
+            continue
+        values = current.value
+        children = (
+            [v for pair in values for v in pair]
+            if isinstance(current, yaml.MappingNode)
+            else values
+        )
+        if not children_done:
+            open_nodes.add(id(current))
+            stack.append((current, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        total = 1 + sum(sizes.get(id(child), 0) for child in children)
+        if total > limit:
+            return None
+        open_nodes.discard(id(current))
+        sizes[id(current)] = total
+    return sizes.get(id(node), 0) if node is not None else 0
+
+
 def read_mkdocs_yaml(root: Path) -> dict[str, Any]:
     """The project's mkdocs.yml as data (custom tags kept), or only a site name: errcat's
     settings (theme, extensions, search) are merged in by `composed_config`."""
@@ -127,7 +169,13 @@ def read_mkdocs_yaml(root: Path) -> dict[str, Any]:
     if not path.is_file():
         return {"site_name": root.name}
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+        text = path.read_text(encoding="utf-8")
+        if _expanded_size(yaml.compose(text, Loader=_Loader), MKDOCS_YAML_VALUES) is None:
+            raise BuildError(
+                f"{path}: its aliases expand to more than {MKDOCS_YAML_VALUES:,} values; "
+                "write those settings out without aliases nested in aliases"
+            )
+        data = yaml.load(text, Loader=_Loader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise BuildError(f"{path}: cannot read it: {exc}") from None
     if not isinstance(data, dict):
