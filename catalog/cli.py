@@ -1,15 +1,19 @@
 """The `errcat` command line: `main(argv) -> int`.
 
-Exit codes: 0 ok, 1 findings, 2 usage or environment error; 130 when interrupted and 141 when
-the reader of stdout goes away (the shell conventions for SIGINT and SIGPIPE).
+Exit codes: 0 ok, 1 findings, 2 usage or environment error; 130 when interrupted, 143 when
+terminated (`errcat build`) and 141 when the reader of stdout goes away (the shell conventions
+for SIGINT, SIGTERM and SIGPIPE).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from catalog import __version__
 from catalog.commands import COMMANDS
@@ -18,6 +22,38 @@ from catalog.config import ConfigError
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+_TERMINATED_CLEANLY = frozenset({"build"})
+"""Commands for which SIGTERM unwinds like Ctrl-C, so that their children are stopped and
+nothing half-made is published. Not `serve`: its server handles SIGTERM itself."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived; a BaseException, like KeyboardInterrupt, so that no `except Exception`
+    swallows it on the way out."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # A second SIGTERM while cleaning up ends the process at once, as it would have.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _terminate_raises(command: str | None) -> Iterator[None]:
+    if (
+        command not in _TERMINATED_CLEANLY
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,13 +84,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return int(args.handler(args))
+        with _terminate_raises(args.command):
+            return int(args.handler(args))
     except ConfigError as exc:
         print(f"errcat: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("errcat: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print("errcat: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except BrokenPipeError:
         # The reader went away (`errcat explain - < log | head`): stop quietly, as Unix tools
         # do, and keep Python from complaining again when it flushes stdout at exit.

@@ -12,22 +12,37 @@ Where a process cannot be forked safely (no `os.fork`, or threads running that a
 inherit in the middle of their work), the files are written after MkDocs, as before. A plain
 fork, not `catalog.render.workers.start`: its process pool keeps a thread running in the build
 for as long as the job lasts, and MkDocs forks workers of its own meanwhile.
+
+The child leads a process group of its own, so that stopping it stops the workers it forked
+too (`os.killpg`), and its end is seen by waiting on its pid, never on end of file of its pipe:
+its workers inherit the pipe, and a killed child's workers would keep it open for ever.
+
+For the tests: with `ERRCAT_TEST_HOLD_API` naming a folder, the child, once its workers are
+started, writes `api-child.json` there (its pid and theirs) and waits up to a minute for a
+file `release` to appear, so that a test can kill or interrupt the build at that point.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NoReturn
 
+from catalog.render import workers
 from catalog.render.api import write_api
 
 _MESSAGE_BYTES = 4000
 """How much of a failure's message the child sends back (less than a pipe holds)."""
+HOLD_ENV = "ERRCAT_TEST_HOLD_API"
+_HOLD_SECONDS = 60.0
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 class ApiWriteFailed(Exception):
@@ -66,39 +81,62 @@ class ApiBeside:
         shutil.rmtree(self._staging, ignore_errors=True)
         self._staging.mkdir()
         reader, writer = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: write, say what failed, and end without any clean-up
-            status = 1
-            try:
-                os.close(reader)
-                write_api(
-                    self._staging,
-                    self._documents,
-                    previous=self._previous,
-                    cache=self._cache,
-                    published_as=self._site_dir,
-                )
-                status = 0
-            except BaseException as exc:
-                message = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
-                with contextlib.suppress(OSError):
-                    os.write(writer, message[:_MESSAGE_BYTES])
-            finally:
-                os._exit(status)
-        os.close(writer)
-        self._child = (pid, reader)
+        # Held off until the child is recorded, so that an interrupt cannot leave it unknown.
+        masked = hasattr(signal, "pthread_sigmask")
+        if masked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            pid = os.fork()
+            if pid == 0:  # the child: write, say what failed, and end without any clean-up
+                self._run_child(reader, writer, masked)
+            with contextlib.suppress(OSError):  # as the child does: whichever runs first
+                os.setpgid(pid, pid)
+            os.close(writer)
+            self._child = (pid, reader)
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+
+    def _run_child(self, reader: int, writer: int, masked: bool) -> NoReturn:
+        status = 1
+        try:
+            with contextlib.suppress(OSError):
+                os.setpgid(0, 0)
+            # A background group writing to a terminal set to `tostop` would be stopped.
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            if masked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+            os.close(reader)
+            hold = os.environ.get(HOLD_ENV)
+            if hold:
+                workers._on_start = lambda pids: _hold(Path(hold), pids)
+            write_api(
+                self._staging,
+                self._documents,
+                previous=self._previous,
+                cache=self._cache,
+                published_as=self._site_dir,
+            )
+            status = 0
+        except BaseException as exc:
+            message = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
+            with contextlib.suppress(OSError):
+                os.write(writer, message[:_MESSAGE_BYTES])
+        finally:
+            os._exit(status)
 
     def finish(self) -> None:
         """Wait for the child and move its files into the site (or write them now, if no
-        child was started); ApiWriteFailed if writing failed."""
+        child was started); ApiWriteFailed if writing failed or the child died."""
         if self._child is None:
             write_api(self._site_dir, self._documents, previous=self._previous, cache=self._cache)
             return
+        pid = self._child[0]
         message, status = self._wait()
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             shutil.rmtree(self._staging, ignore_errors=True)
             raise ApiWriteFailed(
-                message or f"the process writing them ended with wait status {status}"
+                message or f"the process writing them (pid {pid}) {_ended(status)}"
             )
         try:
             _move_into(self._staging, self._site_dir)
@@ -108,25 +146,72 @@ class ApiBeside:
             raise ApiWriteFailed(f"moving them into {self._site_dir}: {exc}") from None
 
     def abandon(self) -> None:
-        """Stop the child, if it still runs, and remove what it wrote."""
+        """Stop the child and every process it started, if they still run, and remove what
+        it wrote."""
         if self._child is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._child[0], signal.SIGKILL)
-            self._wait()
+            pid, reader = self._child
+            _kill_group(pid)
+            with contextlib.suppress(ChildProcessError):  # reaped by a _wait cut short
+                os.waitpid(pid, 0)
+            os.close(reader)
+            self._child = None
         shutil.rmtree(self._staging, ignore_errors=True)
 
     def _wait(self) -> tuple[str, int]:
+        """The child's message and wait status, once it ended; what it started is stopped.
+
+        `self._child` is kept until the child is reaped, so that an interrupt meanwhile still
+        leaves it to `abandon`."""
         assert self._child is not None
         pid, reader = self._child
-        self._child = None
-        try:
-            chunks = []
+        if hasattr(os, "waitid"):
+            # Seen ended but not reaped: its pid, and so its group's id, stay its own while
+            # what it left running is killed.
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            _kill_group(pid)
+            _, status = os.waitpid(pid, 0)
+        else:
+            _, status = os.waitpid(pid, 0)
+            _kill_group(pid)
+        # Whatever it wrote is in the pipe by now; its workers may still hold the other end.
+        os.set_blocking(reader, False)
+        chunks = []
+        with contextlib.suppress(BlockingIOError):
             while chunk := os.read(reader, _MESSAGE_BYTES):
                 chunks.append(chunk)
-        finally:
-            os.close(reader)
-        _, status = os.waitpid(pid, 0)
+        os.close(reader)
+        self._child = None
         return b"".join(chunks).decode("utf-8", "replace"), status
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL to the child's process group (it and its workers), and to the child itself in
+    case it had not yet made its group."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"was killed by {name}"
+    return f"ended with exit status {os.waitstatus_to_exitcode(status)}"
+
+
+def _hold(folder: Path, pids: list[int]) -> None:
+    """The test hold (`HOLD_ENV`): say who is running, then wait to be released or killed."""
+    record = folder / f"api-child.{os.getpid()}.tmp"
+    record.write_text(json.dumps({"pid": os.getpid(), "workers": pids}), encoding="utf-8")
+    os.replace(record, folder / "api-child.json")
+    deadline = time.monotonic() + _HOLD_SECONDS
+    while not (folder / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _move_into(source: Path, target: Path) -> None:
