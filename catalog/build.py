@@ -475,6 +475,10 @@ def build_lock(
 
     Locks are taken in a fixed (sorted) order so that two builds needing the same two folders
     cannot each hold one and wait for the other. Raises BuildBusy after `wait` seconds.
+
+    The locks are this process's alone: their descriptors are closed in every child it forks
+    meanwhile, so that a child outliving a killed build cannot keep them; and those children
+    die with their parent where the system allows (`workers.tied_children`).
     """
     deadline = time.monotonic() + wait
     waited = False
@@ -482,7 +486,9 @@ def build_lock(
         for lock_file in sorted({folder.resolve() / LOCK_NAME for folder in folders}):
             fd, had_to_wait = _take_lock(lock_file, deadline, wait, on_wait)
             held.callback(os.close, fd)  # closing the descriptor releases the flock
+            held.enter_context(workers.private_descriptor(fd))
             waited = waited or had_to_wait
+        held.enter_context(workers.tied_children())
         yield waited
 
 
