@@ -1,15 +1,22 @@
 """From what a user saw (a message, a traceback line, a log) back to the catalog entry.
 
-Each template becomes a regular expression: literal text escaped, each placeholder a lazy
-group. Matching a line runs in two steps so that a log of mostly noise costs little:
+A template is its literal pieces, and a placeholder stands for any non-empty text. Matching a
+line runs in two steps so that a log of mostly noise costs little:
 
 1. *Find candidates through literal text.* Every template owns one anchor: a whole word of its
    literal text (not touching a placeholder), chosen to be rare across the catalog and not a
    common English word. A line is split into words once (ASCII punctuation other than `_` and
    whitespace separate words) and only templates whose anchor is among them are considered;
    class names are anchors too, so `runtime.errors.BorrowRequiresMps: ...` finds its entry.
-2. *Confirm with the full pattern*, bounded on both sides by the same word rule, so that
-   `q must be contiguous` does not match inside `kv must be contiguous`.
+2. *Confirm by finding the literal pieces in order* (`LiteralPattern`), bounded on both sides
+   by the same word rule, so that `q must be contiguous` does not match inside
+   `kv must be contiguous`. No regular expression runs over the text: the pieces are found with
+   `str.find`, each at its earliest place, which decides the match (a placeholder takes any
+   text, so the earliest place of a piece leaves the most room for the rest) and reads each
+   placeholder's value as its shortest possible text. The work is linear in the line's length
+   for a given template (a few `find` calls per piece, plus one per occurrence of a piece that
+   fails a word-edge test), where lazy regex groups backtracked polynomially: an 8 KB line of
+   one template's pieces took 20 s of CPU.
 
 The most specific match wins: the one with the most literal characters; ties are all returned.
 A template with fewer than `MIN_LITERAL_CHARS` literal non-space characters (e.g.
@@ -37,8 +44,8 @@ the two to the same answers.
 
 Everything that does not depend on the text matched is precomputed once into a `MatcherTable`,
 plain data that can be stored (see catalog/explain_index.py); a matcher built on a table
-compiles a template's regex only when a line selects it as a candidate, so one query against a
-large catalog compiles a handful of patterns, not all of them.
+decodes a template only when a line selects it as a candidate, so one query against a large
+catalog decodes a handful of templates, not all of them.
 """
 
 from __future__ import annotations
@@ -57,14 +64,10 @@ if TYPE_CHECKING:
 MIN_LITERAL_CHARS = 8
 """Literal non-space characters a template needs to identify a line by its text alone."""
 MAX_LINE_CHARS = 8192
-"""Characters of a line that are matched; longer lines are cut (bounds the regex work)."""
+"""Characters of a line that are matched; longer lines are cut (bounds the work per line)."""
 
 _SEPARATORS = "".join(c for c in string.punctuation if c != "_")
 _TO_SPACES = bytes.maketrans(_SEPARATORS.encode(), b" " * len(_SEPARATORS))
-# A word edge as the tokenizer sees it: start/end of text, whitespace or ASCII punctuation but `_`.
-_EDGE_CLASS = r"[^\s" + re.escape(_SEPARATORS) + "]"
-_BEFORE_EDGE = f"(?<!{_EDGE_CLASS})"
-_AFTER_EDGE = f"(?!{_EDGE_CLASS})"
 
 _COMMON_WORDS = frozenset(
     [
@@ -134,9 +137,9 @@ ROW_KEYS = ("id", "message", "exception", "name", "status", "module", "url")
 
 Row = tuple[str, str, str, str, str, str, str]
 """An entry's `ROW_KEYS` values."""
-Spec = tuple[str, tuple[str, ...], int, bytes | None, bool, str, bool]
-"""A template's precomputed matching data: regex source, placeholder fields, literal
-characters, anchor (None for a weak template), whether it starts with a placeholder, its
+Spec = tuple[tuple[str, ...], tuple[str, ...], int, bytes | None, bool, str, bool]
+"""A template's precomputed matching data: its literal pieces (`LiteralPattern.literals`),
+placeholder fields, literal characters, anchor (None for a weak template), whether it starts with a placeholder, its
 longest literal piece, and whether its entry has a generated class."""
 
 
@@ -166,7 +169,7 @@ class MatcherTable:
         from catalog.exceptions import has_typed_class
         from catalog.placeholders import literal_text, parse_placeholders
 
-        prepared: list[tuple[Row, list[str], str, int, tuple[str, ...]]] = []
+        prepared: list[tuple[Row, list[str], tuple[str, ...], int, tuple[str, ...]]] = []
         for row in rows:
             values: Row = (
                 row["id"],
@@ -177,11 +180,11 @@ class MatcherTable:
                 row.get("module", ""),
                 row.get("url", ""),
             )
-            safe, regex, literal_chars = _compile(values[1])
+            safe, literals_of, literal_chars = _compile(values[1])
             fields = tuple(p.field for p in parse_placeholders(values[1]))
             if len("".join(literal_text(values[1]).split())) < MIN_LITERAL_CHARS:
                 safe = []
-            prepared.append((values, safe, regex, literal_chars, fields))
+            prepared.append((values, safe, literals_of, literal_chars, fields))
         frequency: dict[str, int] = {}
         for _row, safe, *_rest in prepared:
             for word in set(safe):
@@ -191,7 +194,7 @@ class MatcherTable:
         by_name: dict[str, int] = {}
         by_anchor: dict[bytes, list[int]] = {}
         by_untyped: dict[str, list[int]] = {}
-        for index, (values, safe, regex, literal_chars, fields) in enumerate(prepared):
+        for index, (values, safe, literals_of, literal_chars, fields) in enumerate(prepared):
             message, exception, name = values[1], values[2], values[3]
             anchor = (
                 min(safe, key=lambda w: _anchor_rank(w, frequency[w])).encode("utf-8")
@@ -206,7 +209,15 @@ class MatcherTable:
                 literals[-1] = literals[-1].rstrip()  # its ending blanks are optional (`_compile`)
             fragment = max(literals, key=len, default="")
             starts_with_field = bool(fields) and not string_starts_literal(message)
-            spec: Spec = (regex, fields, literal_chars, anchor, starts_with_field, fragment, typed)
+            spec: Spec = (
+                literals_of,
+                fields,
+                literal_chars,
+                anchor,
+                starts_with_field,
+                fragment,
+                typed,
+            )
             templates.append(marshal.dumps((values, spec)))
             by_id.setdefault(values[0], index)
             if name:
@@ -250,16 +261,142 @@ class MatcherTable:
         return cls(*data)
 
 
+FULL, START, ANYWHERE = 0, 1, 2
+"""How `LiteralPattern.groups` places a template: the whole text, from its start, or anywhere."""
+
+
+@dataclass(frozen=True)
+class LiteralPattern:
+    """A template as its literal pieces, matched by finding them in order with `str.find`.
+
+    It answers as the regex `L0(.+?)L1(.+?)...Ln` did (DOTALL; the last group greedy when the
+    template ends with a placeholder), bounded by the word rule before a first piece that starts
+    with a word character and after a last piece that ends with one, blanks ending the template
+    optional. A placeholder takes any non-empty text, so placing each piece at its earliest
+    possible place leaves the most room for the rest: if any placement matches, that one does,
+    and it gives each placeholder its shortest text, as lazy groups did. Cost: one `find` per
+    piece, plus one per occurrence of the first or last piece that fails a word-edge test.
+    """
+
+    literals: tuple[str, ...]
+    """Literal text around the placeholders, braces undoubled: one more than the placeholders."""
+
+    @cached_property
+    def _shape(self) -> tuple[str, str, bool, bool]:
+        last = self.literals[-1]
+        kept = last.rstrip()
+        return (
+            kept,
+            last[len(kept) :],
+            _is_word_char(self.literals[0][:1]),
+            _is_word_char(last[-1:]),
+        )
+
+    def groups(self, text: str, how: int = FULL) -> tuple[str, ...] | None:
+        """Each placeholder's text when `text` matches (placed as `how` says), else None."""
+        literals = self.literals
+        kept, blanks, before_edge, after_edge = self._shape
+        last = len(literals) - 1
+        # Without a placeholder the one piece is also the last, whose ending blanks are optional.
+        first = literals[0] if last else kept
+        solid = len(text.rstrip()) if blanks else len(text)  # past it only blanks remain
+        if how == ANYWHERE:
+            at = text.find(first)
+            while at >= 0 and before_edge and at > 0 and _is_word_char(text[at - 1]):
+                at = text.find(first, at + 1)
+            if at < 0:
+                return None
+        elif text.startswith(first):
+            at = 0
+        else:
+            return None
+        if last == 0:
+            # No placeholder: the piece must end right here; try its next place while it fails.
+            while at >= 0:
+                if self._ends_at(text, at, kept, blanks, after_edge, solid, how):
+                    return ()
+                if how != ANYWHERE:
+                    return None
+                at = text.find(first, at + 1)
+                while at >= 0 and before_edge and at > 0 and _is_word_char(text[at - 1]):
+                    at = text.find(first, at + 1)
+            return None
+        position = at + len(first)
+        values: list[str] = []
+        for piece in literals[1:last]:
+            found = text.find(piece, position + 1)  # + 1: a placeholder is never empty
+            if found < 0:
+                return None
+            values.append(text[position:found])
+            position = found + len(piece)
+        if not kept and not blanks:
+            # Ends with a placeholder: it takes the rest of the text.
+            if position >= len(text):
+                return None
+            values.append(text[position:])
+            return tuple(values)
+        end = self._last_piece(text, position + 1, kept, blanks, after_edge, solid, how)
+        if end < 0:
+            return None
+        values.append(text[position:end])
+        return tuple(values)
+
+    @staticmethod
+    def _ends_at(
+        text: str, at: int, kept: str, blanks: str, after_edge: bool, solid: int, how: int
+    ) -> bool:
+        """Whether the last piece, starting at `at`, ends the match there."""
+        if not text.startswith(kept, at):
+            return False
+        after = at + len(kept)
+        if blanks:
+            if how == FULL:
+                return after >= solid  # blanks then nothing, or any blanks then nothing
+            return text.startswith(blanks, after) or after >= solid
+        if how == FULL:
+            return after == len(text)
+        return not (after_edge and after < len(text) and _is_word_char(text[after]))
+
+    def _last_piece(
+        self, text: str, start: int, kept: str, blanks: str, after_edge: bool, solid: int, how: int
+    ) -> int:
+        """The earliest place at or after `start` where the last piece ends the match, or -1."""
+        if start > len(text):
+            return -1
+        if how == FULL:
+            # Anchored at the end: one place only (blanks may be lost after the kept text).
+            at = (solid if blanks else len(text)) - len(kept)
+            if not kept:
+                at = max(start, solid)
+                return at if at <= len(text) else -1
+            return (
+                at
+                if at >= start and self._ends_at(text, at, kept, blanks, after_edge, solid, how)
+                else -1
+            )
+        if not kept:
+            # Only blanks: where they occur, or where nothing but blanks is left.
+            found = text.find(blanks, start)
+            tail = max(start, solid)
+            if tail > len(text):
+                return found
+            return tail if found < 0 else min(found, tail)
+        at = text.find(kept, start)
+        while at >= 0 and not self._ends_at(text, at, kept, blanks, after_edge, solid, how):
+            at = text.find(kept, at + 1)
+        return at
+
+
 @dataclass(frozen=True)
 class _Template:
     row: Row
-    regex: str
+    literals: tuple[str, ...]
     fields: tuple[str, ...]
     literal_chars: int
     anchor: bytes | None
     starts_with_field: bool
     fragment: str
-    """The longest literal piece: a substring test that rejects most candidates before the regex."""
+    """The longest literal piece: a substring test that rejects most candidates at C speed."""
     typed: bool
     """Whether the entry has a generated class (its `name` is then what tracebacks print)."""
 
@@ -268,13 +405,12 @@ class _Template:
         return self.anchor is None
 
     @cached_property
-    def pattern(self) -> re.Pattern[str]:
-        # Compiled on first use: most templates of a large catalog are never a candidate.
-        return re.compile(self.regex, re.DOTALL)
+    def pattern(self) -> LiteralPattern:
+        return LiteralPattern(self.literals)
 
-    def result(self, found: re.Match[str] | None, via: str) -> MatchResult:
+    def result(self, found: tuple[str, ...] | None, via: str) -> MatchResult:
         entry_id, message, exception, name, status, module, url = self.row
-        values = tuple(zip(self.fields, found.groups(), strict=True)) if found else ()
+        values = tuple(zip(self.fields, found, strict=True)) if found is not None else ()
         return MatchResult(
             id=entry_id,
             message=message,
@@ -288,34 +424,31 @@ class _Template:
             via=via,
         )
 
-    def fullmatch(self, text: str) -> re.Match[str] | None:
+    def fullmatch(self, text: str) -> tuple[str, ...] | None:
         if self.fragment not in text:
             return None
-        return self.pattern.fullmatch(text)
+        return self.pattern.groups(text, FULL)
 
-    def search(self, text: str) -> re.Match[str] | None:
+    def search(self, text: str) -> tuple[str, ...] | None:
         if self.fragment not in text:
             return None
-        # A leading placeholder absorbs whatever precedes the message, so one attempt from the
-        # start of the line is enough; retrying at every position would be quadratic.
-        if self.starts_with_field:
-            return self.pattern.match(text)
-        return self.pattern.search(text)
+        # A leading placeholder absorbs whatever precedes the message: placed from the start.
+        return self.pattern.groups(text, START if self.starts_with_field else ANYWHERE)
 
 
 def _is_word_char(char: str) -> bool:
     return bool(char) and not char.isspace() and char not in _SEPARATORS
 
 
-def _compile(message: str) -> tuple[list[str], str, int]:
-    """The template's anchorable words, its regex, and its count of literal characters.
+def _compile(message: str) -> tuple[list[str], tuple[str, ...], int]:
+    """The template's anchorable words, its literal pieces, and its count of literal characters.
 
     Anchorable words are whole words of the literal text that no placeholder touches: in
     `{n}th`, `th` is not a word of the concrete message, while in `cuda:{id}`, `cuda` is.
     """
     parsed = list(string.Formatter().parse(message))
     safe: list[str] = []
-    parts: list[str] = []
+    literals = [""]
     literal_chars = 0
     for index, (literal, field, _spec, _conversion) in enumerate(parsed):
         literal_chars += len(literal)
@@ -326,22 +459,11 @@ def _compile(message: str) -> tuple[list[str], str, int]:
         if field is not None and _is_word_char(literal[-1:]):
             found = found[:-1]
         safe += found
-        if field is None and index == len(parsed) - 1 and literal != literal.rstrip():
-            # Blanks ending a message are lost when a line is pasted, stripped or written to a
-            # log (CRLF logs end in a CR): matched when there, not required.
-            kept = literal.rstrip()
-            blanks = literal[len(kept) :]
-            parts.append(re.escape(kept) + "(?:" + re.escape(blanks) + r"|\s*\Z)")
-        else:
-            parts.append(re.escape(literal))
+        # The parser cuts literal text at each doubled brace: join the runs into one piece.
+        literals[-1] += literal
         if field is not None:
-            parts.append("(.+)" if index == len(parsed) - 1 else "(.+?)")
-    regex = "".join(parts)
-    if _is_word_char(message[:1]):
-        regex = _BEFORE_EDGE + regex
-    if parsed and parsed[-1][1] is None and _is_word_char(parsed[-1][0][-1:]):
-        regex += _AFTER_EDGE
-    return safe, regex, literal_chars
+            literals.append("")
+    return safe, tuple(literals), literal_chars
 
 
 def _anchor_rank(word: str, frequency: int) -> tuple[bool, bool, int, int, str]:

@@ -1,7 +1,7 @@
 """The compiled index `errcat explain` answers from, cached in the project's `.errcat-cache/`.
 
 Loading and validating a large YAML catalog takes seconds; one query needs a few entries. The
-index holds what explain prints and the matcher's precomputed table (anchors, regex sources),
+index holds what explain prints and the matcher's precomputed table (anchors, literal pieces),
 in one file, `explain-index.marshal`, that a later call reads in milliseconds: the line
 `errcat-explain-index`, a line with the key, a line with the payload's CRC-32 (8 hex digits),
 then the payload, marshalled.
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from catalog.config import Config
     from catalog.model import Catalog
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 """Bump when the payload's layout or meaning changes."""
 INDEX_FILE = "explain-index.marshal"
 """The index's file name inside the cache folder."""
@@ -85,7 +85,7 @@ class ExplainIndex:
     catalog holds."""
 
     def matcher(self) -> MessageMatcher:
-        """A matcher over the index (it compiles regexes as queries need them)."""
+        """A matcher over the index (it decodes templates as queries need them)."""
         return MessageMatcher(self.table)
 
     def entry(self, entry_id: str) -> ExplainEntry:
