@@ -117,32 +117,83 @@
       this.fragment = literals.slice(0, fields).concat([kept])
         .reduce((a, b) => (b.length > a.length ? b : a), "");
       this.startsWithField = fields > 0 && literals[0] === "";
-      let source = "";
-      for (let i = 0; i < fields; i++) {
-        source += escapeRegex(literals[i]);
-        source += i === fields - 1 && literals[fields] === "" ? "(.+)" : "(.+?)";
-      }
-      source += escapeRegex(kept);
-      if (blanks) source += "(?:" + escapeRegex(blanks) + "|[" + SPACE + "]*$)";
-      if (isWordChar(codePoints(literals[0])[0])) source = BEFORE_EDGE + source;
+      this.literals = literals;
+      this.kept = kept;
+      this.blanks = blanks;
+      this.beforeEdge = isWordChar(codePoints(literals[0])[0]);
       const last = codePoints(literals[fields]);
-      if (last.length && isWordChar(last[last.length - 1])) source += AFTER_EDGE;
-      this.source = source;
-      this.full = null;
-      this.start = null;
+      this.afterEdge = last.length > 0 && isWordChar(last[last.length - 1]);
+    }
+
+    /* Python's `LiteralPattern.groups` (catalog/explain.py), answering only whether it matches:
+     * the literal pieces found in order with indexOf, each at its earliest place (no regex runs
+     * over the text, so the work is linear in its length). `how`: 0 whole, 1 start, 2 anywhere. */
+    matches(text, how) {
+      const lits = this.literals;
+      const last = lits.length - 1;
+      const { kept, blanks } = this;
+      const first = last ? lits[0] : kept;
+      let solid = text.length;
+      if (blanks) while (solid > 0 && ONE_SPACE.test(text[solid - 1])) solid--;
+      const step = (i) => {
+        const c = text.charCodeAt(i);
+        return c >= 0xd800 && c < 0xdc00 && i + 1 < text.length &&
+          (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? i + 2 : i + 1;
+      };
+      const edgeBefore = (at) => this.beforeEdge && at > 0 && isWordChar(text[at - 1]);
+      const endsAt = (at) => {
+        if (!text.startsWith(kept, at)) return false;
+        const after = at + kept.length;
+        if (blanks) return how === 0 ? after >= solid : text.startsWith(blanks, after) || after >= solid;
+        if (how === 0) return after === text.length;
+        return !(this.afterEdge && after < text.length && isWordChar(text[after]));
+      };
+      let at;
+      if (how === 2) {
+        at = text.indexOf(first);
+        while (at >= 0 && edgeBefore(at)) at = text.indexOf(first, at + 1);
+        if (at < 0) return false;
+      } else if (text.startsWith(first)) at = 0;
+      else return false;
+      if (last === 0) {
+        while (at >= 0) {
+          if (endsAt(at)) return true;
+          if (how !== 2) return false;
+          at = text.indexOf(first, at + 1);
+          while (at >= 0 && edgeBefore(at)) at = text.indexOf(first, at + 1);
+        }
+        return false;
+      }
+      let position = at + first.length;
+      for (let i = 1; i < last; i++) {
+        if (position >= text.length) return false;
+        const found = text.indexOf(lits[i], step(position));
+        if (found < 0) return false;
+        position = found + lits[i].length;
+      }
+      if (position >= text.length) return false;
+      const start = step(position);
+      if (!kept && !blanks) return true;
+      if (how === 0) {
+        if (!kept) return Math.max(start, solid) <= text.length;
+        const end = (blanks ? solid : text.length) - kept.length;
+        return end >= start && endsAt(end);
+      }
+      if (!kept) return text.indexOf(blanks, start) >= 0 || Math.max(start, solid) <= text.length;
+      let end = text.indexOf(kept, start);
+      while (end >= 0 && !endsAt(end)) end = text.indexOf(kept, end + 1);
+      return end >= 0;
     }
 
     fullmatch(text) {
       if (!text.includes(this.fragment)) return false;
-      this.full = this.full || new RegExp("^(?:" + this.source + ")$", "su");
-      return this.full.test(text);
+      return this.matches(text, 0);
     }
 
     search(text) {
       if (!text.includes(this.fragment)) return false;
-      // A leading placeholder absorbs whatever precedes the message: one try from the start.
-      this.start = this.start || new RegExp((this.startsWithField ? "^" : "") + this.source, "su");
-      return this.start.test(text);
+      // A leading placeholder absorbs whatever precedes the message: placed from the start.
+      return this.matches(text, this.startsWithField ? 1 : 2);
     }
 
     /* What titles show: the message as the catalog writes it, or what stands for an empty one. */
