@@ -38,6 +38,7 @@ import yaml
 
 from catalog.config import Config, read_site_settings
 from catalog.findings import CatalogInvalid, Finding
+from catalog.generated_path import check_generated
 from catalog.loader import FileDigests, catalog_key
 from catalog.model import Catalog
 from catalog.project import CACHE_FOLDER
@@ -65,6 +66,11 @@ class BuildError(Exception):
 
 class BuildBusy(BuildError):
     """Another build kept the lock for longer than this one would wait."""
+
+
+class OutputRefused(BuildError):
+    """The publish path holds something errcat did not make, or the project itself: publishing
+    there would rename or replace it, so nothing was built."""
 
 
 @dataclass(frozen=True)
@@ -508,17 +514,82 @@ def _fresh_version(out: Path) -> Path:
     return candidate
 
 
+def published_by_errcat(out: Path) -> bool:
+    """Whether `out` is a link `switch` made: a symlink to a finished version folder beside it
+    (`<name>-<stamp>-<pid>`, written as that bare name)."""
+    try:
+        target = os.readlink(out)
+    except OSError:
+        return False
+    match = _version_pattern(out.name).match(target)
+    return match is not None and match.group(2) is None
+
+
+def _refuse_what_is_there(out: Path) -> None:
+    """OutputRefused unless `out` is absent or errcat's own published link: anything else there
+    (a folder, a file, someone's link) is someone's work, and switching would take its place."""
+    if not os.path.lexists(out):
+        return
+    if out.is_symlink():
+        if not published_by_errcat(out):
+            raise OutputRefused(
+                f"--out {out} is a symbolic link errcat did not make (to {os.readlink(out)}); "
+                "errcat replaces only the links it published: remove it or choose another --out"
+            )
+        return
+    if out.is_dir():
+        try:
+            empty = not any(out.iterdir())
+        except OSError:
+            empty = False
+        if empty:
+            raise OutputRefused(
+                f"--out {out} is an existing (empty) folder; errcat publishes a symbolic link "
+                "there and never replaces a folder: remove it (rmdir) or choose another --out"
+            )
+        raise OutputRefused(
+            f"--out {out} is an existing folder errcat did not publish; it is left as it is: "
+            "move it away or choose another --out (errcat publishes a symbolic link there)"
+        )
+    raise OutputRefused(
+        f"--out {out} exists and is not a folder; remove it or choose another --out"
+    )
+
+
+def check_out(out: Path, root: Path, build_dir: Path) -> None:
+    """OutputRefused when publishing at `out` (absolute) would rename or replace what errcat
+    did not make: an existing folder, file or foreign link there, the project root or a folder
+    holding it, or a place inside the compose folder's docs (rewritten by every build).
+
+    Called before anything is written or locked, so that a refused build leaves no trace.
+    """
+    real = Path(os.path.realpath(out))
+    project = Path(os.path.realpath(root))
+    if project.is_relative_to(real):
+        where = "the project root" if real == project else f"a folder holding the project {project}"
+        raise OutputRefused(
+            f"--out {out} is {where}; publishing there would move the project itself: "
+            "choose a folder inside it, such as build/site"
+        )
+    docs = Path(os.path.realpath(build_dir / COMPOSED_DOCS))
+    if real.is_relative_to(docs) or docs.is_relative_to(real):
+        raise OutputRefused(
+            f"--out {out} overlaps the compose folder {docs}, which every build rewrites: "
+            "choose another --out"
+        )
+    _refuse_what_is_there(out)
+
+
 def switch(out: Path, version: Path) -> Path | None:
-    """Point `out` at `version` in one step; return the folder it pointed at before, if any."""
+    """Point `out` at `version` in one step; return the folder it pointed at before, if any.
+
+    Only an absent `out` or errcat's own link is replaced (OutputRefused otherwise): checked
+    again here, under the lock, as something may have been put there since `check_out`.
+    """
+    _refuse_what_is_there(out)
     previous: Path | None = None
     if out.is_symlink():
         previous = (out.parent / os.readlink(out)).resolve()
-    elif out.is_dir():
-        # A plain folder from elsewhere: keep it as the previous version, then take its place.
-        previous = out.with_name(f"{out.name}-{time.strftime('%Y%m%dT%H%M%S')}-0")
-        out.rename(previous)
-    elif out.exists():
-        raise BuildError(f"{out} exists and is not a folder; remove it or choose another --out")
     link = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     link.unlink(missing_ok=True)
     link.symlink_to(version.name, target_is_directory=True)
@@ -693,14 +764,18 @@ def build_site(
 
     One build at a time per compose folder and per publish folder: this one waits up to `wait`
     seconds for the others (calling `on_wait` with the holder's pid once, when it starts to).
-    Raises CatalogInvalid (nothing written), BuildBusy (nothing written but the lock file) or
-    BuildError (the published site untouched).
+    Raises OutputRefused or a ConfigError for `generated` (`catalog.generated_path`) before
+    anything is written, CatalogInvalid (nothing written), BuildBusy (nothing written but the
+    lock file) or BuildError (the published site untouched).
     """
     started = time.perf_counter()
-    # Checked before the lock so that an invalid catalog writes nothing, not even build/.
-    prepared = _prepare(config, site_url)
     build_dir = build_dir or config.root / BUILD_FOLDER
     out = out if out.is_absolute() else Path.cwd() / out
+    # Checked before anything is built or locked, so that a refused --out or `generated`
+    # (a ConfigError) and an invalid catalog write nothing, not even build/.
+    check_out(out, config.root, build_dir)
+    check_generated(config)
+    prepared = _prepare(config, site_url)
     build_dir.mkdir(parents=True, exist_ok=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     with build_lock([build_dir, out.parent], wait, on_wait) as waited, _swept(out):
@@ -741,7 +816,14 @@ def build_site(
             api_files.abandon()
             shutil.rmtree(partial, ignore_errors=True)
             raise
-        previous = switch(out, version)
+        try:
+            previous = switch(out, version)
+        except BaseException:
+            # Never published, so never pruned either: a finished version nothing points at.
+            with contextlib.suppress(OSError, RuntimeError):
+                if not (out.is_symlink() and out.resolve() == version.resolve()):
+                    shutil.rmtree(version, ignore_errors=True)
+            raise
         prune(out, {version, *([previous] if previous else [])})
     return BuildResult(
         out=out,

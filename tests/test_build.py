@@ -24,7 +24,7 @@ from test_build_project import (
     make_project,
 )
 
-from catalog.build import BuildError, build_site, switch
+from catalog.build import BuildError, OutputRefused, build_site, switch
 from catalog.cli import main
 from catalog.config import load_config
 from catalog.findings import CatalogInvalid
@@ -277,16 +277,18 @@ def test_a_hand_written_page_where_one_is_generated_is_a_finding(tmp_path: Path)
     assert not (root / "build").exists()
 
 
-def test_a_plain_folder_at_the_output_is_replaced_in_one_step(tmp_path: Path) -> None:
-    """An existing real folder at --out becomes the previous version, not an error."""
+def test_a_plain_folder_at_the_output_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """An existing real folder at --out is someone's work: switch refuses to take its place
+    (tests/test_out_safety.py covers the whole build)."""
     out = tmp_path / "site"
     out.mkdir()
     (out / "old.txt").write_text("old", encoding="utf-8")
     version = tmp_path / "site-20260101T000000-1"
     version.mkdir()
-    previous = switch(out, version)
-    assert out.resolve() == version
-    assert previous is not None and (previous / "old.txt").read_text(encoding="utf-8") == "old"
+    with pytest.raises(OutputRefused, match="existing folder errcat did not publish"):
+        switch(out, version)
+    assert not out.is_symlink() and (out / "old.txt").read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site", version.name]
 
 
 def test_the_build_command_reports_the_published_folder(

@@ -69,7 +69,14 @@ def _announce_wait(pid: int | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for MkDocs.
-    from catalog.build import BUILD_FOLDER, WAIT_SECONDS, BuildBusy, BuildError, build_site
+    from catalog.build import (
+        BUILD_FOLDER,
+        WAIT_SECONDS,
+        BuildBusy,
+        BuildError,
+        OutputRefused,
+        build_site,
+    )
     from catalog.commands.common import print_findings
     from catalog.config import ConfigError, load_config
     from catalog.findings import CatalogInvalid
@@ -86,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
         print_findings(exc.findings, as_json=False)
         print(f"errcat build: {len(exc.findings)} problem(s); nothing was built", file=sys.stderr)
         return 1
+    except OutputRefused as exc:
+        # Checked before anything was built: a usage error, and nothing at --out was touched.
+        print(f"errcat build: {exc}; nothing was built", file=sys.stderr)
+        return 2
     except BuildBusy as exc:
         # Not this tree's fault: an environment error, like a folder that cannot be written.
         print(f"errcat build: {exc}; the published site is unchanged", file=sys.stderr)
