@@ -206,6 +206,7 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
     from catalog.check import run_check, sort_findings
     from catalog.config import load_config
+    from catalog.generated_path import check_generated
     from catalog.project import generated_module, scan_package
 
     if args.json and args.format != "text":
@@ -214,6 +215,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 2
     config = load_config()
+    check_generated(config)  # a ConfigError (exit 2) when `generated` names a path it may not
     result = run_check(config, scan_package, generated_module(config))
     examples = None
     if args.examples:

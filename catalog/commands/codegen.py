@@ -30,8 +30,15 @@ def run(args: argparse.Namespace) -> int:
     )
     from catalog.commands.common import valid_catalog_or_report
     from catalog.config import load_config, read_site_settings
+    from catalog.generated_path import GeneratedPathRefused, check_generated, check_owned
 
     config = load_config()
+    try:
+        # Before anything else: a path that names someone else's file is never written.
+        check_generated(config)
+    except GeneratedPathRefused as exc:
+        print(f"errcat codegen: {exc}; nothing written", file=sys.stderr)
+        return 2
     # The module would fail on the Pythons below the one it supports; a package declaring
     # them must raise its floor before it ships typed raises.
     unservable = requires_python_findings(config)
@@ -54,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     writes: dict[Path, str] = {}
     removals: list[Path] = []
     for target, expected in generated_files(catalog, settings.site_url, config.generated).items():
-        current = target.read_text(encoding="utf-8") if target.is_file() else None
+        current = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
         if expected is None:
             # The written-out form has no stub: one left by an earlier, larger catalog goes.
             if current is not None and is_generated(current):
@@ -68,12 +75,21 @@ def run(args: argparse.Namespace) -> int:
     stale = [*writes, *removals]
     if args.check:
         for target in stale:
-            current = target.read_text(encoding="utf-8") if target.is_file() else None
+            current = (
+                target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
+            )
             sys.stdout.write(diff(current, writes.get(target, ""), shown(target)))
         names = " and ".join(shown(target) for target in stale)
         verb = "is" if len(stale) == 1 else "are"
         print(f"{names} {verb} stale; run: errcat codegen", file=sys.stderr)
         return 1
+    try:
+        # The stub beside the module is written only in the table form: the same rule holds.
+        for target in writes:
+            check_owned(config, target)
+    except GeneratedPathRefused as exc:
+        print(f"errcat codegen: {exc}; nothing written", file=sys.stderr)
+        return 2
     write_all_atomically(writes)
     for target in removals:
         target.unlink(missing_ok=True)
