@@ -9,10 +9,16 @@ and where each is kept:
   port for every worker. granian is handed the bound socket (its workers inherit it and all
   accept from it) instead of binding its own; `_BoundServer` is the only place that reaches
   into granian's internals for that, pinned by the exact version in constraints.txt.
-- The request deadline: hyper's header read timeout (`header_timeout`) closes a connection that
-  has not sent a whole request head within that many seconds of opening or of the previous
+- The request deadline: hyper's header read timeout (`header_timeout`, 5 s) closes a connection
+  that has not sent a whole request head within that many seconds of opening or of the previous
   answer, so a slow client cannot hold a connection, and an idle keep-alive connection is
   closed after the same time.
+- Idle connections cannot crowd others out: granian's `backpressure` caps the connections a
+  worker holds (not the requests it runs), and new ones wait unaccepted in the backlog. At 512,
+  513 idle sockets stopped every answer until their deadline. The cap is now what the open-file
+  limit allows (raised to its hard limit at start, two descriptors per connection: the socket
+  and a file being sent), so thousands of idle sockets only cost memory while the deadline
+  reclaims them. granian has no per-client limit; a client is bounded by the deadline alone.
 - Header limits: hyper reads a head of up to `MAX_HEAD_BUFFER` bytes (and at most 100 header
   lines), answering `431` beyond; below that the app's guard answers its JSON `431` for more
   than 16 KiB. Reading the whole head before answering means the client has finished sending,
@@ -58,13 +64,44 @@ class ServeOptions:
     """Log a line per request (`errcat serve --log`)."""
     workers: int = 1
     """Worker processes (`errcat serve --workers N`)."""
-    limit_concurrency: int = 512
-    """Requests a worker runs at once; further ones wait until one finishes."""
-    header_timeout: float = 15.0
+    max_connections: int | None = None
+    """Connections a worker holds open at once (idle, reading or answered); further ones wait in
+    the kernel's backlog. None: as many as the open-file limit allows (`connection_limit`)."""
+    header_timeout: float = 5.0
     """Seconds a client has to send a whole request head, counted from the connection (or the
     previous response); a client that dribbles its headers, or sits idle, is disconnected."""
     graceful_shutdown: int = 5
     """Seconds running requests get to finish after Ctrl-C or SIGTERM."""
+
+
+MAX_CONNECTIONS = 16384
+"""Most connections one worker holds, whatever the open-file limit allows."""
+_RESERVED_FILES = 256
+# Descriptors kept for everything but connections: the site's files, logs, pipes, the loop.
+
+
+def connection_limit() -> int:
+    """Connections a worker can hold without running out of file descriptors.
+
+    Raises this process's soft open-file limit to its hard limit first (workers inherit it): the
+    common default of 1,024 would cap a worker near the 513 idle sockets that stalled it.
+    """
+    try:
+        import resource
+    except ImportError:  # not on Windows; granian's own default then holds
+        return 1024
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 2 * MAX_CONNECTIONS + _RESERVED_FILES
+    target = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
+    if soft == resource.RLIM_INFINITY or soft >= target:
+        soft = min(soft, wanted) if soft != resource.RLIM_INFINITY else wanted
+    else:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError):
+            pass
+    return max(64, min(MAX_CONNECTIONS, (soft - _RESERVED_FILES) // 2))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -163,7 +200,8 @@ def build_server(sock: socket.socket, options: ServeOptions | None = None) -> An
         http=HTTPModes.http1,
         websockets=False,
         backlog=BACKLOG,
-        backpressure=options.limit_concurrency,
+        # granian counts connections against this, idle ones included (see the module's note).
+        backpressure=options.max_connections or connection_limit(),
         http1_settings=HTTP1Settings(
             header_read_timeout=max(1, round(options.header_timeout * 1000)),
             keep_alive=True,
