@@ -178,8 +178,10 @@ class _CacheHeaders:
 
 def variant_response(request: Request, prepared: Prepared) -> Response:
     """The prepared answer that `request`'s `Accept-Encoding` and `If-None-Match` select."""
+    # Repeated If-None-Match headers are one list (RFC 9110): every value's tags count.
+    if_none_match = request.headers.getlist("if-none-match")
     variant: Variant = prepared.select(
-        request.headers.get("accept-encoding"), request.headers.get("if-none-match")
+        request.headers.get("accept-encoding"), ", ".join(if_none_match) if if_none_match else None
     )
     response = Response(variant.body, status_code=variant.status)
     # The prepared headers exactly, so that this path and the fast path answer alike.

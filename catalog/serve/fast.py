@@ -213,12 +213,13 @@ def fast_variant(scope: Scope, table: Mapping[str, Prepared]) -> Variant | None:
     if_none_match: bytes | None = None
     for name, value in scope["headers"]:
         size += len(name) + len(value)
-        # The first of repeated headers counts, as in Starlette's `Headers.get`.
+        # The first of repeated Accept-Encoding headers counts, as in Starlette's `Headers.get`;
+        # repeated If-None-Match headers are one list (RFC 9110), so all their tags count.
         if name == b"accept-encoding":
             if accept_encoding is None:
                 accept_encoding = value
-        elif name == b"if-none-match" and if_none_match is None:
-            if_none_match = value
+        elif name == b"if-none-match":
+            if_none_match = value if if_none_match is None else if_none_match + b", " + value
     if size > MAX_HEADERS:
         return None
     return prepared.select(
@@ -235,4 +236,9 @@ def fast_variant_rsgi(scope: Any, table: Mapping[str, Prepared]) -> Variant | No
     headers = scope.headers
     if sum(len(name) + len(value) for name, value in headers.items()) > MAX_HEADERS:
         return None
-    return prepared.select(headers.get("accept-encoding"), headers.get("if-none-match"))
+    if_none_match = headers.get("if-none-match")
+    if if_none_match is not None:
+        # `get` gives the first value only; repeated headers are one list (RFC 9110). Looked up
+        # again only for conditional requests, so the plain request pays nothing.
+        if_none_match = ", ".join(headers.get_all("if-none-match"))
+    return prepared.select(headers.get("accept-encoding"), if_none_match)

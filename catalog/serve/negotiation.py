@@ -14,13 +14,16 @@ def none_match(header: str | None, etags: Iterable[str]) -> bool:
     """Whether `If-None-Match: header` matches one of the resource's `etags` (answer 304).
 
     RFC 9110 compares weakly here: `W/"x"` matches `"x"`. `*` matches any existing resource.
+    Repeated `If-None-Match` headers are one comma-separated list (RFC 9110, 5.3): callers pass
+    their values joined with ", ", so a tag or `*` in any of them counts.
     """
     if header is None:
         return False
-    if header.strip() == "*":
-        return True
     sent = set(_ENTITY_TAG.findall(header))
-    return not sent.isdisjoint(etags)
+    if not sent.isdisjoint(etags):
+        return True
+    # `*` as a list member of its own, outside any quoted tag (a tag may contain `*`).
+    return any(item.strip() == "*" for item in _ENTITY_TAG.sub("", header).split(","))
 
 
 def accepts_gzip(header: str | None) -> bool:
