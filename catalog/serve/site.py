@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ API_INDEX = "api/errors/index.json"
 API_SCHEMA = "api/schema.json"
 API_OPENAPI = "api/openapi.json"
 ERRORS_FOLDER = "api/errors"
+logger = logging.getLogger("errcat.serve")
 # Bodies are compressed once at load, so the slowest level costs nothing per request.
 GZIP_LEVEL = 9
 
@@ -120,6 +122,10 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
+def _inside(root: Path, path: str) -> bool:
+    return os.path.commonpath([str(root), os.path.realpath(path)]) == str(root)
+
+
 def load_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> LoadedSite:
     """Check `site` and read its JSON API into memory. Raises SiteError."""
     root = check_site(site, build_hint)
@@ -132,6 +138,12 @@ def load_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> LoadedSi
             for item in listing:
                 ident, dot, suffix = item.name.partition(".")
                 if dot and suffix == "json" and is_valid_id(ident) and item.is_file():
+                    # The static files' rule: a symlink that leads out of the site is never served.
+                    if item.is_symlink() and not _inside(root, item.path):
+                        logger.warning(
+                            "errcat serve: skipped %s: it leads outside the site", item.path
+                        )
+                        continue
                     entries[ident] = _read(item.path)
         schema = _optional(root / API_SCHEMA)
         openapi = _optional(root / API_OPENAPI)
