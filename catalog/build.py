@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from catalog import lease
 from catalog.config import Config, read_site_settings
 from catalog.findings import CatalogInvalid, Finding
 from catalog.generated_path import check_generated
@@ -602,7 +603,8 @@ def prune(out: Path, keep: set[Path]) -> None:
     moved to `trash_folder(out)` at once, and their files removed while the next build runs.
 
     Never retired: `keep` (the new and the previous version, which `errcat serve` may still be
-    answering from until it next re-resolves the symlink), whatever `out` points at now, and
+    answering from until it next re-resolves the symlink), whatever `out` points at now, a
+    version a server holds a lease on (`catalog.lease`: it may be several builds behind), and
     anything a build still running may own (a .partial folder or a temporary link whose pid is
     alive). Called under the build lock; it never raises, as the site is already published.
     """
@@ -627,6 +629,11 @@ def prune(out: Path, keep: set[Path]) -> None:
             if candidate.is_dir() and not candidate.is_symlink() and not alive:
                 _discard(candidate, trash_folder(out))
             continue
+        if candidate.name.startswith(".") and candidate.name.endswith(lease.SUFFIX):
+            version = candidate.with_name(candidate.name[1 : -len(lease.SUFFIX)])
+            if versions.match(version.name) and not version.exists():
+                lease.forget(version)  # the lease of a version retired earlier
+            continue
         match = versions.match(candidate.name)
         if not match or candidate.is_symlink() or not candidate.is_dir():
             continue
@@ -634,7 +641,10 @@ def prune(out: Path, keep: set[Path]) -> None:
             continue
         if match.group(2) and _running_elsewhere(int(match.group(1))):
             continue
+        if lease.held(candidate):
+            continue  # a server may still answer from it (`catalog.lease`)
         _discard(candidate, trash_folder(out))
+        lease.forget(candidate)
 
 
 def trash_folder(out: Path) -> Path:

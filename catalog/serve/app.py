@@ -51,6 +51,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalog.ids import is_valid_id
+from catalog.lease import Lease
 from catalog.serve.cors import Cors
 from catalog.serve.fast import (
     FAST_METHODS,
@@ -88,6 +89,8 @@ class Served:
 
     def __init__(self, site: LoadedSite) -> None:
         self.site = site
+        # Held while this site may be answered from, so a build does not retire its folder.
+        self.lease = Lease(site.root)
         self.prepared: PreparedTable = prepare_site(site)
         self.files: ASGIApp = GZipMiddleware(
             _CacheHeaders(StaticFiles(directory=site.root, html=True)),
@@ -120,6 +123,7 @@ class SiteHolder:
         self.site = site
         self.recheck_interval = recheck_interval
         self._served = loaded if isinstance(loaded, Served) else Served(loaded)
+        self._previous: Served | None = None
         self._next_check = time.monotonic() + recheck_interval
         self._loading = False
         self._rejected: str | None = None
@@ -143,7 +147,11 @@ class SiteHolder:
             self._rejected = target
             logger.warning("errcat serve: kept the previous site: %s", exc)
         else:
-            self._served = served
+            # Requests that began on the old site may still be reading its files: it keeps its
+            # lease until the next swap, and the one before it lets go of its own.
+            if self._previous is not None and self._previous.site.root != served.site.root:
+                self._previous.lease.release()
+            self._previous, self._served = self._served, served
             self._rejected = None
         finally:
             self._loading = False
