@@ -294,3 +294,11 @@ def test_errcat_shaped_random_pages_are_mostly_written() -> None:
             assert not _same_or_declined(text)
         else:
             assert _same_or_declined(text), headline
+
+
+def test_blanks_before_a_headings_attribute_list_go_to_python_markdown() -> None:
+    """`# word    { attr }`: attr_list strips the blanks by its own rules, so the frame declines
+    it rather than keep them (found by the random-frames test)."""
+    text = "[Lead](index.md)\n{ .errcat-path }\n\n# word    { data-search-exclude }\n"
+    assert _written(text) is None
+    assert not _same_or_declined(text)

@@ -149,7 +149,9 @@ class _Reader:
         if listed is not None and listed.end() == len(text):
             attrs = tuple(listed.group(1).split(" "))
             text = text[: listed.start()]
-        if text.endswith("#"):
+        # Blanks before an attribute list are the attr_list extension's to strip, by its rules:
+        # such a heading goes to Python-Markdown.
+        if text.endswith("#") or text != text.rstrip():
             raise _Declined
         return Heading(len(found.group(1)), attrs, self.inline(text, links=False))
 
