@@ -112,8 +112,13 @@ def _index_rows(path: Path, data: bytes) -> tuple[dict[str, str], ...]:
     )
 
 
-def _optional(path: Path) -> bytes | None:
-    return path.read_bytes() if path.is_file() else None
+def _optional(root: Path, path: Path) -> bytes | None:
+    if not path.is_file():
+        return None
+    if not _inside(root, str(path)):
+        logger.warning("errcat serve: skipped %s: it leads outside the site", path)
+        return None
+    return path.read_bytes()
 
 
 def _read(path: str) -> bytes:
@@ -130,6 +135,14 @@ def load_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> LoadedSi
     """Check `site` and read its JSON API into memory. Raises SiteError."""
     root = check_site(site, build_hint)
     folder = root / ERRORS_FOLDER
+    # The static files' rule holds for every API file: nothing reached through a symlink that
+    # leads out of the site is ever served. The folder is checked once, so that its entries
+    # need a check of their own only where they are links themselves.
+    for required in (folder, root / API_INDEX):
+        if not _inside(root, str(required)):
+            raise SiteError(
+                f"{required} leads outside the site {root}; rebuild it: {BUILD_COMMAND}"
+            )
     try:
         index_bytes = (root / API_INDEX).read_bytes()
         rows = _index_rows(root / API_INDEX, index_bytes)
@@ -138,15 +151,14 @@ def load_site(site: Path, build_hint: str = f"run: {BUILD_COMMAND}") -> LoadedSi
             for item in listing:
                 ident, dot, suffix = item.name.partition(".")
                 if dot and suffix == "json" and is_valid_id(ident) and item.is_file():
-                    # The static files' rule: a symlink that leads out of the site is never served.
                     if item.is_symlink() and not _inside(root, item.path):
                         logger.warning(
                             "errcat serve: skipped %s: it leads outside the site", item.path
                         )
                         continue
                     entries[ident] = _read(item.path)
-        schema = _optional(root / API_SCHEMA)
-        openapi = _optional(root / API_OPENAPI)
+        schema = _optional(root, root / API_SCHEMA)
+        openapi = _optional(root, root / API_OPENAPI)
     except OSError as exc:
         raise SiteError(f"cannot read the site's API under {root}: {exc}") from None
     return LoadedSite(
