@@ -20,6 +20,8 @@ import tempfile
 import time
 from typing import IO, Any
 
+from catalog import exit_status
+
 OUTPUT_LIMIT = 4000
 """Characters kept from the end of a child's captured output or traceback."""
 
@@ -108,18 +110,6 @@ def _in_child(task: dict[str, Any], result_fd: int, output_fd: int) -> None:
     os._exit(status)
 
 
-def _describe_exit(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        return f"crashed: killed by {name}"
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
-    return f"exited with status {code} before it finished"
-
-
 def _tail(handle: IO[bytes]) -> str:
     handle.seek(0, os.SEEK_END)
     size = handle.tell()
@@ -196,7 +186,7 @@ def run_in_child(task: dict[str, Any], timeout: float) -> dict[str, Any]:
     if not result or status != 0:
         return {
             "ended": "crashed",
-            "detail": _describe_exit(status),
+            "detail": f"{exit_status.describe(status)} before it finished",
             "output": output_text,
             "seconds": seconds,
         }

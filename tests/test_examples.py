@@ -218,7 +218,7 @@ def test_crashing_examples_are_reported(case_run: tuple[Catalog, ExampleRun]) ->
     exits = _result(case_run[1], "exits")
     assert "before exited with status 3 before it finished" in exits.reason
     segfaults = _result(case_run[1], "segfaults")
-    assert "before crashed: killed by SIGSEGV" in segfaults.reason
+    assert "before was killed by SIGSEGV before it finished" in segfaults.reason
 
 
 def test_output_is_captured(case_run: tuple[Catalog, ExampleRun]) -> None:

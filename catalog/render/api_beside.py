@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NoReturn
 
+from catalog import exit_status
 from catalog.render import workers
 from catalog.render.api import write_api
 
@@ -136,7 +137,7 @@ class ApiBeside:
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             shutil.rmtree(self._staging, ignore_errors=True)
             raise ApiWriteFailed(
-                message or f"the process writing them (pid {pid}) {_ended(status)}"
+                message or f"the process writing them (pid {pid}) {exit_status.describe(status)}"
             )
         try:
             _move_into(self._staging, self._site_dir)
@@ -191,17 +192,6 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-
-
-def _ended(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        return f"was killed by {name}"
-    return f"ended with exit status {os.waitstatus_to_exitcode(status)}"
 
 
 def _hold(folder: Path, pids: list[int]) -> None:
