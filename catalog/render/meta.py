@@ -47,14 +47,19 @@ def _closing_bracket(text: str, start: int) -> int:
     return -1
 
 
+def _past_blanks(text: str, index: int) -> int:
+    """The first index at or after `index` that is not a space, tab or newline."""
+    while index < len(text) and text[index] in " \t\n":
+        index += 1
+    return index
+
+
 def _link_end(text: str, start: int) -> int:
     """The index just past the `)` of an inline link's `(destination "title")` opening at
     `start`, or -1 when none is there. A bare destination may hold balanced parentheses
     (`wiki/Foo_(bar)`), an angle-bracketed one spaces: a simple `[^)]*` cut both short and left
     a stray `)` in the text."""
-    index = start + 1
-    while index < len(text) and text[index] in " \t\n":
-        index += 1
+    index = _past_blanks(text, start + 1)
     if index < len(text) and text[index] == "<":
         close = text.find(">", index)
         if close < 0:
@@ -74,15 +79,12 @@ def _link_end(text: str, start: int) -> int:
                     break
                 depth -= 1
             index += 1
-    while index < len(text) and text[index] in " \t\n":
-        index += 1
+    index = _past_blanks(text, index)
     if index < len(text) and text[index] in _TITLE_CLOSE:
         close = text.find(_TITLE_CLOSE[text[index]], index + 1)
         if close < 0:
             return -1
-        index = close + 1
-        while index < len(text) and text[index] in " \t\n":
-            index += 1
+        index = _past_blanks(text, close + 1)
     return index + 1 if index < len(text) and text[index] == ")" else -1
 
 
