@@ -27,7 +27,6 @@ import argparse
 import http.client
 import json
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -42,6 +41,9 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 ERRCAT = [sys.executable, "-m", "catalog"]
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from serve import errcat_server  # noqa: E402  (bench/serve.py: one way to start a server)
 
 
 @dataclass
@@ -87,21 +89,6 @@ def build(project: Path) -> None:
     done = subprocess.run([*ERRCAT, "build"], cwd=project, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"bench/faults.py: errcat build failed: {done.stderr.strip()[-400:]}")
-
-
-@contextmanager
-def serving(site: Path) -> Iterator[int]:
-    command = [*ERRCAT, "serve", "--site", str(site), "--port", "0"]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
-        try:
-            assert process.stdout is not None
-            line = process.stdout.readline()
-            if not line.startswith("Serving "):
-                sys.exit(f"bench/faults.py: errcat serve did not start: {line!r}")
-            yield int(line.split("http://127.0.0.1:")[1].split("/")[0])
-        finally:
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=30)
 
 
 def targets(site: Path) -> list[str]:
@@ -235,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         build(project)
         site = project / "build" / "site"
         paths = targets(site)
-        with serving(site) as port:
+        with errcat_server(site) as port:
             with loaded(port, paths, args.clients) as load:
                 time.sleep(args.seconds)
             reports.append(load.summary("baseline"))
