@@ -137,10 +137,22 @@ ROW_KEYS = ("id", "message", "exception", "name", "status", "module", "url")
 
 Row = tuple[str, str, str, str, str, str, str]
 """An entry's `ROW_KEYS` values."""
-Spec = tuple[tuple[str, ...], tuple[str, ...], int, bytes | None, bool, str, bool]
+Spec = tuple[tuple[str, ...], tuple[str, ...], int, bytes | None, bool, str, bool, bool]
 """A template's precomputed matching data: its literal pieces (`LiteralPattern.literals`),
-placeholder fields, literal characters, anchor (None for a weak template), whether it starts with a placeholder, its
-longest literal piece, and whether its entry has a generated class."""
+placeholder fields, literal characters, anchor (None for a weak template), whether it starts
+with a placeholder, its longest literal piece, whether its entry has a generated class, and
+whether it is only the first line of a multi-line message (see `first_line`)."""
+
+
+def first_line(message: str) -> str | None:
+    """The first line of a multi-line template, or None for a one-line one.
+
+    People paste a multi-line error by its first line as often as whole (a log keeps one line
+    per record, a chat message the headline), so each multi-line template is matched by its
+    first line too, as a template of its own under the same entry.
+    """
+    line, newline, _rest = message.partition("\n")
+    return line if newline else None
 
 
 @dataclass(frozen=True)
@@ -169,7 +181,7 @@ class MatcherTable:
         from catalog.exceptions import has_typed_class
         from catalog.placeholders import literal_text, parse_placeholders
 
-        prepared: list[tuple[Row, list[str], tuple[str, ...], int, tuple[str, ...]]] = []
+        prepared: list[tuple[Row, str, list[str], tuple[str, ...], int, tuple[str, ...]]] = []
         for row in rows:
             values: Row = (
                 row["id"],
@@ -180,13 +192,17 @@ class MatcherTable:
                 row.get("module", ""),
                 row.get("url", ""),
             )
-            safe, literals_of, literal_chars = _compile(values[1])
-            fields = tuple(p.field for p in parse_placeholders(values[1]))
-            if len("".join(literal_text(values[1]).split())) < MIN_LITERAL_CHARS:
-                safe = []
-            prepared.append((values, safe, literals_of, literal_chars, fields))
+            # The whole message, then (for a multi-line one) its first line, right after it so
+            # that "the first template of an id or name" is always the whole message's.
+            line = first_line(values[1])
+            for matched in (values[1],) if line is None else (values[1], line):
+                safe, literals_of, literal_chars = _compile(matched)
+                fields = tuple(p.field for p in parse_placeholders(matched))
+                if len("".join(literal_text(matched).split())) < MIN_LITERAL_CHARS:
+                    safe = []
+                prepared.append((values, matched, safe, literals_of, literal_chars, fields))
         frequency: dict[str, int] = {}
-        for _row, safe, *_rest in prepared:
+        for _row, _matched, safe, *_rest in prepared:
             for word in set(safe):
                 frequency[word] = frequency.get(word, 0) + 1
         templates: list[bytes] = []
@@ -194,8 +210,11 @@ class MatcherTable:
         by_name: dict[str, int] = {}
         by_anchor: dict[bytes, list[int]] = {}
         by_untyped: dict[str, list[int]] = {}
-        for index, (values, safe, literals_of, literal_chars, fields) in enumerate(prepared):
-            message, exception, name = values[1], values[2], values[3]
+        for index, (values, message, safe, literals_of, literal_chars, fields) in enumerate(
+            prepared
+        ):
+            exception, name = values[2], values[3]
+            part = message is not values[1]
             anchor = (
                 min(safe, key=lambda w: _anchor_rank(w, frequency[w])).encode("utf-8")
                 if safe
@@ -217,6 +236,7 @@ class MatcherTable:
                 starts_with_field,
                 fragment,
                 typed,
+                part,
             )
             templates.append(marshal.dumps((values, spec)))
             by_id.setdefault(values[0], index)
@@ -224,7 +244,7 @@ class MatcherTable:
                 by_name.setdefault(name, index)
             if anchor is not None:
                 by_anchor.setdefault(anchor, []).append(index)
-            if not typed:
+            if not typed and not part:
                 by_untyped.setdefault(exception, []).append(index)
         return cls(
             templates=tuple(templates),
@@ -399,10 +419,17 @@ class _Template:
     """The longest literal piece: a substring test that rejects most candidates at C speed."""
     typed: bool
     """Whether the entry has a generated class (its `name` is then what tracebacks print)."""
+    first_line: bool
+    """Whether it is the first line of a multi-line message rather than the whole message."""
 
     @property
     def weak(self) -> bool:
         return self.anchor is None
+
+    @cached_property
+    def multiline(self) -> bool:
+        """Whether its literal text spans lines: only such templates can match a whole paste."""
+        return any("\n" in literal for literal in self.literals)
 
     @cached_property
     def pattern(self) -> LiteralPattern:
@@ -537,13 +564,30 @@ class MessageMatcher:
         """
         lines = [line for line in message.splitlines() if line.strip()]
         if len(lines) > 1:
-            seen: dict[str, MatchResult] = {}
+            # A multi-line message pasted whole matches as one text first, so that its entry
+            # ranks by all its literal text rather than by one of its lines.
+            seen = {result.id: result for result in self._match_whole(message.strip())}
             for line in lines:
-                for result in self._match_line(line.strip()):
+                for result in self._match_paste(line.strip()):
                     seen.setdefault(result.id, result)
             return sorted(seen.values(), key=lambda r: (-r.literal_chars, r.id))
         query = message.strip()
-        return self._named(query) or self._match_line(query)
+        return self._named(query) or self._match_paste(query)
+
+    def _match_whole(self, text: str) -> list[MatchResult]:
+        """The multi-line templates that several lines, taken as one text, match."""
+        text = text[:MAX_LINE_CHARS]
+        candidates = [i for i in self._candidates(text) if self._template(i).multiline]
+        return self._best(text, candidates, full=True) or self._best(text, candidates, full=False)
+
+    def _match_paste(self, line: str) -> list[MatchResult]:
+        """One line's matches, read as written and, where it prints Python strings (a KeyError,
+        a list or dict of messages), through each string's value too: the most specific win."""
+        found = self._match_line(line)
+        variants = printed_variants(line[:MAX_LINE_CHARS])
+        if not variants:
+            return found
+        return _most_specific(found, *(self._match_line(variant) for variant in variants))
 
     def _named(self, query: str) -> list[MatchResult]:
         """The entries a whole query names: an id, or a class name (a generated class's,
@@ -707,6 +751,71 @@ def _most_specific(*found: list[MatchResult]) -> list[MatchResult]:
             best.setdefault(result.id, result)
     top = max((result.literal_chars for result in best.values()), default=0)
     return sorted((r for r in best.values() if r.literal_chars == top), key=lambda r: r.id)
+
+
+MAX_PRINTED_STRINGS = 32
+"""Most string literals of one printed value read as messages of their own."""
+_PRINTED_START = "'\"[{("
+_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+def printed_strings(text: str) -> list[str]:
+    """The values of the Python string literals in `text`, as `repr` writes them, in order.
+
+    `str(KeyError(message))` is the message's repr (`'can\\'t find "x"'`), and errors that
+    collect messages print them inside a list or dict (`{'x': ['Not a valid integer.']}`). Only
+    the escapes `repr` writes are decoded; any other backslash stays as it is. An unclosed
+    literal ends the reading.
+    """
+    found: list[str] = []
+    index = 0
+    while len(found) < MAX_PRINTED_STRINGS:
+        starts = [at for at in (text.find("'", index), text.find('"', index)) if at >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        quote = text[start]
+        value: list[str] = []
+        index = start + 1
+        while index < len(text) and text[index] != quote:
+            char = text[index]
+            if char == "\\" and index + 1 < len(text):
+                code = text[index + 1]
+                if code in _SIMPLE_ESCAPES:
+                    value.append(_SIMPLE_ESCAPES[code])
+                    index += 2
+                    continue
+                width = _HEX_ESCAPES.get(code, 0)
+                digits = text[index + 2 : index + 2 + width]
+                if (
+                    width
+                    and len(digits) == width
+                    and all(c in string.hexdigits for c in digits)
+                    and int(digits, 16) <= 0x10FFFF
+                ):
+                    value.append(chr(int(digits, 16)))
+                    index += 2 + width
+                    continue
+            value.append(char)
+            index += 1
+        if index >= len(text):
+            break
+        found.append("".join(value))
+        index += 1
+    return found
+
+
+def printed_variants(line: str) -> list[str]:
+    """The readings of a line that prints Python strings: after an optional `Class: ` prefix
+    (kept, so that the class still narrows the match), a text that starts as a printed value
+    does (a quote, bracket or brace) gives each non-blank string literal in it."""
+    prefix = _CLASS_PREFIX.match(line)
+    head, body = (line[: prefix.start(3)], prefix.group(3)) if prefix else ("", line)
+    body = body.strip()
+    if not body or body[0] not in _PRINTED_START:
+        return []
+    return [head + value for value in printed_strings(body) if value.strip()]
 
 
 def catalog_rows(catalog: Catalog, base_url: str = "") -> Iterator[dict[str, str]]:

@@ -80,7 +80,34 @@ EDGE_ROWS = [
      "exception": "RuntimeError", "name": "BadSizeFor"},
     {"id": "00000000000000d6", "message": "bad size for the cache", "exception": "ValueError",
      "name": "BadSize"},
+    {"id": "00000000000000e1", "exception": "RuntimeError", "name": "StateDictMismatch",
+     "message": "Error(s) in loading state_dict for {name}:\n\tMissing key(s) in state_dict: {keys}."},
+    {"id": "00000000000000e2", "message": "buffer name can't contain \".\"",
+     "exception": "KeyError", "name": "DottedBufferName"},
+    {"id": "00000000000000e3", "message": "Not a valid integer.", "exception": "ValueError",
+     "name": "NotAnInteger"},
+    {"id": "00000000000000e4", "exception": "mypkg.errors.LoadFailed", "name": "Unreadable",
+     "message": "{path}:\n  cannot be read"},
 ]  # fmt: skip
+PASTES = {
+    # A multi-line message whole, after its class, under a traceback, and by its first line.
+    "RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "
+    '"fc.weight".': "00000000000000e1",
+    "Traceback (most recent call last):\n  File 'x.py', line 3\nRuntimeError: Error(s) in "
+    'loading state_dict for Net:\n\tMissing key(s) in state_dict: "w".\n': "00000000000000e1",
+    "Error(s) in loading state_dict for Net:": "00000000000000e1",
+    "RuntimeError: Error(s) in loading state_dict for Net:": "00000000000000e1",
+    # A multi-line message whose first line is only a placeholder: whole pastes only.
+    "mypkg.errors.LoadFailed: /etc/x.toml:\n  cannot be read": "00000000000000e4",
+    # str() of a KeyError is its message's repr; containers print theirs.
+    "KeyError: 'buffer name can\\'t contain \".\"'": "00000000000000e2",
+    "'buffer name can\\'t contain \".\"'": "00000000000000e2",
+    "{'age': ['Not a valid integer.']}": "00000000000000e3",
+    "marshmallow.exceptions.ValidationError: {'age': ['Not a valid integer.'], 'n': ['x']}": (
+        "00000000000000e3"
+    ),
+    "['na\\xefve fa\\xe7ade 3 \\U0001f680 lanc\\xe9e']": "00000000000000c2",
+}
 EDGE_QUERIES = [
     "packaging.version.InvalidVersion: Invalid version: 'x' is out of range",
     "Invalid version: 'x' is out of range",
@@ -116,6 +143,10 @@ EDGE_QUERIES = [
     "ValueError: bad shape",
     "",
     "   ",
+    *PASTES,
+    "KeyError: 'unclosed",
+    "['\\q', '']",
+    "Error(s) in loading state_dict",
 ]
 
 
@@ -269,4 +300,13 @@ def test_the_browser_matcher_agrees_on_edge_cases() -> None:
         zip(EDGE_QUERIES, python, strict=True)
     )
     # The table is not vacuous: most queries find something.
-    assert sum(bool(found) for found in python) >= len(EDGE_QUERIES) - 5
+    assert sum(bool(found) for found in python) >= len(EDGE_QUERIES) - 8
+
+
+def test_pastes_of_multi_line_and_printed_messages_find_their_entry_first() -> None:
+    """Whole or first-line pastes of a multi-line message, a KeyError's repr and a message in a
+    printed list or dict each put their entry first (the browser agrees: the edge-case test)."""
+    found = dict(zip(PASTES, _python(EDGE_ROWS, list(PASTES)), strict=True))
+    assert {paste: ids[:1] for paste, ids in found.items()} == {
+        paste: [ident] for paste, ident in PASTES.items()
+    }

@@ -16,7 +16,11 @@ would be taken for an API document), as compact JSON:
      "exceptions": [[<exception>, <1 when its entries have a generated class, else 0>], ...],
      "modules": [<module>, ...],
      "entries": [[<id>, <name>, <exception index>, <module index>, <anchor or null>,
-                  [<literal>, <placeholder>, <literal>, ..., <literal>]], ...]}
+                  [<literal>, <placeholder>, <literal>, ..., <literal>](, 1)], ...]}
+
+An entry whose message spans lines is followed by one for its first line alone (the pieces of
+that line, and a seventh item, 1), as `MatcherTable.build` adds it: a paste of the first line
+finds the entry as a paste of the whole message does.
 
 Entries are in catalog order, as `MatcherTable.build` takes them, since "the first entry of a
 name" must mean the same in both matchers. Literals are the template's text with braces
@@ -31,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catalog.explain import MatcherTable, MessageMatcher, catalog_rows
+from catalog.explain import MatcherTable, MessageMatcher, catalog_rows, first_line
 
 if TYPE_CHECKING:
     from catalog.model import Catalog
@@ -68,22 +72,22 @@ def index_of_rows(rows: Iterable[Mapping[str, str]], generated_module: str) -> d
     for index in range(len(table.templates)):
         row, spec = table.template(index)
         entry_id, message, exception, name, _status, module, _url = row
-        anchor, typed = spec[3], spec[6]
+        anchor, typed, part = spec[3], spec[6], spec[7]
         if exception not in exceptions:
             exceptions[exception] = len(exceptions)
             typed_flags.append(int(typed))
         if module not in modules:
             modules[module] = len(modules)
-        entries.append(
-            [
-                entry_id,
-                name,
-                exceptions[exception],
-                modules[module],
-                anchor.decode("utf-8") if anchor is not None else None,
-                pieces(message),
-            ]
-        )
+        line = first_line(message) if part else None
+        entry = [
+            entry_id,
+            name,
+            exceptions[exception],
+            modules[module],
+            anchor.decode("utf-8") if anchor is not None else None,
+            pieces(message if line is None else line),
+        ]
+        entries.append(entry if line is None else [*entry, 1])
     return {
         "format": FORMAT,
         "module": generated_module,

@@ -96,11 +96,73 @@
     return [...byId.values()].filter((r) => r.literalChars === top).sort(compareIds);
   }
 
+  function truncated(text) {
+    const points = codePoints(text);
+    return points.length > MAX_LINE_CHARS ? points.slice(0, MAX_LINE_CHARS).join("") : text;
+  }
+
+  const MAX_PRINTED_STRINGS = 32;
+  const SIMPLE_ESCAPES = { "\\": "\\", "'": "'", '"': '"', n: "\n", r: "\r", t: "\t" };
+  const HEX_ESCAPES = { x: 2, u: 4, U: 8 };
+  const HEX = /^[0-9a-fA-F]+$/;
+
+  /* `printed_strings`: the values of the Python string literals in `text`, as repr writes them. */
+  function printedStrings(text) {
+    const found = [];
+    let index = 0;
+    while (found.length < MAX_PRINTED_STRINGS) {
+      const starts = [text.indexOf("'", index), text.indexOf('"', index)].filter((at) => at >= 0);
+      if (!starts.length) break;
+      const start = Math.min(...starts);
+      const quote = text[start];
+      let value = "";
+      index = start + 1;
+      while (index < text.length && text[index] !== quote) {
+        const char = text[index];
+        if (char === "\\" && index + 1 < text.length) {
+          const code = text[index + 1];
+          if (Object.prototype.hasOwnProperty.call(SIMPLE_ESCAPES, code)) {
+            value += SIMPLE_ESCAPES[code];
+            index += 2;
+            continue;
+          }
+          const width = HEX_ESCAPES[code] || 0;
+          const digits = text.slice(index + 2, index + 2 + width);
+          if (width && digits.length === width && HEX.test(digits) &&
+              parseInt(digits, 16) <= 0x10ffff) {
+            value += String.fromCodePoint(parseInt(digits, 16));
+            index += 2 + width;
+            continue;
+          }
+        }
+        value += char;
+        index += 1;
+      }
+      if (index >= text.length) break;
+      found.push(value);
+      index += 1;
+    }
+    return found;
+  }
+
+  /* `printed_variants`: a line that prints Python strings, read through each string's value
+   * (after its `Class: ` prefix, kept). */
+  function printedVariants(line) {
+    const prefix = CLASS_PREFIX.exec(line);
+    const head = prefix ? line.slice(0, line.length - prefix[3].length) : "";
+    const body = strip(prefix ? prefix[3] : line);
+    if (!body || !"'\"[{(".includes(body[0])) return [];
+    return printedStrings(body).filter((value) => strip(value) !== "").map((value) => head + value);
+  }
+
   /* One template, with what the Python matcher precomputes (catalog/explain.py `_compile`). */
   class Template {
     constructor(row, index) {
-      const [id, name, exception, module, anchor, pieces] = row;
+      const [id, name, exception, module, anchor, pieces, part] = row;
       this.id = id;
+      // The first line of a multi-line message, matched on its own (`first_line` in Python).
+      this.part = part === 1;
+      this.whole = null;
       this.name = name;
       this.exception = index.exceptions[exception][0];
       this.typed = index.exceptions[exception][1] === 1;
@@ -118,6 +180,7 @@
         .reduce((a, b) => (b.length > a.length ? b : a), "");
       this.startsWithField = fields > 0 && literals[0] === "";
       this.literals = literals;
+      this.multiline = literals.some((literal) => literal.includes("\n"));
       this.kept = kept;
       this.blanks = blanks;
       this.beforeEdge = isWordChar(codePoints(literals[0])[0]);
@@ -198,6 +261,7 @@
 
     /* What titles show: the message as the catalog writes it, or what stands for an empty one. */
     get headline() {
+      if (this.whole) return this.whole.headline;
       const shown = this.pieces.map((piece, i) =>
         i % 2 === 0 ? piece.replace(/[{}]/g, "$&$&") : "{" + piece + "}").join("");
       return shown || this.exception.split(".").pop() + " without a message";
@@ -229,7 +293,7 @@
           this.byAnchor.get(anchor).push(i);
         }
         const [qualified, typed] = index.exceptions[exception];
-        if (typed !== 1) {
+        if (typed !== 1 && row[6] !== 1) {
           if (!this.byUntypedClass.has(qualified)) this.byUntypedClass.set(qualified, []);
           this.byUntypedClass.get(qualified).push(i);
         }
@@ -241,7 +305,11 @@
     }
 
     template(i) {
-      return this.built[i] || (this.built[i] = new Template(this.index.entries[i], this.index));
+      if (this.built[i]) return this.built[i];
+      const template = (this.built[i] = new Template(this.index.entries[i], this.index));
+      // Titled as its whole message, which is always the entry's first template.
+      if (template.part) template.whole = this.template(this.byId.get(template.id));
+      return template;
     }
 
     /* The entries `message` matches, best first (`MessageMatcher.match`). */
@@ -249,8 +317,9 @@
       const lines = message.split(LINE_BREAK).filter((line) => strip(line) !== "");
       if (lines.length > 1) {
         const seen = new Map();
+        for (const result of this.matchWhole(strip(message))) seen.set(result.id, result);
         for (const line of lines) {
-          for (const result of this.matchLine(strip(line))) {
+          for (const result of this.matchPaste(strip(line))) {
             if (!seen.has(result.id)) seen.set(result.id, result);
           }
         }
@@ -258,7 +327,22 @@
       }
       const query = strip(message);
       const named = this.named(query);
-      return named.length ? named : this.matchLine(query);
+      return named.length ? named : this.matchPaste(query);
+    }
+
+    /* `_match_whole`: the multi-line templates that several lines, as one text, match. */
+    matchWhole(text) {
+      text = truncated(text);
+      const candidates = this.candidates(text).filter((i) => this.template(i).multiline);
+      return this.best(text, candidates, true) || this.best(text, candidates, false) || [];
+    }
+
+    /* `_match_paste`: a line as written and through the Python strings it prints. */
+    matchPaste(line) {
+      const found = this.matchLine(line);
+      const variants = printedVariants(truncated(line));
+      if (!variants.length) return found;
+      return mostSpecific(found, ...variants.map((variant) => this.matchLine(variant))) || [];
     }
 
     named(query) {
