@@ -16,6 +16,11 @@ same plugin on its composed folder, there only for the rendering.
 A catalog with findings fails a build (PluginError naming each file and line). Under `mkdocs
 serve` it does not stop the server: every page errcat generates answers with the findings
 (`catalog.findings_page`) and the terminal lists them, until an edit leaves the catalog valid.
+
+A file of the package the scanner cannot parse is a warning (`path:line:col: cannot scan: ...`,
+as `errcat check` prints it): a strict build stops on it, a lax one publishes the pages without
+that file's raise sites. A strict `mkdocs serve` shows the findings page instead, as for the
+catalog, since the warning would abort the rebuild and every request would wait on it.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from mkdocs.config import base
@@ -47,6 +52,10 @@ from catalog.render.site_settings import (
     add_extensions,
     add_theme_settings,
 )
+
+if TYPE_CHECKING:
+    from catalog.findings_page import Subject
+    from extractor.model import ScanFailure
 
 log = logging.getLogger("mkdocs.plugins.errcat")
 
@@ -152,7 +161,9 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             if self._serving:
                 # Aborting here would leave `mkdocs serve` stuck until the catalog is fixed,
                 # every request hanging; the author sees the findings in the browser instead.
-                return self._show_findings(files, config, project, exc.findings)
+                return self._show_findings(
+                    files, config, project, exc.findings, _catalog_ids(project), "catalog"
+                )
             # PluginError prints without a traceback; the findings name each file and line.
             listed = "\n".join(finding.format(project.root) for finding in exc.findings)
             raise PluginError(f"errcat: the catalog is invalid:\n{listed}") from None
@@ -161,8 +172,15 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         inputs = gather(
             project, catalog, site_url=site_url, repo_url=repo_url, site_name=config.site_name
         )
-        for failure in inputs.scan_failures:
-            log.warning("cannot scan %s; its raise sites are missing from the pages", failure)
+        unparsed = [_scan_finding(project.root, failure) for failure in inputs.scan_failures]
+        if unparsed and self._serving and config.strict:
+            ids = {entry.id for entry in catalog}
+            return self._show_findings(files, config, project, unparsed, ids, "package")
+        for finding in unparsed:
+            log.warning(
+                "errcat: %s (its raise sites are missing from the pages)",
+                finding.format(project.root),
+            )
         content = render(inputs)
         for path in content.fast:
             existing = files.get_file_from_path(path)
@@ -182,12 +200,18 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         return files
 
     def _show_findings(
-        self, files: Files, config: MkDocsConfig, project: Config, findings: list[Finding]
+        self,
+        files: Files,
+        config: MkDocsConfig,
+        project: Config,
+        findings: list[Finding],
+        ids: set[str],
+        subject: Subject,
     ) -> Files:
-        """Every page errcat would generate, and every page of the last good build, as the
-        findings page; the findings are logged too, for the terminal."""
+        """Every page errcat would generate (`ids`: the entries that may have one), and every
+        page of the last good build, as the findings page; the findings are logged too, for the
+        terminal."""
         from catalog.findings_page import findings_page
-        from catalog.loader import read_catalog
         from catalog.render.content import NAV_PAGES, default_nav
 
         self._broken = True
@@ -196,19 +220,15 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         # stuck; the findings are then logged at INFO, which mkdocs shows all the same.
         level = logging.INFO if config.strict else logging.WARNING
         count = f"{len(findings)} problem{'' if len(findings) == 1 else 's'}"
-        log.log(level, "errcat: the catalog has %s; its pages show them until fixed:", count)
+        log.log(level, "errcat: the %s has %s; its pages show them until fixed:", subject, count)
         for finding in findings:
             log.log(level, "errcat: %s", finding.format(project.root))
         # The pages links and open browsers may point at: the indexes, whatever the last good
-        # build had, and every entry the files mention, loaded or not.
-        loaded = read_catalog(project.catalog)
-        ids = {entry.id for entry in loaded.catalog} | set(loaded.broken)
-        for finding in loaded.findings:
-            ids |= _written_ids(finding.path)
+        # build had, and each entry's page.
         paths = self._shown | set(NAV_PAGES) | {f"errors/{entry_id}.md" for entry_id in ids}
         if config.nav is None:
             config.nav = default_nav([f.src_uri for f in files.documentation_pages()])
-        text = findings_page(findings, project.root)
+        text = findings_page(findings, project.root, subject)
         for path in sorted(paths):
             if files.get_file_from_path(path) is None:
                 files.append(File.generated(config, path, content=text))
@@ -280,6 +300,29 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if project.package.is_dir():
             server.watch(str(project.package))
         return server
+
+
+def _catalog_ids(project: Config) -> set[str]:
+    """The entries an invalid catalog holds, loaded or not: every entry the files mention."""
+    from catalog.loader import read_catalog
+
+    loaded = read_catalog(project.catalog)
+    ids = {entry.id for entry in loaded.catalog} | set(loaded.broken)
+    for finding in loaded.findings:
+        ids |= _written_ids(finding.path)
+    return ids
+
+
+def _scan_finding(root: Path, failure: ScanFailure) -> Finding:
+    """A file the scanner could not read, worded as `errcat check` reports it."""
+    return Finding(
+        root / failure.path,
+        failure.line,
+        failure.column,
+        f"cannot scan: {failure.message}",
+        "fix the file so Python can parse it",
+        stage="sites",
+    )
 
 
 _WRITTEN_ID = re.compile(r"""^[ -]*id: *["']?([0-9a-f]{16})["']? *$""", re.MULTILINE)
