@@ -56,6 +56,34 @@ def _terminate_raises(command: str | None) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+_SCAN_PACKAGE = frozenset({"scan", "check", "new", "migrate", "codegen", "build", "stats"})
+"""Commands that need the configured package folder (`scan` only without PATH)."""
+_READ_CATALOG = frozenset({"explain"})
+"""Commands that only answer from the catalog, so need its folder."""
+
+
+def _project_problem(args: argparse.Namespace) -> str | None:
+    """Why the project cannot serve this command, or None. Checked before the command runs, so
+    that it writes nothing (no cache, no site, no generated module) for a wrong folder."""
+    from catalog.config import catalog_problem, load_config, package_problem
+
+    command = args.command
+    if command == "scan" and args.paths:
+        return None
+    if command not in _SCAN_PACKAGE and command not in _READ_CATALOG:
+        return None
+    try:
+        config = load_config()
+    except ConfigError:
+        return None  # the command reads it again and reports it in its own words
+    if command in _READ_CATALOG:
+        return catalog_problem(config)
+    problem = package_problem(config)
+    if problem is not None and command == "scan":
+        problem += ", or pass PATH"
+    return problem
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="errcat",
@@ -84,6 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        problem = _project_problem(args)
+        if problem is not None:
+            print(f"errcat {args.command}: {problem}", file=sys.stderr)
+            return EXIT_USAGE
         with _terminate_raises(args.command):
             return int(args.handler(args))
     except ConfigError as exc:

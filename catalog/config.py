@@ -9,6 +9,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from extractor.scan import DEFAULT_MAX_FILE_SIZE
+
 DEFAULT_PACKAGE = "runtime"
 DEFAULT_CATALOG = "catalog/errors"
 DEFAULT_GENERATED = "runtime/errors.py"
@@ -37,6 +39,8 @@ class Config:
     """Glob patterns, relative to `package`, of files to skip."""
     has_pyproject: bool = False
     """Whether a pyproject.toml was found; without one errcat runs on defaults."""
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    """Bytes above which a file is reported as a scan failure and not parsed."""
 
 
 def find_root(start: Path) -> Path | None:
@@ -64,6 +68,17 @@ def _string(table: dict[str, object], key: str, default: str, where: Path) -> st
     if not isinstance(value, str) or not value:
         raise ConfigError(
             f"{where}: [tool.errcat] {key} has value {value!r}; expected a path string"
+        )
+    return value
+
+
+def _positive_int(table: dict[str, object], key: str, default: int, where: Path) -> int:
+    value = table.get(key, default)
+    # TOML booleans are Python bools, which are ints: `max_file_size = true` is a mistake.
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"{where}: [tool.errcat] {key} has value {value!r}; expected a whole number of "
+            "bytes >= 1 (for example 2_000_000)"
         )
     return value
 
@@ -97,7 +112,41 @@ def load_config(start: Path | None = None) -> Config:
         include=_string_list(table, "include", DEFAULT_INCLUDE, where),
         exclude=_string_list(table, "exclude", (), where),
         has_pyproject=root is not None,
+        max_file_size=_positive_int(table, "max_file_size", DEFAULT_MAX_FILE_SIZE, where),
     )
+
+
+def _problem(config: Config, head: str, key: str, what: str) -> str:
+    if not config.has_pyproject:
+        return (
+            f"{head} and no pyproject.toml in {config.root} or above it; run errcat in the "
+            "project's folder, or errcat init there to configure it"
+        )
+    return f"{head}; set [tool.errcat] {key} in {config.root / 'pyproject.toml'} to {what}"
+
+
+def package_problem(config: Config) -> str | None:
+    """What is wrong with the configured package folder, with the fix; None when it is a folder.
+
+    Checked before a command that scans the package does anything, so that a wrong folder is
+    one line on stderr instead of a traceback, and nothing (cache, site) is written for it.
+    """
+    package = config.package
+    if package.is_dir():
+        return None
+    head = f"the package {package} is not a folder" if package.exists() else None
+    head = head or f"no package folder {package}"
+    return _problem(config, head, "package", "the folder to scan, or run errcat init")
+
+
+def catalog_problem(config: Config) -> str | None:
+    """What is wrong with the configured catalog folder, with the fix; None when it is a folder."""
+    catalog = config.catalog
+    if catalog.is_dir():
+        return None
+    head = f"the catalog {catalog} is not a folder" if catalog.exists() else None
+    head = head or f"no catalog folder {catalog}"
+    return _problem(config, head, "catalog", "the YAML files' folder, or run errcat new")
 
 
 DEFAULT_SITE_URL = "http://127.0.0.1:8000/"

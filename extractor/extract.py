@@ -114,6 +114,11 @@ def _extract(
         return _failed(display, 1, 1, f"cannot parse: {exc}")
     if trees is not None:
         trees.append(tree)
+    if "raise" not in source:
+        # No raise statement without the keyword: skip the walk of the tree. The parse itself
+        # stays, for the call summaries (a factory returns an exception without raising it)
+        # and so that a file that does not parse is still a failure.
+        return FileResult(display)
     found = outline(tree, source)
     if not found.raises:
         return FileResult(display)

@@ -4,7 +4,9 @@ Globs match `/`-separated paths relative to a base folder, like `Path.glob`: `*`
 within one segment, `**` as a whole segment matches any number of segments (zero included).
 Folders are walked in name order, following symlinked folders; a symlink back to a folder being
 walked is a loop and becomes a failure record instead of an endless walk. Hidden folders
-(`.name`) and `__pycache__` are not entered.
+(`.name`) and `__pycache__` are not entered. A file whose path is not valid UTF-8 (bytes that
+Python holds as surrogate escapes) is a failure record too: records, the cache and JSON output
+all need text, and the file cannot be named in a report or a docs page as it is.
 """
 
 from __future__ import annotations
@@ -100,6 +102,27 @@ def display_path(path: Path, cwd: Path) -> str:
     return relative.replace(os.sep, "/")
 
 
+def printable(display: str) -> str:
+    """`display` with the bytes of a non-UTF-8 name shown as `\\xff` escapes."""
+    try:
+        display.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(display).decode("utf-8", "backslashreplace")
+    return display
+
+
+def _add(
+    targets: dict[Path, Target], failures: dict[Path, ScanFailure], path: Path, display: str
+) -> None:
+    shown = printable(display)
+    if shown == display:
+        targets.setdefault(path, Target(path, display))
+    elif path not in failures:
+        where = "file" if printable(path.name) != path.name else "folder"
+        message = f"{where} name is not valid UTF-8; rename it"
+        failures[path] = ScanFailure(shown, 1, 1, message)
+
+
 def discover(
     paths: Sequence[Path],
     cwd: Path,
@@ -112,12 +135,13 @@ def discover(
     """
     targets: dict[Path, Target] = {}
     failures: list[ScanFailure] = []
+    misnamed: dict[Path, ScanFailure] = {}
     for given in paths:
         absolute = Path(os.path.abspath(cwd / given))
         if not os.path.lexists(absolute):
             raise PathError(str(given))
         if not absolute.is_dir():
-            targets.setdefault(absolute, Target(absolute, display_path(absolute, cwd)))
+            _add(targets, misnamed, absolute, display_path(absolute, cwd))
             continue
         globs = Globs(absolute, ("**/*.py",), ())
         prefix = ""
@@ -125,9 +149,10 @@ def discover(
             globs = package
             prefix = display_path(absolute, package.base)
             prefix = "" if prefix == "." else prefix + "/"
-        walker = _Walker(cwd, globs, targets, failures)
+        walker = _Walker(cwd, globs, targets, failures, misnamed)
         stat = absolute.stat()
         walker.walk(absolute, prefix, frozenset({(stat.st_dev, stat.st_ino)}))
+    failures.extend(misnamed.values())
     return sorted(targets.values(), key=lambda target: target.display), failures
 
 
@@ -146,11 +171,13 @@ class _Walker:
         globs: Globs,
         targets: dict[Path, Target],
         failures: list[ScanFailure],
+        misnamed: dict[Path, ScanFailure],
     ) -> None:
         self.cwd = cwd
         self.globs = globs
         self.targets = targets
         self.failures = failures
+        self.misnamed = misnamed
 
     def walk(self, folder: Path, prefix: str, ancestors: frozenset[tuple[int, int]]) -> None:
         try:
@@ -182,7 +209,8 @@ class _Walker:
                 self.walk(path, relative + "/", ancestors | {identity})
             elif self.globs.wants(relative):
                 # Broken links and links to themselves are kept: reading them is the failure.
-                self.targets.setdefault(path, Target(path, display_path(path, self.cwd)))
+                _add(self.targets, self.misnamed, path, display_path(path, self.cwd))
 
     def _fail(self, path: Path, message: str) -> None:
-        self.failures.append(ScanFailure(display_path(path, self.cwd), 1, 1, message))
+        shown = printable(display_path(path, self.cwd))
+        self.failures.append(ScanFailure(shown, 1, 1, message))

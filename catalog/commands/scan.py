@@ -95,15 +95,10 @@ def run(args: argparse.Namespace) -> int:
     """Scan, print the sites, and return 0, 1 (failures with --strict) or 2 (bad PATH)."""
     from extractor import PathError, scan_paths
 
+    # A missing package folder is reported before this runs (catalog.cli), like every
+    # command's; a missing PATH is the scan's own to report.
     config = load_config()
     paths: list[str | Path] = list(args.paths) or [config.package]
-    if not args.paths and not config.package.is_dir():
-        print(
-            f"errcat scan: the configured package {config.package} is not a folder; "
-            "set [tool.errcat] package in pyproject.toml or pass PATH",
-            file=sys.stderr,
-        )
-        return 2
     try:
         report = scan_paths(
             paths,
@@ -113,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
             cache_dir=None if args.no_cache else config.root / CACHE_FOLDER,
             jobs=args.jobs,
             progress=sys.stderr.isatty(),
+            max_file_size=config.max_file_size,
         )
     except PathError as exc:
         print(f"errcat scan: {exc}", file=sys.stderr)
