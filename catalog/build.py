@@ -42,7 +42,7 @@ from catalog.findings import CatalogInvalid, Finding
 from catalog.generated_path import check_generated
 from catalog.loader import FileDigests, catalog_key
 from catalog.model import Catalog
-from catalog.project import CACHE_FOLDER
+from catalog.project import cache_folder
 from catalog.render import SiteContent, SiteInputs, gather, render, workers
 from catalog.render.api_beside import ApiBeside, ApiWriteFailed
 from catalog.render.blocks import FastPage
@@ -694,9 +694,9 @@ def sweep(out: Path) -> subprocess.Popen[bytes] | None:
 def _valid_catalog(config: Config) -> Catalog:
     """The validated catalog, from the cache `check` and `stats` keep when it is unchanged
     (parsing a whole-torch catalog's 1,200 YAML files took seconds of every build)."""
-    cache = config.root / CACHE_FOLDER
+    cache = cache_folder(config)
     digests = FileDigests(cache)
-    key = catalog_key(config.catalog, digests)
+    key = catalog_key(config.catalog, digests) if cache is not None else None
     digests.save()
     return load_valid_catalog(config.catalog, cache_dir=cache, key=key)
 
@@ -807,7 +807,7 @@ def build_site(
             _api_staging(out),
             prepared.content.api,
             previous=out,
-            cache=config.root / CACHE_FOLDER,
+            cache=cache_folder(config),
         )
         try:
             api_files.start()

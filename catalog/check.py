@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from catalog import project
 from catalog.config import Config
 from catalog.exceptions import has_typed_class, site_exception
 from catalog.findings import Finding, Severity
@@ -36,7 +37,6 @@ from catalog.loader import FileDigests, catalog_key
 from catalog.match import Match, Matcher, SiteMessages, site_template
 from catalog.model import Catalog, Status
 from catalog.placeholders import parameters
-from catalog.project import CACHE_FOLDER
 from catalog.signature import call_problems, expected_call, mismatch_message
 from catalog.validate import checked_catalog, draft_warnings
 from extractor.model import RaiseSite, ScanReport
@@ -90,9 +90,10 @@ def paused_collector() -> Iterator[None]:
             gc.enable()
 
 
-def cache_folder(config: Config) -> Path:
-    """The project's cache folder, which check and stats share with the scan."""
-    return config.root / CACHE_FOLDER
+def cache_folder(config: Config) -> Path | None:
+    """The project's cache folder, which check and stats share with the scan; None under
+    `--no-cache` (`catalog.project.caching`)."""
+    return project.cache_folder(config)
 
 
 def _ignore_comments(source: str) -> list[tuple[int, int, str]]:
@@ -271,14 +272,15 @@ def _expected_digests(config: Config, catalog: Catalog, key: str | None) -> dict
         if site is not None:
             paths = "\0".join(str(target) for target in targets)
             cache_key = hashlib.sha256(f"{key}\0{paths}\0".encode() + site).hexdigest()
-    cache = cache_folder(config) / CODEGEN_CACHE
-    if cache_key is not None:
+    folder = cache_folder(config)
+    cache = folder / CODEGEN_CACHE if folder is not None else None
+    if cache is not None and cache_key is not None:
         cached = read_cache(cache, cache_key)
         if isinstance(cached, tuple) and len(cached) == len(targets):
             return dict(zip(targets, cached, strict=True))
     files = generated_files(catalog, read_site_settings(config.root).site_url, config.generated)
     digests = {path: None if text is None else _digest(text) for path, text in files.items()}
-    if cache_key is not None:
+    if cache is not None and cache_key is not None:
         write_cache(cache, cache_key, tuple(digests[target] for target in targets))
     return digests
 
@@ -651,8 +653,10 @@ def check_sites_stage(
 def run_check(config: Config, scanner: Scanner, generated_module: str) -> CheckResult:
     """All stages; later stages are skipped when the catalog itself is invalid."""
     result = CheckResult()
-    digests = FileDigests(cache_folder(config))
-    key = catalog_key(config.catalog, digests)
+    cache = cache_folder(config)
+    digests = FileDigests(cache)
+    # No key without a cache: the key only ever names what a cache holds.
+    key = catalog_key(config.catalog, digests) if cache is not None else None
     catalog, findings = check_catalog_stage(config, key)
     result.findings += findings
     result.entries = len(catalog)
@@ -665,7 +669,7 @@ def run_check(config: Config, scanner: Scanner, generated_module: str) -> CheckR
     report = scanner(config)
     result.sites, result.files = len(report.sites), len(report.results)
     result.findings += check_sites_stage(
-        config, catalog, report, generated_module, cache_dir=cache_folder(config), key=key
+        config, catalog, report, generated_module, cache_dir=cache, key=key
     )
     result.findings += draft_warnings(catalog)
     return result

@@ -8,14 +8,42 @@ module name is its path below the *import root*, the folder that holds the packa
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from catalog.config import Config
 from extractor.model import ScanReport
 
 CACHE_FOLDER = ".errcat-cache"
-"""The scan cache's folder, at the project root (git-ignored)."""
+"""The folder of every cache errcat keeps between runs, at the project root (git-ignored)."""
+
+_caching: ContextVar[bool] = ContextVar("errcat_caching", default=True)
+
+
+def cache_folder(config: Config) -> Path | None:
+    """The project's cache folder, or None (nothing is cached) inside `caching(False)`.
+
+    Every stage that keeps something between runs (the scan, the validated catalog, check's
+    outcomes, the site build's pages, theme and API records) asks here, so that `--no-cache`
+    is one switch for all of them, however deep in a command they sit.
+    """
+    return config.root / CACHE_FOLDER if _caching.get() else None
+
+
+@contextlib.contextmanager
+def caching(enabled: bool) -> Iterator[None]:
+    """Within the block, unless `enabled`, `cache_folder` is None: nothing under
+    `CACHE_FOLDER` is read or written (`--no-cache`). A context variable rather than a
+    parameter threaded through every stage, down to the MkDocs plugin, which MkDocs itself
+    calls; `enabled` never turns caches back on inside an outer block that turned them off."""
+    token = _caching.set(_caching.get() and enabled)
+    try:
+        yield
+    finally:
+        _caching.reset(token)
 
 
 def import_root(config: Config) -> Path:
@@ -59,7 +87,7 @@ def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
     """Scan the configured package, without the generated module (it only defines classes).
 
     Paths in the report are relative to the project root. The scan cache is used unless
-    `cache` is False.
+    `cache` is False or this runs inside `caching(False)`.
     """
     from extractor import scan_paths
 
@@ -75,7 +103,7 @@ def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
         include=config.include,
         exclude=exclude,
         base=config.package,
-        cache_dir=config.root / CACHE_FOLDER if cache else None,
+        cache_dir=cache_folder(config) if cache else None,
         cwd=config.root,
     )
 

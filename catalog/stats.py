@@ -148,7 +148,7 @@ def compute_stats(config: Config, scanner: Callable[[Config], ScanReport] | None
 
     `scanner` defaults to scanning the configured package as `errcat check` does. The catalog
     and each site's message come from the project's cache when unchanged, as for `errcat
-    check` (see catalog/check.py).
+    check` (see catalog/check.py), except inside `catalog.project.caching(False)`.
     """
     from catalog.check import cache_folder
     from catalog.loader import FileDigests, catalog_key
@@ -158,13 +158,14 @@ def compute_stats(config: Config, scanner: Callable[[Config], ScanReport] | None
 
     cache = cache_folder(config)
     digests = FileDigests(cache)
-    key = catalog_key(config.catalog, digests)
+    key = catalog_key(config.catalog, digests) if cache is not None else None
     digests.save()
     catalog = load_valid_catalog(config.catalog, cache_dir=cache, key=key)
     report = (scanner or scan_package)(config)
-    messages = SiteMessages.load(cache)
+    messages = SiteMessages.load(cache) if cache is not None else SiteMessages()
     module = generated_module(config)
     matcher = Matcher(catalog, module, messages)
     stats = catalog_stats(catalog, report, module, config.catalog / RESULTS_FILE, matcher)
-    messages.save(cache)
+    if cache is not None:
+        messages.save(cache)
     return stats

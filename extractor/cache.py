@@ -4,8 +4,11 @@ An entry's key hashes the file's bytes and its module name (relative imports and
 in the module depend on it); the folder's name hashes the extractor's version, its own source
 files, the Python version (which decides what `ast` accepts) and libcst's version. Any change to
 the rules therefore looks in a fresh folder, and stale folders are removed when one is created.
-Entries are written to a temporary name and renamed, so readers never see half a file; an entry
-that cannot be read is a miss. The call graph's per-file summaries (`calls.py`) live beside the
+Entries are written to a temporary name and renamed, so readers never see half a file. Each
+entry starts with a BLAKE2b digest of the marshalled record after it: `marshal` decodes a
+changed byte into another value as readily as it refuses it, so an entry whose digest does not
+match (a flipped bit on disk, a file written by something else) is a miss, as is one that
+cannot be read. The call graph's per-file summaries (`calls.py`) live beside the
 scan results under the same fingerprint, in folders of their own prefix (`calls-`).
 """
 
@@ -27,6 +30,7 @@ EXTRACTOR_VERSION = "2"
 """Bump when the meaning of a record changes in a way the source hash would not catch."""
 
 _PREFIX = "scan-"
+_DIGEST_SIZE = 16
 
 
 def _libcst_version() -> str:
@@ -91,8 +95,15 @@ class Cache:
             return None
         try:
             with open(self.folder / key, "rb") as handle:
-                return marshal.loads(handle.read())
-        except (OSError, EOFError, ValueError, TypeError):
+                data = handle.read()
+        except OSError:
+            return None
+        payload = _verified(data)
+        if payload is None:
+            return None
+        try:
+            return marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
             return None
 
     def put_record(self, key: str, record: Any) -> None:
@@ -101,7 +112,8 @@ class Cache:
             if not self._ready:
                 self._create()
             temporary = self.folder / f".{key}.{os.getpid()}.tmp"
-            temporary.write_bytes(marshal.dumps(record))
+            payload = marshal.dumps(record)
+            temporary.write_bytes(_digest(payload) + payload)
             os.replace(temporary, self.folder / key)
         except (OSError, ValueError):
             pass
@@ -113,6 +125,18 @@ class Cache:
                 shutil.rmtree(stale, ignore_errors=True)
         self.folder.mkdir(exist_ok=True)
         self._ready = True
+
+
+def _digest(payload: bytes) -> bytes:
+    return hashlib.blake2b(payload, digest_size=_DIGEST_SIZE).digest()
+
+
+def _verified(data: bytes) -> bytes | None:
+    """The payload of an entry as `put_record` wrote it, or None when any byte differs."""
+    payload = data[_DIGEST_SIZE:]
+    if len(data) < _DIGEST_SIZE or data[:_DIGEST_SIZE] != _digest(payload):
+        return None
+    return payload
 
 
 def result_to_record(result: FileResult) -> tuple[Any, ...]:

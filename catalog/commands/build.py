@@ -1,5 +1,6 @@
-"""`errcat build [--out DIR] [--site-url URL] [--wait SECONDS]`: the docs site and the JSON
-API, switched in atomically; one build at a time per folder, the others wait for their turn."""
+"""`errcat build [--out DIR] [--site-url URL] [--wait SECONDS] [--no-cache]`: the docs site and
+the JSON API, switched in atomically; one build at a time per folder, the others wait for their
+turn."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long to wait for another build of the same folders to finish before giving "
         "up with exit 2 (default: 600; 0: do not wait)",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="render and validate everything afresh, reading and writing nothing in .errcat-cache/",
     )
 
 
@@ -80,12 +86,16 @@ def run(args: argparse.Namespace) -> int:
     from catalog.commands.common import print_findings
     from catalog.config import ConfigError, load_config
     from catalog.findings import CatalogInvalid
+    from catalog.project import caching
 
     try:
         config = load_config()
         out = args.out or config.root / BUILD_FOLDER / "site"
         wait = WAIT_SECONDS if args.wait is None else args.wait
-        result = build_site(config, out, wait=wait, on_wait=_announce_wait, site_url=args.site_url)
+        with caching(not args.no_cache):
+            result = build_site(
+                config, out, wait=wait, on_wait=_announce_wait, site_url=args.site_url
+            )
     except ConfigError as exc:
         print(f"errcat build: {exc}", file=sys.stderr)
         return 2

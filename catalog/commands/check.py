@@ -1,5 +1,5 @@
-"""`errcat check [--json] [--examples] [--format github]`: the staged drift gate, and the
-executed examples; `--format github` prints the findings as GitHub Actions annotations."""
+"""`errcat check [--json] [--examples] [--format github] [--no-cache]`: the staged drift gate,
+and the executed examples; `--format github` prints the findings as GitHub Actions annotations."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="text: path:line:col: lines (default); github: GitHub Actions workflow commands "
         "(::error file=...,line=...,col=...::...), which annotate the lines in a pull request",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="scan, load and check everything afresh, reading and writing nothing in "
+        ".errcat-cache/",
     )
 
 
@@ -197,8 +203,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the check; the cyclic garbage collector is paused meanwhile (see
     `catalog.check.paused_collector`)."""
     from catalog.check import paused_collector
+    from catalog.project import caching
 
-    with paused_collector():
+    with paused_collector(), caching(not args.no_cache):
         return _run(args)
 
 

@@ -1,4 +1,4 @@
-"""`errcat stats [--json]`: coverage figures of the catalog and the package."""
+"""`errcat stats [--json] [--no-cache]`: coverage figures of the catalog and the package."""
 
 from __future__ import annotations
 
@@ -14,14 +14,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object instead of lines"
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="scan and load everything afresh, reading and writing nothing in .errcat-cache/",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the figures; the cyclic garbage collector is paused meanwhile (see
     `catalog.check.paused_collector`)."""
     from catalog.check import paused_collector
+    from catalog.project import caching
 
-    with paused_collector():
+    with paused_collector(), caching(not args.no_cache):
         return _run(args)
 
 

@@ -11,7 +11,10 @@ the last `KEEP_GENERATIONS` used are removed, so the file tracks the site rather
 history.
 
 Any trouble with the file (locked for too long, damaged, unwritable) turns the cache off for the
-build: a build never fails because of its cache, it is only slower.
+build: a build never fails because of its cache, it is only slower. A value that does not
+decompress (zlib checks a digest of what it compressed) is a miss, written again; a file SQLite
+finds damaged is removed, so that the next opening starts an empty one rather than every
+build after it running without a cache.
 """
 
 from __future__ import annotations
@@ -31,6 +34,11 @@ KEEP_GENERATIONS = 10
 """Generations a value may go unused before it is removed: the last 5 builds."""
 _BATCH = 500
 _TIMEOUT_SECONDS = 5.0
+_DAMAGED = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
+def _damaged(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.DatabaseError) and exc.sqlite_errorname in _DAMAGED
 
 
 class SiteCache:
@@ -52,7 +60,14 @@ class SiteCache:
         self.misses = 0
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            self._db = self._open(new_generation=generation is None)
+            try:
+                self._db = self._open(new_generation=generation is None)
+            except sqlite3.DatabaseError as exc:
+                if not _damaged(exc):
+                    raise
+                log.info("errcat: the site cache %s was damaged; starting a new one", self._path)
+                self._remove()
+                self._db = self._open(new_generation=generation is None)
         except (OSError, sqlite3.Error) as exc:
             self._off(exc)
 
@@ -114,6 +129,15 @@ class SiteCache:
         self._db = None
         self._pending.clear()
         self._stop_compressor()
+        if _damaged(exc):
+            self._remove()
+
+    def _remove(self) -> None:
+        """Remove the file and its journals. A process that still has them open keeps its
+        own (unlinked) copy, so the worst outcome is a build whose values are not kept."""
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                self._path.with_name(self._path.name + suffix).unlink()
 
     def _stop_compressor(self) -> None:
         if self._compressor is not None:
@@ -135,10 +159,13 @@ class SiteCache:
             if stored is None:
                 row = self._db.execute("SELECT value FROM blobs WHERE key = ?", (key,)).fetchone()
                 stored = None if row is None else row[0]
-            value = None if stored is None else zlib.decompress(stored)
-        except (sqlite3.Error, zlib.error) as exc:
+        except sqlite3.Error as exc:
             self._off(exc)
             return None
+        try:
+            value = None if stored is None else zlib.decompress(stored)
+        except zlib.error:
+            value = None  # damaged: rendered again, and `put` replaces it
         if value is None:
             self.misses += 1
         else:

@@ -6,7 +6,8 @@ machinery rather than in the page's markup. Two parts of it repeat exactly, page
 - **Compiling the templates.** Every build (and every worker process of one, for each template it
   first loads) compiles the theme's templates from source. jinja's `FileSystemBytecodeCache`
   keeps the compiled code in the project's cache folder instead, keyed by the template's name and
-  file and checked against a digest of its source, so an edited template is compiled again. The
+  file and checked against a digest of its source, so an edited template is compiled again (and
+  against a digest of the stored code itself, so a damaged file is compiled again too). The
   compiled code also depends on how the environment is set up (delimiters, extensions, filter and
   test names checked at compile time), which the folder's name covers.
 - **Pure macros.** Material translates every label with `lang.t('key')`, a macro that builds the
@@ -346,18 +347,48 @@ def _shape(env: jinja2.Environment, tree: nodes.Template) -> _Shape | None:
     return _Shape(tuple(imports), tuple(imported), tuple(called))
 
 
+_DIGEST_SIZE = 16
+
+
+def _digest(payload: bytes) -> bytes:
+    return hashlib.blake2b(payload, digest_size=_DIGEST_SIZE).digest()
+
+
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
-    """jinja's file cache, for which a folder it cannot read or write is an empty cache."""
+    """jinja's file cache, for which a folder it cannot read or write is an empty cache, and
+    each file starts with a BLAKE2b digest of the rest.
+
+    jinja checks a file's magic and its template's source checksum, then hands the rest to
+    `marshal`, which turns a changed byte into other code as readily as it refuses it (and a
+    changed byte in the pickled checksum can raise from `pickle`): a file whose digest does
+    not match is compiled again instead."""
 
     def load_bytecode(self, bucket: Bucket) -> None:
         try:
-            super().load_bytecode(bucket)
+            with open(self._get_cache_filename(bucket), "rb") as handle:
+                data = handle.read()
         except OSError:
+            return
+        payload = data[_DIGEST_SIZE:]
+        if len(data) < _DIGEST_SIZE or data[:_DIGEST_SIZE] != _digest(payload):
+            return
+        try:
+            bucket.bytecode_from_string(payload)
+        except Exception:  # written by another jinja: compiled again
             bucket.reset()
 
     def dump_bytecode(self, bucket: Bucket) -> None:
-        with contextlib.suppress(OSError):  # the next build compiles it again
-            super().dump_bytecode(bucket)
+        name = self._get_cache_filename(bucket)
+        payload = bucket.bytecode_to_string()
+        # A name of this process's own, renamed into place: readers never see half a file.
+        temporary = f"{name}.{os.getpid()}.tmp"
+        try:
+            with open(temporary, "wb") as handle:
+                handle.write(_digest(payload) + payload)
+            os.replace(temporary, name)
+        except OSError:  # the next build compiles it again
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
 
 
 def _qualname(value: object) -> str:
