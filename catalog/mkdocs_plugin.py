@@ -43,7 +43,7 @@ from mkdocs.structure.pages import Page
 
 from catalog.config import DEFAULT_SITE_URL, Config, ConfigError, load_config
 from catalog.findings import CatalogInvalid, Finding
-from catalog.project import CACHE_FOLDER
+from catalog.project import cache_folder
 from catalog.render.content import SiteContent
 from catalog.render.fastpath import Accelerator
 from catalog.render.site_settings import (
@@ -132,7 +132,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if themed:
             log.debug("errcat: set the theme's %s", ", ".join(themed))
         _ensure_search(config)
-        self._accelerator = Accelerator(self._project.root / CACHE_FOLDER, self)
+        self._accelerator = Accelerator(cache_folder(self._project), self)
         # Worker processes are forked; `mkdocs serve` runs threads, which a fork must not copy.
         self._accelerator.parallel = not self._serving
         # errcat build writes each version into a fresh folder that nothing rewrites.

@@ -105,6 +105,7 @@ def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
         base=config.package,
         cache_dir=cache_folder(config) if cache else None,
         cwd=config.root,
+        max_file_size=config.max_file_size,
     )
 
 

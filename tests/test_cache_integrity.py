@@ -151,11 +151,6 @@ def test_no_cache_check_and_stats_leave_no_cache_folder_and_say_the_same(
     assert outputs["stats"]["sites"]["total"] == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="catalog/render/content.py (gather, render) and catalog/mkdocs_plugin.py (on_config) "
-    "still name config.root / CACHE_FOLDER instead of asking catalog.project.cache_folder",
-)
 def test_no_cache_build_leaves_no_cache_folder_and_builds_the_same_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

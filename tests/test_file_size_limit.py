@@ -12,6 +12,7 @@ import pytest
 import extractor.extract
 from catalog.cli import main
 from catalog.config import ConfigError, load_config
+from catalog.project import scan_package
 from extractor import extract_source, scan_paths
 from extractor.scan import DEFAULT_MAX_FILE_SIZE
 
@@ -92,6 +93,15 @@ def test_the_scan_command_takes_the_configured_limit(
     assert [f["path"] for f in document["failures"]] == ["pkg/table.py"]
     assert main(["scan", "--strict"]) == 1
     assert "2 files: 1 ok, 1 failed; 1 raise site" in capsys.readouterr().out
+
+
+def test_the_project_scan_takes_the_configured_limit(project: Path) -> None:
+    """`check`, `build`, `stats`, `new` and `migrate` scan through `scan_package`: the limit
+    of pyproject.toml holds there too, not only for `errcat scan`."""
+    failed = [r for r in scan_package(load_config()).results if r.failure is not None]
+    assert [r.path for r in failed] == ["pkg/table.py"]
+    assert failed[0].failure is not None
+    assert "over max_file_size 200" in failed[0].failure.message
 
 
 def test_config_reads_the_limit(project: Path) -> None:

@@ -98,7 +98,7 @@ def gather(
 ) -> SiteInputs:
     """Scan the package and read the repository and the verified examples for `catalog`."""
     from catalog.match import Matcher, SiteMessages
-    from catalog.project import CACHE_FOLDER, generated_module, scan_package
+    from catalog.project import cache_folder, generated_module, scan_package
     from extractor.calls import reaches
 
     report = scan_package(config)
@@ -108,13 +108,15 @@ def gather(
     # One matcher for the sources and the figures, with each site's catalog message as `errcat
     # check` and `errcat stats` remember it: rewriting 15,000 scan templates, twice, cost
     # seconds of every build.
-    messages = SiteMessages.load(config.root / CACHE_FOLDER)
+    cache = cache_folder(config)
+    messages = SiteMessages.load(cache) if cache is not None else SiteMessages()
     matcher = Matcher(catalog, module, messages)
     sources = sources_by_entry(catalog, report, module, repository, matcher)
     stats = catalog_stats(catalog, report, module, results_path, matcher)
-    messages.save(config.root / CACHE_FOLDER)
+    if cache is not None:
+        messages.save(cache)
     # Who reaches each raise, for the facts read from the code (summaries cached with the scan).
-    graph = reaches(report, cwd=config.root, cache_dir=config.root / CACHE_FOLDER)
+    graph = reaches(report, cwd=config.root, cache_dir=cache)
     return SiteInputs(
         config=config,
         catalog=catalog,
@@ -146,9 +148,9 @@ def _recorded(page: Callable[..., str], *args: Any, **kwargs: Any) -> blocks.Fas
 def render(inputs: SiteInputs) -> SiteContent:
     """Every generated page and API document; an error page comes from the page cache where an
     earlier build rendered it from the same inputs (`catalog.render.pagecache`)."""
-    from catalog.project import CACHE_FOLDER
+    from catalog.project import cache_folder
 
-    cache = PageCache(inputs.config.root / CACHE_FOLDER)
+    cache = PageCache(cache_folder(inputs.config))
     succeeded = False
     try:
         content = _render(inputs, cache)
