@@ -81,6 +81,12 @@ def _project_problem(args: argparse.Namespace) -> str | None:
     problem = package_problem(config)
     if problem is not None and command == "scan":
         problem += ", or pass PATH"
+    if problem is None and command != "scan":
+        # Every command but scan names the generated module (its import name, its classes):
+        # a `generated` outside the project is refused here, in one place, as a ConfigError.
+        from catalog.generated_path import check_generated
+
+        check_generated(config)
     return problem
 
 

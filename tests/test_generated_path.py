@@ -1,6 +1,6 @@
 """`[tool.errcat] generated` names a `.py` path inside the project that is absent or errcat's
 own: anything else is refused by codegen (exit 2, the file's bytes unchanged) and reported by
-check and build (exit 2, no traceback)."""
+every command that names the generated module (exit 2, no traceback, nothing written)."""
 
 from __future__ import annotations
 
@@ -52,12 +52,13 @@ def test_codegen_refuses_a_path_it_may_not_write(
     assert "[tool.errcat] generated" in err and expected in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert target.read_bytes() == before
-    for command in (["check"], ["build"]):
-        assert main(command) == 2
+    for command in (["check"], ["build"], ["stats"], ["new"], ["migrate"]):
+        assert main(command) == 2, command
         err = capsys.readouterr().err
         assert "[tool.errcat] generated" in err and "Traceback" not in err
     assert target.read_bytes() == before
     assert not (root / "build").exists()
+    assert not (root / ".errcat-cache").exists()
 
 
 def test_codegen_rewrites_its_own_file_and_writes_a_new_one(
