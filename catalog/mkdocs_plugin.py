@@ -25,6 +25,7 @@ catalog, since the warning would abort the rebuild and every request would wait 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from pathlib import Path
@@ -41,8 +42,9 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
-from catalog.config import DEFAULT_SITE_URL, Config, ConfigError, load_config
+from catalog.config import DEFAULT_SITE_URL, Config, ConfigError, load_config, package_problem
 from catalog.findings import CatalogInvalid, Finding
+from catalog.generated_path import check_generated
 from catalog.project import cache_folder
 from catalog.render.content import SiteContent
 from catalog.render.fastpath import Accelerator
@@ -102,20 +104,21 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         except ConfigError as exc:
             raise PluginError(f"errcat: {exc}") from None
         if self.config.catalog:
-            project = Config(
-                root=project.root,
-                package=project.package,
-                catalog=(root / self.config.catalog).resolve(),
-                generated=project.generated,
-                include=project.include,
-                exclude=project.exclude,
-                has_pyproject=project.has_pyproject,
-            )
+            # replace(), not a new Config: every other setting (max_file_size...) is kept.
+            project = dataclasses.replace(project, catalog=(root / self.config.catalog).resolve())
         if not project.catalog.is_dir():
             raise PluginError(
                 f"errcat: the catalog folder {project.catalog} does not exist; "
                 "set `catalog:` under the errcat plugin or [tool.errcat] catalog in pyproject.toml"
             )
+        # What `errcat build` checks before it writes, so that `mkdocs build` fails as clearly.
+        problem = package_problem(project)
+        if problem is not None:
+            raise PluginError(f"errcat: {problem}")
+        try:
+            check_generated(project)
+        except ConfigError as exc:
+            raise PluginError(f"errcat: {exc}") from None
         return project
 
     def on_startup(self, *, command: str, dirty: bool) -> None:

@@ -22,6 +22,7 @@ from helpers import wait_for
 from mkdocs.commands.build import build
 from mkdocs.config import load_config as load_mkdocs_config
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import Abort
 from test_build_project import ACTIVE_ID, STOP_ID, make_project
 from test_mkdocs_serve import _free_port, _get
 
@@ -216,3 +217,28 @@ def test_a_real_strict_serve_keeps_answering(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (("package = ", "package = 'gone' #"), "no package folder"),
+        (("generated = ", "generated = '../outside.py' #"), "outside the project"),
+    ],
+)
+def test_mkdocs_build_refuses_what_errcat_build_refuses(
+    tmp_path: Path, edit: tuple[str, str], expected: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A missing package or a `generated` outside the project stops `mkdocs build` with the
+    line `errcat build` prints (a PluginError: logged, no traceback), before anything is written."""
+    root = make_project(tmp_path)
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    assert edit[0] in text
+    pyproject.write_text(text.replace(edit[0], edit[1], 1), encoding="utf-8")
+    config = load_mkdocs_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "out"))
+    with pytest.raises(Abort):
+        build(config)
+    refused = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(refused) == 1 and refused[0].startswith("errcat: ") and expected in refused[0]
+    assert not (root / "out").exists() and not (root / ".errcat-cache").exists()
