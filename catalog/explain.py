@@ -50,6 +50,7 @@ catalog decodes a handful of templates, not all of them.
 
 from __future__ import annotations
 
+import bisect
 import marshal
 import re
 import string
@@ -512,6 +513,9 @@ class MessageMatcher:
         self._built: list[_Template | None] = [None] * len(table.templates)
         self._class_words: frozenset[bytes] | None = None
         self._anchors: frozenset[bytes] | None = None
+        self._folded_anchors: dict[bytes, list[int]] | None = None
+        self._folded_starts: list[tuple[str, int]] | None = None
+        self._folded: dict[int, LiteralPattern] = {}
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, str]]) -> MessageMatcher:
@@ -560,7 +564,9 @@ class MessageMatcher:
 
         `message` may be a bare message, a traceback's last line (`ValueError: ...`), a docs
         link note, an id or a class name on its own, or several lines (then each line's best
-        matches, most specific first).
+        matches, most specific first). Only when nothing matches exactly, approximate results
+        follow (`via` is `approximate`): another case of ASCII letters, or the start of a
+        message cut short.
         """
         lines = [line for line in message.splitlines() if line.strip()]
         if len(lines) > 1:
@@ -570,9 +576,85 @@ class MessageMatcher:
             for line in lines:
                 for result in self._match_paste(line.strip()):
                     seen.setdefault(result.id, result)
+            if not seen:
+                for line in lines:
+                    for result in self._approximate(line.strip()):
+                        seen.setdefault(result.id, result)
+                return list(seen.values())
             return sorted(seen.values(), key=lambda r: (-r.literal_chars, r.id))
         query = message.strip()
-        return self._named(query) or self._match_paste(query)
+        return self._named(query) or self._match_paste(query) or self._approximate(query)
+
+    def _approximate(self, line: str) -> list[MatchResult]:
+        """What a line matches once ASCII case is ignored; failing that, the templates whose
+        literal start it is (at least `MIN_LITERAL_CHARS` of it, ending at a word's end),
+        shortest first, at most `MAX_APPROXIMATE`. A class before a colon is set aside."""
+        line = line[:MAX_LINE_CHARS]
+        prefix = _CLASS_PREFIX.match(line)
+        text = fold(prefix.group(3).strip() if prefix else line)
+        if not text:
+            return []
+        if self._folded_anchors is None:
+            folded: dict[bytes, list[int]] = {}
+            for word, indices in self.table.by_anchor.items():
+                folded.setdefault(word.lower(), []).extend(indices)
+            self._folded_anchors = folded
+        candidates = {i for word in set(words(text)) for i in self._folded_anchors.get(word, ())}
+        for how in (FULL, None):
+            best: list[_Template] = []
+            for index in sorted(candidates):
+                template = self._template(index)
+                pattern = self._folded.get(index)
+                if pattern is None:
+                    pattern = self._folded[index] = LiteralPattern(
+                        tuple(fold(literal) for literal in template.literals)
+                    )
+                placed = (
+                    how if how is not None else START if template.starts_with_field else ANYWHERE
+                )
+                if pattern.groups(text, placed) is None:
+                    continue
+                if not best or template.literal_chars > best[0].literal_chars:
+                    best = [template]
+                elif template.literal_chars == best[0].literal_chars:
+                    best.append(template)
+            if best:
+                return sorted((t.result(None, "approximate") for t in best), key=lambda r: r.id)
+        if len("".join(text.split())) < MIN_LITERAL_CHARS:
+            return []
+        return self._starting_with(text)
+
+    def _starting_with(self, text: str) -> list[MatchResult]:
+        """The strong templates whose first literal piece, folded, starts with `text`."""
+        if self._folded_starts is None:
+            starts = []
+            for indices in self.table.by_anchor.values():
+                for index in indices:
+                    first = self._template(index).literals[0]
+                    if first:
+                        starts.append((fold(first), index))
+            self._folded_starts = sorted(starts)
+        starts = self._folded_starts
+        found: list[_Template] = []
+        at = bisect.bisect_left(starts, (text, -1))
+        while at < len(starts) and starts[at][0].startswith(text):
+            first, index = starts[at]
+            at += 1
+            # The cut must fall between words, not inside one ("invalid lea" is not a start).
+            if (
+                len(first) > len(text)
+                and _is_word_char(text[-1])
+                and _is_word_char(first[len(text)])
+            ):
+                continue
+            found.append(self._template(index))
+        found.sort(key=lambda t: (t.literal_chars, t.row[0]))
+        results: dict[str, MatchResult] = {}
+        for template in found:
+            if len(results) == MAX_APPROXIMATE:
+                break
+            results.setdefault(template.row[0], template.result(None, "approximate"))
+        return list(results.values())
 
     def _match_whole(self, text: str) -> list[MatchResult]:
         """The multi-line templates that several lines, taken as one text, match."""
@@ -751,6 +833,17 @@ def _most_specific(*found: list[MatchResult]) -> list[MatchResult]:
             best.setdefault(result.id, result)
     top = max((result.literal_chars for result in best.values()), default=0)
     return sorted((r for r in best.values() if r.literal_chars == top), key=lambda r: r.id)
+
+
+MAX_APPROXIMATE = 10
+"""Most entries a cut-short paste lists."""
+_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def fold(text: str) -> str:
+    """`text` with ASCII capitals made small: what approximate matching compares (the browser
+    folds the same letters, and no other, so both matchers agree on every text)."""
+    return text.translate(_FOLD)
 
 
 MAX_PRINTED_STRINGS = 32

@@ -108,6 +108,19 @@ PASTES = {
     ),
     "['na\\xefve fa\\xe7ade 3 \\U0001f680 lanc\\xe9e']": "00000000000000c2",
 }
+APPROXIMATE = [
+    # Another case, or the start of a message: approximate, only when nothing matches.
+    ("NOT A VALID INTEGER.", ["00000000000000e3"]),
+    ("invalid version: 'x' is out of range", ["00000000000000b3"]),
+    ("valueerror: Bad value 3 for the cache", ["00000000000000c3", "00000000000000c4"]),
+    ("Invalid version", ["00000000000000b1", "00000000000000b3"]),
+    ("error(s) in loading", ["00000000000000e1"]),
+    ("naïve façade", ["00000000000000c2"]),
+    ("naïve faç", []),
+    ("Expected", ["00000000000000d2", "00000000000000c1"]),
+    ("Expect", []),
+    ("ERROR(S) IN LOADING STATE_DICT FOR Net:\nmore of it", ["00000000000000e1"]),
+]
 EDGE_QUERIES = [
     "packaging.version.InvalidVersion: Invalid version: 'x' is out of range",
     "Invalid version: 'x' is out of range",
@@ -147,6 +160,7 @@ EDGE_QUERIES = [
     "KeyError: 'unclosed",
     "['\\q', '']",
     "Error(s) in loading state_dict",
+    *(paste for paste, _ in APPROXIMATE),
 ]
 
 
@@ -300,7 +314,7 @@ def test_the_browser_matcher_agrees_on_edge_cases() -> None:
         zip(EDGE_QUERIES, python, strict=True)
     )
     # The table is not vacuous: most queries find something.
-    assert sum(bool(found) for found in python) >= len(EDGE_QUERIES) - 8
+    assert sum(bool(found) for found in python) >= len(EDGE_QUERIES) - 10
 
 
 def test_pastes_of_multi_line_and_printed_messages_find_their_entry_first() -> None:
@@ -310,3 +324,15 @@ def test_pastes_of_multi_line_and_printed_messages_find_their_entry_first() -> N
     assert {paste: ids[:1] for paste, ids in found.items()} == {
         paste: [ident] for paste, ident in PASTES.items()
     }
+
+
+def test_other_cases_and_cut_pastes_are_approximate_answers() -> None:
+    """With no exact match, ASCII case is ignored, then a paste that is a template's literal
+    start (cut between words, long enough) lists those templates, shortest first."""
+    matcher = MessageMatcher.from_rows(EDGE_ROWS)
+    for paste, expected in APPROXIMATE:
+        found = matcher.match(paste)
+        assert [r.id for r in found] == expected, paste
+        assert all(r.via == "approximate" for r in found), paste
+    # An exact answer leaves no room for approximate ones.
+    assert [r.via for r in matcher.match("Not a valid integer.")] == ["message"]

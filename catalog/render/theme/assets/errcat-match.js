@@ -96,6 +96,15 @@
     return [...byId.values()].filter((r) => r.literalChars === top).sort(compareIds);
   }
 
+  const MIN_LITERAL_CHARS = 8;
+  const MAX_APPROXIMATE = 10;
+  const BLANKS = new RegExp("[" + SPACE + "]+", "g");
+
+  /* `fold`: ASCII capitals made small, and no other letter (Python folds the same ones). */
+  function fold(text) {
+    return text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+  }
+
   function truncated(text) {
     const points = codePoints(text);
     return points.length > MAX_LINE_CHARS ? points.slice(0, MAX_LINE_CHARS).join("") : text;
@@ -280,6 +289,9 @@
       this.index = index;
       this.module = index.module;
       this.built = new Array(index.entries.length).fill(null);
+      this.folded = new Map();
+      this.foldedAnchors = null;
+      this.foldedStarts = null;
       this.byId = new Map();
       this.byName = new Map();
       this.byAnchor = new Map();
@@ -323,11 +335,87 @@
             if (!seen.has(result.id)) seen.set(result.id, result);
           }
         }
+        if (!seen.size) {
+          for (const line of lines) {
+            for (const result of this.approximate(strip(line))) {
+              if (!seen.has(result.id)) seen.set(result.id, result);
+            }
+          }
+          return [...seen.values()];
+        }
         return [...seen.values()].sort((a, b) => b.literalChars - a.literalChars || compareIds(a, b));
       }
       const query = strip(message);
       const named = this.named(query);
-      return named.length ? named : this.matchPaste(query);
+      if (named.length) return named;
+      const found = this.matchPaste(query);
+      return found.length ? found : this.approximate(query);
+    }
+
+    /* `_approximate`: ASCII case ignored; failing that, templates whose literal start it is. */
+    approximate(line) {
+      line = truncated(line);
+      const prefix = CLASS_PREFIX.exec(line);
+      const text = fold(prefix ? strip(prefix[3]) : line);
+      if (!text) return [];
+      if (!this.foldedAnchors) {
+        this.foldedAnchors = new Map();
+        for (const [word, indices] of this.byAnchor) {
+          const key = fold(word);
+          if (!this.foldedAnchors.has(key)) this.foldedAnchors.set(key, []);
+          this.foldedAnchors.get(key).push(...indices);
+        }
+      }
+      const candidates = new Set();
+      for (const word of new Set(words(text))) {
+        for (const i of this.foldedAnchors.get(word) || []) candidates.add(i);
+      }
+      const ordered = [...candidates].sort((a, b) => a - b);
+      for (const full of [true, false]) {
+        let best = [];
+        for (const i of ordered) {
+          const template = this.template(i);
+          if (!this.folded.has(i)) {
+            const row = this.index.entries[i].slice();
+            row[5] = row[5].map((piece, k) => (k % 2 === 0 ? fold(piece) : piece));
+            this.folded.set(i, new Template(row, this.index));
+          }
+          const how = full ? 0 : template.startsWithField ? 1 : 2;
+          if (!this.folded.get(i).matches(text, how)) continue;
+          if (!best.length || template.literalChars > best[0].literalChars) best = [template];
+          else if (template.literalChars === best[0].literalChars) best.push(template);
+        }
+        if (best.length) return best.map((t) => t.result("approximate")).sort(compareIds);
+      }
+      if (codePoints(text.replace(BLANKS, "")).length < MIN_LITERAL_CHARS) return [];
+      return this.startingWith(text);
+    }
+
+    startingWith(text) {
+      if (!this.foldedStarts) {
+        this.foldedStarts = [];
+        for (const indices of this.byAnchor.values()) {
+          for (const i of indices) {
+            const first = this.index.entries[i][5][0];
+            if (first) this.foldedStarts.push([fold(first), i]);
+          }
+        }
+      }
+      const found = [];
+      for (const [first, i] of this.foldedStarts) {
+        if (!first.startsWith(text)) continue;
+        // The cut must fall between words, not inside one.
+        if (first.length > text.length && isWordChar(text[text.length - 1]) &&
+            isWordChar(first[text.length])) continue;
+        found.push(this.template(i));
+      }
+      found.sort((a, b) => a.literalChars - b.literalChars || compareIds(a, b));
+      const results = new Map();
+      for (const template of found) {
+        if (results.size === MAX_APPROXIMATE) break;
+        if (!results.has(template.id)) results.set(template.id, template.result("approximate"));
+      }
+      return [...results.values()];
     }
 
     /* `_match_whole`: the multi-line templates that several lines, as one text, match. */
