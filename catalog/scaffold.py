@@ -22,9 +22,29 @@ _STOPWORDS = frozenset(
     {
         "a", "an", "the", "be", "is", "are", "was", "to", "of", "got", "found", "and", "or",
         "but", "with", "for", "as", "on", "in", "at", "by", "its", "it", "this", "that", "than",
-        "must", "should", "can", "cannot", "not", "no", "from", "into",
+        "must", "should", "can", "from", "into",
     }
 )  # fmt: skip
+"""Words a name can do without. Negations are not among them: `does not exist` named without
+its `not` would say the opposite (`FieldNameDoesExistError`)."""
+_CONTRACTION = re.compile(r"\b([A-Za-z]+)n['\u2019]t\b")
+_IRREGULAR = {"ca": "cannot", "wo": "will not", "sha": "shall not"}
+
+
+def _expanded(text: str) -> str:
+    """Contractions spelt out (`can't` → `cannot`, `doesn't` → `does not`): the apostrophe
+    would otherwise cut off a `t` that becomes a word of its own (`TAddTableError`)."""
+
+    def spelt(match: re.Match[str]) -> str:
+        stem = match.group(1)
+        whole = _IRREGULAR.get(stem.lower())
+        if whole is None:
+            return f"{stem} not"
+        return whole.capitalize() if stem[:1].isupper() else whole
+
+    return _CONTRACTION.sub(spelt, text)
+
+
 MAX_NAME_WORDS = 6
 MAX_NAME_CHARS = 60
 """Longest class name `new` makes; the schema allows 100, people read far fewer."""
@@ -68,7 +88,7 @@ def class_name(message: str, taken: set[str], exception: str = "ValueError") -> 
     fields = parse_placeholders(message)
     # Each placeholder reads as its root's words; its conversion and spec are not words.
     text = " ".join(
-        literal + (" " + name.split(".")[0] if name else "")
+        _expanded(literal) + (" " + name.split(".")[0] if name else "")
         for literal, name, _spec, _conversion in string.Formatter().parse(message)
     )
     literal_words = _WORD.findall(literal_text(message).replace("_", " "))

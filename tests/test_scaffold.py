@@ -58,3 +58,29 @@ def test_written_files_follow_the_umask(tmp_path: Path) -> None:
         assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     finally:
         os.umask(umask)
+
+
+def test_names_keep_negations_and_spell_out_contractions() -> None:
+    """A name must not say the opposite of its message, nor keep a contraction's stray `t`."""
+    taken: set[str] = set()
+    names = {
+        message: class_name(message, taken)
+        for message in (
+            "field name {name} does not exist",
+            "slice assignment is not supported",
+            "Not a valid integer",
+            "no such file {path}",
+            "Can't add a table to a dotted key",
+            "the key doesn\u2019t match",
+            "won't fit",
+        )
+    }
+    assert names == {
+        "field name {name} does not exist": "FieldNameDoesNotExistError",
+        "slice assignment is not supported": "SliceAssignmentNotSupportedError",
+        "Not a valid integer": "NotValidIntegerError",
+        "no such file {path}": "NoSuchFilePathError",
+        "Can't add a table to a dotted key": "CannotAddTableDottedKeyError",
+        "the key doesn\u2019t match": "KeyDoesNotMatchError",
+        "won't fit": "WillNotFitError",
+    }
