@@ -4,7 +4,9 @@
 exact source span of every part of a raise: names, keyword values and the cause are that span of
 the source as written. The message argument (and the value a rule-4 variable was assigned) is
 parsed on its own by libcst, whose tree decides the template (`templates.py`); `ast` only rules
-out in advance the expressions no template rule covers. Building libcst trees for these
+out in advance the expressions no template rule covers. Rule 4's names are followed here: to the
+single assignment in the raise's scope, to an assignment extended by `+=` in one straight block,
+or to a constant assigned once at module level (`_File.follow`). Building libcst trees for these
 expressions alone keeps a cold scan close to the cost of `ast.parse`.
 """
 
@@ -17,7 +19,8 @@ import re
 import tokenize
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import libcst as cst
@@ -26,7 +29,7 @@ from extractor.conditions import conditions
 from extractor.imports import ModuleName, Scope, resolve
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import Condition, FileResult, RaiseSite, ScanFailure, SourceContext
-from extractor.templates import template_of
+from extractor.templates import TEXT_FUNCTIONS, Binding, template_of
 
 CONTEXT_FUNCTION_LINES = 40
 """A docs snippet shows the whole enclosing function when it is at most this many lines..."""
@@ -146,6 +149,7 @@ class _File:
         self.module = module
         self._bindings: dict[int, Counter[str]] = {}
         self._signatures: dict[int, str] = {}
+        self._globals: Counter[str] | None = None
 
     def column(self, line: int, byte_offset: int) -> int:
         """0-based character column of a UTF-8 byte offset on a 1-based line."""
@@ -289,31 +293,153 @@ class _File:
 
     def template(self, message: ast.expr, spot: Spot) -> str | None:
         """The template of a message argument: libcst reads it, `ast` only rules out the rest."""
-        expression = self.expression(message)
+        expression = self.expression(message, spot.scope)
         if expression is None:
             return None
-        return template_of(expression, lambda name: self.follow(spot, name))
+        return template_of(
+            expression, lambda name: self.follow(spot, name), self.qualifier(spot.scope)
+        )
 
-    def expression(self, node: ast.expr) -> cst.BaseExpression | None:
+    def qualifier(self, scope: Scope) -> Callable[[str], str | None]:
+        """Qualified names of dotted names as written in `scope` (rule 5's functions)."""
+        return lambda dotted: resolve(dotted, scope, self.module)
+
+    def expression(self, node: ast.expr, scope: Scope) -> cst.BaseExpression | None:
         """The libcst tree of an expression that a template rule may cover, else None."""
         if not isinstance(node, _TEMPLATE_CANDIDATES):
             return None
         if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add | ast.Mod):
             return None
-        if isinstance(node, ast.Call) and not (
-            isinstance(node.func, ast.Attribute) and node.func.attr == "format"
-        ):
+        if isinstance(node, ast.Call) and not self.text_call(node, scope):
             return None
         if isinstance(node, ast.Constant) and not isinstance(node.value, str):
             return None
+        return self.parse(node)
+
+    def parse(self, node: ast.expr) -> cst.BaseExpression:
+        """The libcst tree of an expression as written."""
         # Parentheses let a multi-line expression parse on its own; they are not part of it.
         wrapped = cst.parse_expression("(" + self.text(node) + ")")
         return wrapped.with_changes(lpar=(), rpar=())
 
-    def follow(self, spot: Spot, name: str) -> cst.BaseExpression | None:
-        """Rule 4: the value of `name`'s single assignment in the raise's scope, before it."""
-        value = self.assigned(spot, name)
-        return None if value is None else self.expression(value)
+    def text_call(self, node: ast.Call, scope: Scope) -> bool:
+        """Whether a call may be one a template rule reads: `.format`, a literal `.join`, or
+        a call of rule 5's functions (resolved only for calls of one literal argument)."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "format":
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "join":
+            return isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
+        if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Constant):
+            return False
+        dotted = _dotted(func)
+        return dotted is not None and resolve(dotted, scope, self.module) in TEXT_FUNCTIONS
+
+    def follow(self, spot: Spot, name: str) -> cst.BaseExpression | Binding | None:
+        """Rule 4: the value of `name`'s single assignment in the raise's scope, before it;
+        else the assignment and its `+=` steps; else a module-level constant's value."""
+        count = self.bindings(spot.scope)[name]
+        if count == 1:
+            value = self.assigned(spot, name)
+            return None if value is None else self.expression(value, spot.scope)
+        try:
+            if count > 1:
+                return self.built(spot, name)
+            return self.constant(spot.scope, name)
+        except cst.ParserSyntaxError:
+            # Code libcst cannot read here only leaves the message unread, not the file.
+            return None
+
+    def built(self, spot: Spot, name: str) -> Binding | None:
+        """The name's last `name = ...` before the raise, then the `+=` after it, all direct
+        statements of one block on the way to the raise; nothing else binds it in between.
+
+        The statement of that block holding the raise must bind nothing (a loop around the
+        raise could rebind after it), and no `global`/`nonlocal` lets other code rebind it.
+        """
+        scope_node = spot.scope.node
+        if any(
+            isinstance(node, ast.Global | ast.Nonlocal) and name in node.names
+            for node in ast.walk(scope_node)
+        ):
+            return None
+        # The innermost block on the way to the raise that binds the name before it: what
+        # outer blocks bound, this block's assignment overwrites.
+        chosen: tuple[list[ast.stmt], int] | None = None
+        for block, index in _blocks_to(scope_node.body, spot.node):
+            if any(_binds(statement, name, scope_node) for statement in block[:index]):
+                chosen = (block, index)
+        if chosen is None:
+            return None
+        block, index = chosen
+        if block[index] is not spot.node and _binds(block[index], name, scope_node):
+            return None
+        steps: list[ast.expr] = []
+        for statement in reversed(block[:index]):
+            start = _assigned_value(statement, name)
+            if start is not None:
+                value = self.expression(start, spot.scope)
+                if value is None:
+                    return None
+                return Binding(value, tuple(self.parse(step) for step in reversed(steps)))
+            if (
+                isinstance(statement, ast.AugAssign)
+                and isinstance(statement.op, ast.Add)
+                and isinstance(statement.target, ast.Name)
+                and statement.target.id == name
+            ):
+                steps.append(statement.value)
+            elif _binds(statement, name, scope_node):
+                return None
+        return None
+
+    def constant(self, scope: Scope, name: str) -> Binding | None:
+        """A module-level constant: `name` bound nowhere in the scopes around the raise but the
+        module, and there once, by a top-level assignment. Its value reads in the module."""
+        current: Scope | None = scope
+        while current is not None and current.kind != "module":
+            if self.bindings(current)[name]:
+                return None
+            current = current.parent
+        if current is None or current is scope:
+            return None
+        if self.globals(current)[name] != 1:
+            return None
+        assert isinstance(current.node, ast.Module)
+        for statement in current.node.body:
+            value = _assigned_value(statement, name)
+            if value is not None:
+                expression = self.expression(value, current)
+                if expression is None:
+                    return None
+                return Binding(
+                    expression,
+                    follow=partial(self.constant_at_module, current),
+                    qualify=self.qualifier(current),
+                    own=True,
+                )
+        return None
+
+    def constant_at_module(self, module: Scope, name: str) -> cst.BaseExpression | None:
+        """A name inside a module constant's value: another constant, assigned once at top level."""
+        if self.globals(module)[name] != 1:
+            return None
+        assert isinstance(module.node, ast.Module)
+        for statement in module.node.body:
+            value = _assigned_value(statement, name)
+            if value is not None:
+                try:
+                    return self.expression(value, module)
+                except cst.ParserSyntaxError:
+                    return None
+        return None
+
+    def globals(self, module: Scope) -> Counter[str]:
+        """The module's own bindings of each name (see `_module_binding_counts`)."""
+        if self._globals is None:
+            assert isinstance(module.node, ast.Module)
+            self._globals = _module_binding_counts(module.node)
+        return self._globals
 
     def bindings(self, scope: Scope) -> Counter[str]:
         counts = self._bindings.get(id(scope))
@@ -415,6 +541,48 @@ def _message(call: ast.Call) -> ast.expr | None:
 _TEMPLATE_CANDIDATES = (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call, ast.Name)
 
 
+def _assigned_value(statement: ast.stmt, name: str) -> ast.expr | None:
+    """The value of `name = value` or `name: T = value` (one plain target), else None."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            return statement.value
+    elif (
+        isinstance(statement, ast.AnnAssign)
+        and isinstance(statement.target, ast.Name)
+        and statement.target.id == name
+    ):
+        return statement.value
+    return None
+
+
+def _binds(statement: ast.stmt, name: str, scope_node: ast.AST) -> bool:
+    """Whether a statement binds `name` anywhere in it (conservative: nested scopes count)."""
+    return _count_bindings(ast.walk(statement), scope_node)[name] > 0
+
+
+def _blocks_to(body: list[ast.stmt], target: ast.stmt) -> Iterator[tuple[list[ast.stmt], int]]:
+    """Each statement list on the way from `body` down to `target`, with the index of the
+    statement in it that holds `target`; nested scopes are not entered."""
+    for index, statement in enumerate(body):
+        if statement is target:
+            yield body, index
+            return
+        if not statement.lineno <= target.lineno <= (statement.end_lineno or statement.lineno):
+            continue
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        blocks = [getattr(statement, name, None) or [] for name in ("body", "orelse", "finalbody")]
+        blocks += [handler.body for handler in getattr(statement, "handlers", None) or []]
+        blocks += [case.body for case in getattr(statement, "cases", None) or []]
+        for block in blocks:
+            inner = list(_blocks_to(block, target))
+            if inner:
+                yield body, index
+                yield from inner
+                return
+
+
 def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements of a scope, through compound statements but not into nested scopes."""
     for statement in body:
@@ -464,8 +632,51 @@ def _handler_bindings(node: ast.AST, name: str) -> int:
 
 def _binding_counts(scope: Scope) -> Counter[str]:
     """How many times each name is bound anywhere under the scope's node (conservative)."""
+    return _count_bindings(ast.walk(scope.node), scope.node)
+
+
+def _module_binding_counts(module: ast.Module) -> Counter[str]:
+    """How many times each name is bound as a module global (conservative).
+
+    `_binding_counts` of the module also counts every function's locals, so that a parameter
+    named like a constant anywhere would hide it; here the bodies of functions and classes
+    count only for the names they declare `global`.
+    """
+    counts = _count_bindings(_module_level(module), module)
+    for node in ast.walk(module):
+        if isinstance(node, ast.Global):
+            for name in node.names:
+                counts[name] += 2
+    return counts
+
+
+def _module_level(node: ast.AST) -> Iterator[ast.AST]:
+    """`node` and what is under it, not entering functions, lambdas and class bodies."""
+    # A stack, not recursion: module-level expressions can nest deeper than the call stack.
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            # The definition binds its name; a walrus in a decorator, default or base is
+            # module-level code too, so those parts are still walked.
+            stack.extend(current.decorator_list)
+            if isinstance(current, ast.ClassDef):
+                stack.extend([*current.bases, *current.keywords])
+            else:
+                stack.extend(current.args.defaults)
+                stack.extend(d for d in current.args.kw_defaults if d is not None)
+        elif isinstance(current, ast.Lambda):
+            stack.extend(current.args.defaults)
+            stack.extend(d for d in current.args.kw_defaults if d is not None)
+        else:
+            stack.extend(ast.iter_child_nodes(current))
+
+
+def _count_bindings(nodes: Iterator[ast.AST], own: ast.AST) -> Counter[str]:
+    """How many times the nodes bind each name (`own`, the scope's node, binds nothing)."""
     counts: Counter[str] = Counter()
-    for node in ast.walk(scope.node):
+    for node in nodes:
         if isinstance(node, ast.Name):
             if not isinstance(node.ctx, ast.Load):
                 counts[node.id] += 1
@@ -477,7 +688,7 @@ def _binding_counts(scope: Scope) -> Counter[str]:
         elif isinstance(node, ast.alias):
             counts[node.asname or node.name.partition(".")[0]] += 1
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            if node is not scope.node:
+            if node is not own:
                 counts[node.name] += 1
         elif isinstance(node, ast.Global | ast.Nonlocal):
             for name in node.names:

@@ -9,21 +9,85 @@ rules below do not cover gives None, never a guess:
    operand, its other operands are fields (`"got " + str(x)` gives `got {str(x)}`);
 2. f-strings keep their literal text and their fields as written;
 3. `"...".format(...)` and `"..." % (...)` put each argument's source in its field, inlining
-   arguments that are literal constants;
-4. a name is followed to its single assignment (the caller supplies `follow`).
+   arguments that are literal constants; the text formatted may also be a name followed to
+   literal text (rule 4) or literal text built by rule 5 or 6 (`_MSG.format(x=x)`);
+4. a name is followed to its single assignment (the caller supplies `follow`): in the raise's
+   own scope, or, for a name no enclosing function binds, to its one assignment at module
+   level; a name bound more than once is its last plain assignment before the raise, then the
+   `+=` after it, all direct statements of one block on the way to the raise with nothing else
+   binding it in between or in the statement holding the raise: the assignment's template
+   followed by each `+=` operand read as rule 1 reads those of `+` (the caller gives these
+   steps in a `Binding`);
+5. `textwrap.dedent(...)` and `inspect.cleandoc(...)` of plain literal text (names resolved
+   through imports by the caller's `qualify`) are that text after the function; of an f-string
+   they are not covered, since a field's value can hold line breaks that change the margin;
+6. `"sep".join([...])` or `"sep".join((...))` of string literals and f-strings joins their
+   templates with the separator; any other element leaves the call uncovered.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 import string
+import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 
-Follow = Callable[[str], cst.BaseExpression | None]
-"""Maps a variable name to the value of its single earlier assignment, or None."""
+
+@dataclass(frozen=True)
+class Binding:
+    """What a followed name holds, when a bare expression does not say it all."""
+
+    value: cst.BaseExpression
+    """The value of the name's assignment."""
+    steps: tuple[cst.BaseExpression, ...] = ()
+    """The right-hand sides of the `+=` that extend it before the raise, in order."""
+    follow: Follow | None = None
+    """How names inside `value` resolve when not as the message's own (a module constant's)."""
+    qualify: Qualify | None = None
+    """How dotted names inside `value` resolve when not as the message's own."""
+    own: bool = False
+    """Whether `follow` and `qualify` above replace the message's (else they are unused)."""
+
+
+Follow = Callable[[str], "cst.BaseExpression | Binding | None"]
+"""Maps a variable name to the value of its single earlier assignment (or a `Binding`), or None."""
+Qualify = Callable[[str], str | None]
+"""Maps a dotted name as written (`tw.dedent`) to its qualified name (`textwrap.dedent`), or None."""
+
+_LITERAL_FUNCTIONS: dict[str, Callable[[str], str]] = {
+    "textwrap.dedent": textwrap.dedent,
+    "inspect.cleandoc": inspect.cleandoc,
+}
+"""Functions of literal text whose result rule 5 computes: pure and deterministic."""
+TEXT_FUNCTIONS = frozenset(_LITERAL_FUNCTIONS)
+"""Their qualified names, for a caller that rules calls out before parsing them."""
+
+
+@dataclass(frozen=True)
+class _Names:
+    """How the names of the expression being read resolve."""
+
+    follow: Follow | None
+    qualify: Qualify | None
+
+    def binding(self, name: str) -> tuple[Binding, _Names] | None:
+        """The followed name's binding and the names its value is read with."""
+        if self.follow is None:
+            return None
+        found = self.follow(name)
+        if found is None:
+            return None
+        if not isinstance(found, Binding):
+            return Binding(found), self
+        return found, (_Names(found.follow, found.qualify) if found.own else self)
+
+
+_NO_NAMES = _Names(None, None)
 
 _MODULE = cst.Module(body=[])
 _FIELD_KEY = re.compile(r"[^.\[]*")
@@ -44,26 +108,138 @@ def escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def template_of(node: cst.BaseExpression, follow: Follow | None = None) -> str | None:
+def template_of(
+    node: cst.BaseExpression, follow: Follow | None = None, qualify: Qualify | None = None
+) -> str | None:
     """The template of a message expression, or None when no rule covers it."""
-    return _template(node, follow, 0)
+    return _template(node, _Names(follow, qualify), 0)
 
 
-def _template(node: cst.BaseExpression, follow: Follow | None, depth: int) -> str | None:
+def _template(node: cst.BaseExpression, names: _Names, depth: int) -> str | None:
     if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
         return _string_template(node)
     if isinstance(node, cst.BinaryOperation):
         if isinstance(node.operator, cst.Add):
-            return _sum_template(node, follow, depth)
+            return _sum_template(node, names, depth)
         if isinstance(node.operator, cst.Modulo):
-            return _percent_template(node)
+            return _percent_template(node, names, depth)
         return None
     if isinstance(node, cst.Call):
-        return _format_call_template(node)
-    if isinstance(node, cst.Name) and follow is not None and depth < _MAX_FOLLOW:
-        value = follow(node.value)
-        if value is not None:
-            return _template(value, follow, depth + 1)
+        if _is_join(node):
+            return _join_template(node)
+        if _literal_function(node, names) is not None:
+            value = _literal_value(node, names, depth)
+            return None if value is None else escape(value)
+        return _format_call_template(node, names, depth)
+    if isinstance(node, cst.Name) and depth < _MAX_FOLLOW:
+        found = names.binding(node.value)
+        if found is None:
+            return None
+        binding, inner = found
+        text = _template(binding.value, inner, depth + 1)
+        for step in binding.steps:
+            if text is None:
+                return None
+            # `name += step` on a str is `name + step`: the step's operands read as `+` reads
+            # them, with the names of the scope the steps are in.
+            text += "".join(_addend(operand, names, depth + 1)[0] for operand in _addends(step))
+        return text
+    return None
+
+
+def _is_join(node: cst.Call) -> bool:
+    func = node.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "join"
+
+
+def _join_parts(node: cst.Call) -> tuple[str, list[cst.BaseExpression]] | None:
+    """The plain separator and the elements of `"sep".join([...])`, each a string literal."""
+    func = node.func
+    assert isinstance(func, cst.Attribute)
+    separator = plain_value(func.value)
+    if separator is None or len(node.args) != 1:
+        return None
+    arg = node.args[0]
+    if arg.star or arg.keyword is not None or not isinstance(arg.value, cst.List | cst.Tuple):
+        return None
+    elements: list[cst.BaseExpression] = []
+    for element in arg.value.elements:
+        if not isinstance(element, cst.Element) or not isinstance(element.value, _STRING_NODES):
+            return None
+        elements.append(element.value)
+    return separator, elements
+
+
+def _join_template(node: cst.Call) -> str | None:
+    """Rule 6: the elements' templates joined by the separator's text."""
+    parts = _join_parts(node)
+    if parts is None:
+        return None
+    separator, elements = parts
+    pieces: list[str] = []
+    for element in elements:
+        text = _string_template(element)
+        if text is None:
+            return None
+        pieces.append(text)
+    return escape(separator).join(pieces)
+
+
+def _dotted_source(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a chain of names and attributes; None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted_source(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    return None
+
+
+def _literal_function(node: cst.Call, names: _Names) -> Callable[[str], str] | None:
+    """Rule 5's function that the call calls with one positional argument, or None."""
+    if names.qualify is None or len(node.args) != 1:
+        return None
+    arg = node.args[0]
+    if arg.star or arg.keyword is not None:
+        return None
+    dotted = _dotted_source(node.func)
+    if dotted is None:
+        return None
+    qualified = names.qualify(dotted)
+    return None if qualified is None else _LITERAL_FUNCTIONS.get(qualified)
+
+
+def _literal_value(node: cst.BaseExpression, names: _Names, depth: int) -> str | None:
+    """The exact value of literal text: plain literals, and what rules 4 to 6 build from them.
+
+    This is the text that `.format` and `%` format (rule 3); an f-string is not literal text.
+    """
+    if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
+        return plain_value(node)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left = _literal_value(node.left, names, depth)
+        right = None if left is None else _literal_value(node.right, names, depth)
+        return None if left is None or right is None else left + right
+    if isinstance(node, cst.Call):
+        if _is_join(node):
+            parts = _join_parts(node)
+            if parts is None:
+                return None
+            values = [plain_value(element) for element in parts[1]]
+            if any(value is None for value in values):
+                return None
+            return parts[0].join(value for value in values if value is not None)
+        function = _literal_function(node, names)
+        if function is None:
+            return None
+        # Only literal text itself: the function of a computed text is not computed here.
+        text = plain_value(node.args[0].value)
+        return None if text is None else function(text)
+    if isinstance(node, cst.Name) and depth < _MAX_FOLLOW:
+        found = names.binding(node.value)
+        if found is None or found[0].steps:
+            return None
+        return _literal_value(found[0].value, found[1], depth + 1)
     return None
 
 
@@ -77,7 +253,7 @@ def _addends(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
-def _sum_template(node: cst.BinaryOperation, follow: Follow | None, depth: int) -> str | None:
+def _sum_template(node: cst.BinaryOperation, names: _Names, depth: int) -> str | None:
     """Rule 1 for `+`: string operands are joined, any other operand is a field.
 
     Once one operand is a string, `+` only succeeds when every operand is a `str`, and
@@ -87,16 +263,25 @@ def _sum_template(node: cst.BinaryOperation, follow: Follow | None, depth: int) 
     pieces: list[str] = []
     has_string = False
     for operand in _addends(node):
-        text: str | None = None
-        if isinstance(operand, _STRING_NODES) or _is_string_formatting(operand):
-            text = _template(operand, None, _MAX_FOLLOW)
-            has_string = has_string or text is not None
-        elif isinstance(operand, cst.Name) and follow is not None and depth < _MAX_FOLLOW:
-            value = follow(operand.value)
-            if value is not None and isinstance(value, _STRING_NODES):
-                text = _template(value, None, _MAX_FOLLOW)
-        pieces.append(text if text is not None else "{" + source_of(operand) + "}")
+        text, is_string = _addend(operand, names, depth)
+        has_string = has_string or is_string
+        pieces.append(text)
     return "".join(pieces) if has_string else None
+
+
+def _addend(operand: cst.BaseExpression, names: _Names, depth: int) -> tuple[str, bool]:
+    """An operand of a string `+`: its text, and whether the operand is itself a string."""
+    if isinstance(operand, _STRING_NODES) or _is_string_formatting(operand):
+        text = _template(operand, _NO_NAMES, _MAX_FOLLOW)
+        if text is not None:
+            return text, True
+    elif isinstance(operand, cst.Name) and depth < _MAX_FOLLOW:
+        found = names.binding(operand.value)
+        if found is not None and not found[0].steps and isinstance(found[0].value, _STRING_NODES):
+            text = _template(found[0].value, _NO_NAMES, _MAX_FOLLOW)
+            if text is not None:
+                return text, False
+    return "{" + source_of(operand) + "}", False
 
 
 def _is_string_formatting(node: cst.BaseExpression) -> bool:
@@ -265,11 +450,11 @@ class _FormatArgs:
         return self.keywords.get(key)
 
 
-def _format_call_template(node: cst.Call) -> str | None:
+def _format_call_template(node: cst.Call, names: _Names, depth: int) -> str | None:
     func = node.func
     if not isinstance(func, cst.Attribute) or func.attr.value != "format":
         return None
-    text = plain_value(func.value)
+    text = _literal_value(func.value, names, depth)
     if text is None:
         return None
     return _render_format(text, _FormatArgs(node.args))
@@ -314,8 +499,8 @@ def _render_format(text: str, args: _FormatArgs) -> str | None:
     return "".join(pieces)
 
 
-def _percent_template(node: cst.BinaryOperation) -> str | None:
-    text = plain_value(node.left)
+def _percent_template(node: cst.BinaryOperation, names: _Names, depth: int) -> str | None:
+    text = _literal_value(node.left, names, depth)
     if text is None:
         return None
     right = node.right

@@ -1,0 +1,558 @@
+"""Messages built from literal text (issue 24): `textwrap.dedent`/`inspect.cleandoc` of a literal,
+`"sep".join` of literals, module-level string constants, and a local extended by `+=`.
+
+Each rule yields a template only when every part is covered; the negative cases pin what the
+extractor gave before these rules (None, or the fields of `+`), never a guess.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from extractor import extract_source
+
+
+def template(source: str) -> str | None:
+    result = extract_source(textwrap.dedent(source), "pkg/mod.py")
+    assert result.failure is None
+    (site,) = result.sites
+    return site.template
+
+
+DEDENT = [
+    # The literal's value after the function: what the user sees, braces doubled.
+    (
+        '''
+        import textwrap
+        def f():
+            raise ImportError(textwrap.dedent("""
+                Failed to load PyTorch C extensions:
+                    It appears {that}
+                """))
+        ''',
+        "\nFailed to load PyTorch C extensions:\n    It appears {{that}}\n",
+    ),
+    (
+        '''
+        import textwrap as tw
+        def f():
+            raise ImportError(tw.dedent("""\\
+                a
+                  b"""))
+        ''',
+        "a\n  b",
+    ),
+    (
+        '''
+        from textwrap import dedent
+        def f():
+            raise ImportError(dedent("""
+                a
+                  b
+            """))
+        ''',
+        "\na\n  b\n",  # a line of only spaces sets no margin
+    ),
+    (
+        '''
+        from inspect import cleandoc
+        def f():
+            raise ImportError(cleandoc("""
+                First line.
+                    indented
+                """))
+        ''',
+        "First line.\n    indented",
+    ),
+    (
+        '''
+        import inspect
+        def f():
+            raise ImportError(inspect.cleandoc("""first
+                second"""))
+        ''',
+        "first\nsecond",
+    ),
+    # `.format` of the dedented literal reads as `.format` of a literal (rule 3).
+    (
+        '''
+        from textwrap import dedent
+        def f(x):
+            raise ValueError(dedent("""
+                got {x!r}
+                """).format(x=x))
+        ''',
+        "\ngot {x!r}\n",
+    ),
+]
+
+DEDENT_NOT_COVERED = [
+    # The argument is not a literal.
+    """
+    from textwrap import dedent
+    def f(text):
+        raise ValueError(dedent(text))
+    """,
+    # An f-string: a field's value may hold line breaks that change the margin.
+    '''
+    from textwrap import dedent
+    def f(x):
+        raise ValueError(dedent(f"""
+            got {x}
+            """))
+    ''',
+    # `dedent` is a parameter here, not textwrap's.
+    """
+    def f(dedent):
+        raise ValueError(dedent("  a"))
+    """,
+    # Never imported: nothing says what `textwrap` is.
+    """
+    def f():
+        raise ValueError(textwrap.dedent("  a"))
+    """,
+    # Another module's function of the same name.
+    """
+    from mylib import dedent
+    def f():
+        raise ValueError(dedent("  a"))
+    """,
+    # Extra arguments are not the one-argument function.
+    """
+    import textwrap
+    def f():
+        raise ValueError(textwrap.dedent("  a", 1))
+    """,
+]
+
+JOIN = [
+    ('raise ValueError(", ".join(["a", "b"]))', "a, b"),
+    ('raise ValueError("\\n".join(("a", "b {")))', "a\nb {{"),
+    ('raise ValueError("\\n".join(["got", f"x={x!r}"]))', "got\nx={x!r}"),
+    ('raise ValueError(" ".join(["a" "b", "c"]))', "ab c"),
+    ('raise ValueError("{}".join(["a", "b"]))', "a{{}}b"),
+    ('raise ValueError("-".join([]))', ""),
+]
+
+JOIN_NOT_COVERED = [
+    'raise ValueError(", ".join([a, "b"]))',
+    'raise ValueError(", ".join(items))',
+    'raise ValueError(", ".join([*items]))',
+    'raise ValueError(sep.join(["a", "b"]))',
+    'raise ValueError(f"{s}".join(["a", "b"]))',
+    'raise ValueError(", ".join(["a", str(b)]))',
+]
+
+CONSTANTS = [
+    (
+        """
+        _MSG = "bad value"
+        def f():
+            raise ValueError(_MSG)
+        """,
+        "bad value",
+    ),
+    (
+        """
+        _MSG = "bad {x}"
+        def f(x):
+            raise ValueError(_MSG.format(x=x))
+        """,
+        "bad {x}",
+    ),
+    (
+        """
+        _MSG = "bad %s"
+        class C:
+            def f(self, x):
+                raise ValueError(_MSG % x)
+        """,
+        "bad {x}",
+    ),
+    (
+        """
+        _MSG = "bad %(x)r"
+        def f(x):
+            raise ValueError(_MSG % {"x": x})
+        """,
+        "bad {x!r}",
+    ),
+    (
+        """
+        _MSG: str = (
+            "multi "
+            "line {0}"
+        )
+        def f(x):
+            raise ValueError(_MSG.format(x))
+        """,
+        "multi line {x}",
+    ),
+    # A constant built from another constant, read in the module's scope.
+    (
+        """
+        _PREFIX = "No module named "
+        _MSG = _PREFIX + "{!r}"
+        def f(name):
+            raise ModuleNotFoundError(_MSG.format(name), name=name)
+        """,
+        "No module named {name!r}",
+    ),
+    # Names in a constant's value resolve in the module, not in the raising function.
+    (
+        """
+        from textwrap import dedent
+        _MSG = dedent('''
+            a
+              b
+            ''')
+        def f(dedent):
+            raise ValueError(_MSG)
+        """,
+        "\na\n  b\n",
+    ),
+    (
+        """
+        _MSG = ", ".join(["a", "b {}"])
+        def f(x):
+            raise ValueError(_MSG.format(x))
+        """,
+        "a, b {x}",
+    ),
+    # A parameter of another function does not hide the module's constant.
+    (
+        """
+        _MSG = "bad"
+        def g(_MSG):
+            return _MSG
+        def f():
+            raise ValueError(_MSG)
+        """,
+        "bad",
+    ),
+    # A constant operand of `+` is its text, as a local's literal was.
+    (
+        """
+        _TAIL = " (see the docs)"
+        def f(x):
+            raise ValueError("bad " + str(x) + _TAIL)
+        """,
+        "bad {str(x)} (see the docs)",
+    ),
+]
+
+CONSTANTS_NOT_COVERED = [
+    # Two module-level assignments.
+    """
+    _MSG = "one"
+    _MSG = "two"
+    def f():
+        raise ValueError(_MSG)
+    """,
+    # Assigned inside a branch at module level: maybe never assigned.
+    """
+    import sys
+    if sys.platform == "win32":
+        _MSG = "windows"
+    def f():
+        raise ValueError(_MSG)
+    """,
+    # Shadowed by the function's own local.
+    """
+    _MSG = "module"
+    def f():
+        _MSG = compute()
+        raise ValueError(_MSG)
+    """,
+    # A function that rebinds it through `global`.
+    """
+    _MSG = "module"
+    def g():
+        global _MSG
+        _MSG = compute()
+    def f():
+        raise ValueError(_MSG)
+    """,
+    # Bound in an enclosing function: a closure, not the module's.
+    """
+    _MSG = "module"
+    def outer(_MSG):
+        def f():
+            raise ValueError(_MSG)
+        return f
+    """,
+    # Imported, not assigned.
+    """
+    from .messages import _MSG
+    def f():
+        raise ValueError(_MSG)
+    """,
+    # Not literal text.
+    """
+    _MSG = compute()
+    def f():
+        raise ValueError(_MSG)
+    """,
+    # `.format` of an f-string constant is not `.format` of literal text.
+    """
+    _MSG = f"{a} {{}}"
+    def f(x):
+        raise ValueError(_MSG.format(x))
+    """,
+    # A cycle of constants stops at the depth limit.
+    """
+    _A = _B
+    _B = _A
+    def f():
+        raise ValueError(_A)
+    """,
+]
+
+STEPS = [
+    (
+        """
+        def f(x):
+            msg = "a"
+            msg += f" {x}"
+            raise ValueError(msg)
+        """,
+        "a {x}",
+    ),
+    (
+        """
+        def f(x, y):
+            msg = "got {}".format(x)
+            msg += "; " + str(y)
+            msg += " and {%s}" % y
+            raise ValueError(msg)
+        """,
+        "got {x}; {str(y)} and {{{y}}}",
+    ),
+    # The raise may sit deeper than the block that builds the message.
+    (
+        """
+        def f(items):
+            msg: str = "bad"
+            msg += ": "
+            for item in items:
+                if item:
+                    raise ValueError(msg)
+        """,
+        "bad: ",
+    ),
+    # An operand that is no string is a field, as in `+`.
+    (
+        """
+        def f(kind):
+            msg = "base"
+            msg += kind
+            raise ValueError(msg)
+        """,
+        "base{kind}",
+    ),
+    # The last assignment before the raise counts; earlier ones are overwritten.
+    (
+        """
+        def f(a, b):
+            if a:
+                msg = f"first {a}"
+            msg = "second"
+            msg += f" {b}"
+            raise ValueError(msg)
+        """,
+        "second {b}",
+    ),
+    # A binding after the loop holding the raise comes after the raise.
+    (
+        """
+        def f(items):
+            while items:
+                msg = "a"
+                msg += "b"
+                for item in items:
+                    raise ValueError(msg)
+                msg += "c"
+        """,
+        "ab",
+    ),
+    # Multi-line parenthesized literals, comments included.
+    (
+        """
+        def f(x):
+            msg = (
+                "first "  # why
+                "second"
+            )
+            raise ValueError(msg)
+        """,
+        "first second",
+    ),
+]
+
+STEPS_NOT_COVERED = [
+    # A `+=` in a branch between the assignment and the raise.
+    """
+    def f(x):
+        msg = "a"
+        if x:
+            msg += "b"
+        raise ValueError(msg)
+    """,
+    # In a loop.
+    """
+    def f(items):
+        msg = "a"
+        for item in items:
+            msg += item
+        raise ValueError(msg)
+    """,
+    # The raise is in the branch that extends the message.
+    """
+    def f(x):
+        msg = "a"
+        if x:
+            msg += "b"
+            raise ValueError(msg)
+    """,
+    # `msg = msg + ...` is no `+=` step.
+    """
+    def f(x):
+        msg = "a"
+        msg = msg + x
+        raise ValueError(msg)
+    """,
+    # The start is not literal text.
+    """
+    def f(x):
+        msg = compute()
+        msg += "a"
+        raise ValueError(msg)
+    """,
+    # Not `+=`.
+    """
+    def f(x):
+        msg = "a %s"
+        msg %= x
+        raise ValueError(msg)
+    """,
+    # The loop holding the raise rebinds the name after it: a later pass raises that.
+    """
+    def f(items):
+        msg = "a"
+        for item in items:
+            if item:
+                raise ValueError(msg)
+            msg = "b"
+    """,
+    # A handler raises what the `try` may have rebound.
+    """
+    def f():
+        msg = "a"
+        try:
+            msg = compute()
+        except OSError:
+            raise ValueError(msg)
+    """,
+    # A walrus in the condition around the raise.
+    """
+    def f():
+        msg = "a"
+        if msg := compute():
+            raise ValueError(msg)
+    """,
+    # Other code may rebind a global between the statements.
+    """
+    def f():
+        global msg
+        msg = "a"
+        msg += "b"
+        raise ValueError(msg)
+    """,
+    # A nested definition of the name between.
+    """
+    def f():
+        msg = "a"
+        def msg():
+            pass
+        raise ValueError(msg)
+    """,
+    # Starts with a `+=` (the name is a parameter).
+    """
+    def f(msg):
+        msg += "a"
+        raise ValueError(msg)
+    """,
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), DEDENT)
+def test_dedent_and_cleandoc_of_a_literal(source: str, expected: str) -> None:
+    assert template(source) == expected
+
+
+@pytest.mark.parametrize("source", DEDENT_NOT_COVERED)
+def test_dedent_of_anything_else_is_not_read(source: str) -> None:
+    assert template(source) is None
+
+
+@pytest.mark.parametrize(("raise_line", "expected"), JOIN)
+def test_join_of_literals(raise_line: str, expected: str) -> None:
+    assert template(f"def f(x):\n    {raise_line}\n") == expected
+
+
+@pytest.mark.parametrize("raise_line", JOIN_NOT_COVERED)
+def test_join_of_anything_else_is_not_read(raise_line: str) -> None:
+    assert template(f"def f(a, b, items, sep, s):\n    {raise_line}\n") is None
+
+
+def test_join_inside_plus_stays_a_field() -> None:
+    """`+` reads its operands as before: a join there is still a field."""
+    source = 'def f(y):\n    raise ValueError("a" + ", ".join(["b", "c"]))\n'
+    assert template(source) == 'a{", ".join(["b", "c"])}'
+
+
+@pytest.mark.parametrize(("source", "expected"), CONSTANTS)
+def test_module_constants_are_followed(source: str, expected: str) -> None:
+    assert template(source) == expected
+
+
+@pytest.mark.parametrize("source", CONSTANTS_NOT_COVERED)
+def test_module_constants_not_covered(source: str) -> None:
+    assert template(source) is None
+
+
+@pytest.mark.parametrize(("source", "expected"), STEPS)
+def test_local_built_in_steps(source: str, expected: str) -> None:
+    assert template(source) == expected
+
+
+@pytest.mark.parametrize("source", STEPS_NOT_COVERED)
+def test_local_built_otherwise_is_not_read(source: str) -> None:
+    assert template(source) is None
+
+
+def test_module_level_raise_keeps_its_scope_rules() -> None:
+    """At module level the constant is the raise's own scope: the single assignment rule."""
+    assert template('_MSG = "x"\nraise ValueError(_MSG)\n') == "x"
+    assert template('_MSG = "x"\n_MSG = "y"\nraise ValueError(_MSG)\n') == "y"
+    assert template('_MSG = "x"\nif c:\n    _MSG = "y"\nraise ValueError(_MSG)\n') is None
+
+
+def test_reraise_of_a_caught_name_is_unchanged() -> None:
+    """Module-constant counting leaves the caught-exception rule alone."""
+    source = """
+    try:
+        pass
+    except ValueError as e:
+        raise e
+    def f():
+        try:
+            pass
+        except KeyError as e:
+            return e
+    """
+    result = extract_source(textwrap.dedent(source), "pkg/mod.py")
+    (site,) = result.sites
+    assert site.reraise is True
