@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from extractor.imports import ModuleName
-from extractor.model import Condition, FileResult, RaiseSite, ScanFailure, SourceContext
+from extractor.model import (
+    Condition,
+    Documented,
+    FileResult,
+    RaiseSite,
+    ScanFailure,
+    SourceContext,
+)
 
 EXTRACTOR_VERSION = "2"
 """Bump when the meaning of a record changes in a way the source hash would not catch."""
@@ -168,6 +175,7 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                 ),
                 site.signature,
                 site.via,
+                tuple((item.text, item.line, item.function) for item in site.documented),
             )
             for site in result.sites
         ),
@@ -182,9 +190,10 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
         (line, column, end_line, end_column, exception, qualified_name, template, function) = (
             fields[:8]
         )
-        reraise, cause, ignored, keywords, arguments, context, conditions, signature, via = fields[
-            8:
-        ]
+        (reraise, cause, ignored, keywords, arguments, context, conditions, signature, via) = (
+            fields[8:17]
+        )
+        (documented,) = fields[17:]
         sites.append(
             RaiseSite(
                 path=display,
@@ -205,6 +214,7 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
                 conditions=tuple(Condition(*condition) for condition in conditions),
                 signature=signature,
                 via=via,
+                documented=tuple(Documented(*item) for item in documented),
             )
         )
     return FileResult(

@@ -17,6 +17,7 @@ import gc
 import io
 import re
 import tokenize
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -26,9 +27,17 @@ from pathlib import Path
 import libcst as cst
 
 from extractor.conditions import conditions
+from extractor.docstrings import raises_entries
 from extractor.imports import ModuleName, Scope, resolve
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
-from extractor.model import Condition, FileResult, RaiseSite, ScanFailure, SourceContext
+from extractor.model import (
+    Condition,
+    Documented,
+    FileResult,
+    RaiseSite,
+    ScanFailure,
+    SourceContext,
+)
 from extractor.templates import TEXT_FUNCTIONS, Binding, template_of
 
 CONTEXT_FUNCTION_LINES = 40
@@ -149,6 +158,7 @@ class _File:
         self.module = module
         self._bindings: dict[int, Counter[str]] = {}
         self._signatures: dict[int, str] = {}
+        self._docstrings: dict[int, tuple[tuple[str, str, int], ...]] = {}
         self._globals: Counter[str] | None = None
 
     def column(self, line: int, byte_offset: int) -> int:
@@ -211,6 +221,7 @@ class _File:
                 arguments = tuple(self.text(argument) for argument in exc.args)
         elif exc is not None:
             exception = _dotted(exc)
+        qualified_name = None if exception is None else resolve(exception, spot.scope, self.module)
         return RaiseSite(
             path=self.display,
             line=node.lineno,
@@ -218,9 +229,7 @@ class _File:
             end_line=node.end_lineno,
             end_column=self.column(node.end_lineno, node.end_col_offset) + 1,
             exception=exception,
-            qualified_name=None
-            if exception is None
-            else resolve(exception, spot.scope, self.module),
+            qualified_name=qualified_name,
             template=template,
             function=spot.scope.qualname,
             reraise=reraise,
@@ -234,7 +243,89 @@ class _File:
             signature=self.signature(spot.scope.node)
             if isinstance(spot.scope.node, ast.FunctionDef | ast.AsyncFunctionDef)
             else None,
+            documented=self.documented(spot, exception, qualified_name),
         )
+
+    def documented(
+        self, spot: Spot, exception: str | None, qualified_name: str | None
+    ) -> tuple[Documented, ...]:
+        """The docstring entries about this raise: those of the innermost enclosing function
+        (and, in `__init__`, of its class) naming the site's exception by its last component."""
+        function = spot.function
+        if function is None or exception is None:
+            return ()
+        names = {exception.rpartition(".")[2]}
+        if qualified_name is not None:
+            names.add(qualified_name.rpartition(".")[2])
+        scope: Scope | None = spot.scope
+        # The raise's scope may be a class body inside the function: climb to the function's.
+        while scope is not None and scope.node is not function:
+            scope = scope.parent
+        if scope is None or scope.qualname is None:
+            return ()
+        owners: list[tuple[FunctionNode | ast.ClassDef, str]] = [(function, scope.qualname)]
+        parent = scope.parent
+        if function.name == "__init__" and parent is not None and parent.kind == "class":
+            # A class's docstring commonly documents what constructing it raises.
+            assert isinstance(parent.node, ast.ClassDef) and parent.qualname is not None
+            owners.append((parent.node, parent.qualname))
+        found: list[Documented] = []
+        for node, qualname in owners:
+            for name, text, line in self.docstring_entries(node):
+                if name.rpartition(".")[2] in names:
+                    found.append(Documented(text, line, qualname))
+        return tuple(found)
+
+    def docstring_entries(
+        self, node: FunctionNode | ast.ClassDef
+    ) -> tuple[tuple[str, str, int], ...]:
+        """(exception, text, 1-based file line) of each raises entry of a docstring; read once
+        per function or class, and only for those holding (or owning) a raise site."""
+        known = self._docstrings.get(id(node))
+        if known is not None:
+            return known
+        entries: tuple[tuple[str, str, int], ...] = ()
+        first = node.body[0] if node.body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+            and _MAY_DOCUMENT_RAISES.search(first.value.value)
+        ):
+            literal = first.value
+            parsed = raises_entries(first.value.value)
+            if parsed:
+                lines = self.docstring_lines(literal)
+                entries = tuple(
+                    (entry.exception, entry.text, lines[entry.line_offset]) for entry in parsed
+                )
+        self._docstrings[id(node)] = entries
+        return entries
+
+    def docstring_lines(self, literal: ast.Constant) -> list[int]:
+        """The 1-based file line where each line of a string literal's value starts (at its
+        first non-blank character): escapes (`\\n`, a backslash-newline) and implicit
+        concatenation make value lines and source lines differ."""
+        value = literal.value
+        assert isinstance(value, str)
+        count = value.count("\n") + 1
+        text = self.text(literal)
+        if _string_body(text) == value:
+            # The common case: what is written is the value, so line k is the literal's k-th.
+            return [literal.lineno + offset for offset in range(count)]
+        rows = _value_rows(text)
+        if rows is None or len(rows) != len(value):
+            # Unreachable for literals Python accepts; an approximate line beats no knowledge.
+            last = literal.end_lineno or literal.lineno
+            return [min(literal.lineno + offset, last) for offset in range(count)]
+        starts: list[int] = []
+        index = 0
+        for line in value.split("\n"):
+            first_text = index + len(line) - len(line.lstrip())
+            at = first_text if first_text < len(value) else len(value) - 1
+            starts.append(literal.lineno - 1 + rows[at] if at >= 0 else literal.lineno)
+            index += len(line) + 1
+        return starts
 
     def conditions(self, spot: Spot) -> tuple[Condition, ...]:
         """What leads to the raise within its scope (see `conditions.py`)."""
@@ -510,6 +601,98 @@ class _File:
         start = max(1, line - CONTEXT_RADIUS)
         end = min(total, line + CONTEXT_RADIUS)
         return SourceContext(start, "\n".join(self.lines[start - 1 : end]), line)
+
+
+_MAY_DOCUMENT_RAISES = re.compile(r"rais|except|throw", re.IGNORECASE)
+"""Text every raises section holds: other docstrings are not parsed at all."""
+_STRING_START = re.compile(r"([rRuU]{0,2})(\'\'\'|\"\"\"|\'|\")")
+_SIMPLE_ESCAPES = {
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+}
+_HEX_WIDTHS = {"x": 2, "u": 4, "U": 8}
+
+
+def _string_body(text: str) -> str | None:
+    """What lies between the quotes of a single string literal's source (None if no quotes)."""
+    match = _STRING_START.match(text)
+    if match is None or not text.endswith(match[2]) or len(text) < match.end() + len(match[2]):
+        return None
+    return text[match.end() : len(text) - len(match[2])]
+
+
+def _value_rows(text: str) -> list[int] | None:
+    """For each character of the value of a string literal's source `text` (one literal or an
+    implicit concatenation), the 1-based line of `text` it comes from; None if unreadable."""
+    rows: list[int] = []
+    # Parenthesized, the literal's later lines may be indented anyhow without INDENT tokens.
+    readline = iter(("(" + text + ")\n").splitlines(keepends=True)).__next__
+    try:
+        for token in tokenize.generate_tokens(readline):
+            if token.type != tokenize.STRING:
+                continue
+            match = _STRING_START.match(token.string)
+            body = _string_body(token.string)
+            if match is None or body is None:
+                return None
+            if not _decode_rows(body, "r" in match[1].lower(), token.start[0], rows):
+                return None
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return rows
+
+
+def _decode_rows(body: str, raw: bool, row: int, rows: list[int]) -> bool:
+    """Append the line of each character a literal's body decodes to, as Python decodes it."""
+    index = 0
+    end = len(body)
+    while index < end:
+        char = body[index]
+        if char != "\\" or index + 1 >= end:
+            rows.append(row)
+            row += char == "\n"
+            index += 1
+            continue
+        escaped = body[index + 1]
+        if raw:  # the backslash stays, and so does what follows it
+            rows += [row, row]
+            row += escaped == "\n"
+            index += 2
+        elif escaped == "\n":  # a backslash-newline joins lines: no character
+            row += 1
+            index += 2
+        elif escaped in _SIMPLE_ESCAPES:
+            rows.append(row)
+            index += 2
+        elif escaped in "01234567":  # up to three octal digits
+            stop = index + 2
+            while stop < min(end, index + 4) and body[stop] in "01234567":
+                stop += 1
+            rows.append(row)
+            index = stop
+        elif escaped in _HEX_WIDTHS:
+            rows.append(row)
+            index += 2 + _HEX_WIDTHS[escaped]
+        elif escaped == "N" and body.startswith("{", index + 2) and "}" in body[index + 3 :]:
+            close = body.index("}", index + 3)
+            try:
+                unicodedata.lookup(body[index + 3 : close])
+            except KeyError:
+                return False
+            rows.append(row)
+            index = close + 1
+        else:  # an invalid escape keeps its backslash
+            rows += [row, row]
+            index += 2
+    return True
 
 
 def _dedent_continuation(text: str, indent: int) -> str:

@@ -53,6 +53,18 @@ class Condition:
 
 
 @dataclass(frozen=True)
+class Documented:
+    """What a docstring says about raising a site's exception: one entry of its raises section."""
+
+    text: str
+    """The entry's description, its lines joined by single spaces (reST roles as code spans)."""
+    line: int
+    """1-based line of the file where the entry starts (the line naming the exception)."""
+    function: str
+    """The dotted function (or, for a raise in `__init__`, class) whose docstring it is."""
+
+
+@dataclass(frozen=True)
 class RaiseSite:
     """One `raise` statement and what it says."""
 
@@ -99,6 +111,11 @@ class RaiseSite:
     signature: str | None = None
     """The enclosing function's decorators and header as written, up to its colon; None when
     the innermost scope is a module or a class body. Not part of `errcat scan --json`."""
+    documented: tuple[Documented, ...] = ()
+    """The entries of the innermost enclosing function's docstring (and, in `__init__`, of its
+    class's) whose exception's last dotted component is that of `exception` or of
+    `qualified_name`; function first, then class, each in line order. Not part of
+    `errcat scan --json`."""
     entry: str | None = None
     """The catalog id; the extractor never sets it (the scan command does, via the catalog)."""
 
