@@ -41,6 +41,8 @@ class Config:
     """Whether a pyproject.toml was found; without one errcat runs on defaults."""
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     """Bytes above which a file is reported as a scan failure and not parsed."""
+    tests: tuple[Path, ...] = ()
+    """Absolute folders and files of the package's own tests, read for "tested" knowledge."""
 
 
 def find_root(start: Path) -> Path | None:
@@ -53,14 +55,32 @@ def find_root(start: Path) -> Path | None:
 
 
 def _string_list(
-    table: dict[str, object], key: str, default: tuple[str, ...], where: Path
+    table: dict[str, object],
+    key: str,
+    default: tuple[str, ...],
+    where: Path,
+    expected: str = "a list of glob strings",
 ) -> tuple[str, ...]:
     value = table.get(key, list(default))
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(
-            f"{where}: [tool.errcat] {key} has value {value!r}; expected a list of glob strings"
-        )
+        raise ConfigError(f"{where}: [tool.errcat] {key} has value {value!r}; expected {expected}")
     return tuple(value)
+
+
+DEFAULT_TESTS = ("tests", "test")
+"""Where a project's tests are looked for when `tests` is not set: the first that is a folder."""
+
+
+def _tests(table: dict[str, object], base: Path, where: Path) -> tuple[Path, ...]:
+    default = next((name for name in DEFAULT_TESTS if (base / name).is_dir()), None)
+    expected = 'a list of folder or file paths (for example ["tests"])'
+    given = _string_list(table, "tests", () if default is None else (default,), where, expected)
+    # An empty string would name the whole project: every test_*.py under it, vendored ones too.
+    if not all(given):
+        raise ConfigError(
+            f"{where}: [tool.errcat] tests has value {list(given)!r}; expected {expected}"
+        )
+    return tuple(base / item for item in given)
 
 
 def _string(table: dict[str, object], key: str, default: str, where: Path) -> str:
@@ -113,6 +133,7 @@ def load_config(start: Path | None = None) -> Config:
         exclude=_string_list(table, "exclude", (), where),
         has_pyproject=root is not None,
         max_file_size=_positive_int(table, "max_file_size", DEFAULT_MAX_FILE_SIZE, where),
+        tests=_tests(table, base, where),
     )
 
 

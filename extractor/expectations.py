@@ -1,0 +1,277 @@
+"""Expectations: the places where a package's own tests say that a call raises an error.
+
+Read from test files with `ast` (no catalog knowledge here; catalog/tested.py pairs them with
+entries). Recognised forms, at any depth of a test file:
+
+- `with pytest.raises(X):` and `with pytest.raises(X, match=PAT):` (also `raises` imported from
+  pytest, and several items in one `with`);
+- the call form `pytest.raises(X, func, *args)`, as a statement or an assignment's value (its
+  keyword arguments go to `func`, so it has no pattern);
+- `self.assertRaises(X)` / `self.assertRaisesRegex(X, PAT)` (and the old `assertRaisesRegexp`),
+  as a context manager or in the call form with a callable;
+- a tuple of classes `(X, Y)` gives one expectation per class.
+
+`pattern` is read only from a string literal (plain, raw, implicitly concatenated) or
+`re.escape(<literal>)`; anything else (a variable, an f-string) gives None. A class that is not a
+dotted name (a variable from a parametrize table counts as a name and resolves to None) is
+skipped. Files without the bytes `raises` or `assertRaises` are not parsed: most files of a large
+test folder say neither.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import textwrap
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib.util import decode_source
+from pathlib import Path
+
+from extractor.files import display_path, printable
+from extractor.imports import ModuleName, Scope, module_name_for, resolve
+from extractor.model import ScanFailure
+
+MAX_CODE_LINES = 25
+"""Lines of `code` kept; a longer statement is cut and ends with a `...` line."""
+
+_PYTEST_RAISES = frozenset({"pytest.raises", "_pytest.python_api.raises", "_pytest.raises"})
+_ASSERT_RAISES = frozenset({"assertRaises"})
+_ASSERT_RAISES_REGEX = frozenset({"assertRaisesRegex", "assertRaisesRegexp"})
+_PREFILTER = (b"raises", b"assertRaises")
+_TEST_FILE = re.compile(r"(?:test_.*|.*_test)\.py\Z")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One test's statement that some code raises `exception` (optionally matching `pattern`)."""
+
+    path: str
+    """The test file, relative to the `cwd` given to the reader, `/`-separated."""
+    line: int
+    """1-based line of the `with` statement or of the call statement."""
+    exception: str
+    """The expected class as written (`ValueError`, `errors.BadInput`)."""
+    qualified_name: str | None
+    """`exception` resolved through the test file's imports (`builtins.ValueError`), or None."""
+    pattern: str | None
+    """The regular expression the message must match (`re.search`), or None when the test gives
+    none or gives it as something other than a literal."""
+    code: str
+    """The whole `with` (or call) statement, dedented, at most MAX_CODE_LINES lines."""
+    function: str | None
+    """Dotted enclosing classes and functions (`TestPool.test_take`); None at module level."""
+
+
+def read_expectations(
+    paths: Sequence[Path], *, cwd: Path
+) -> tuple[tuple[Expectation, ...], tuple[ScanFailure, ...]]:
+    """The expectations of the test files under `paths`, and the files that could not be read.
+
+    A path that is a file is read whatever its name; a folder is walked (in name order, not
+    entering hidden folders or `__pycache__`) for `test_*.py` and `*_test.py`. Expectations come
+    in path then line order. A missing path, an unreadable or unparsable file is a failure and
+    reading goes on.
+    """
+    cwd = Path(os.path.abspath(cwd))
+    found: list[Expectation] = []
+    failures: list[ScanFailure] = []
+    known: dict[Path, tuple[str, ...]] = {}
+    files: dict[str, Path] = {}
+    for given in paths:
+        absolute = Path(os.path.abspath(cwd / given))
+        if absolute.is_dir():
+            for path in _test_files(absolute):
+                files.setdefault(display_path(path, cwd), path)
+        elif os.path.lexists(absolute):
+            files.setdefault(display_path(absolute, cwd), absolute)
+        else:
+            shown = printable(display_path(absolute, cwd))
+            failures.append(ScanFailure(shown, 1, 1, "no such file or folder"))
+    for display in sorted(files):
+        expectations, failure = _read_file(files[display], printable(display), known)
+        found.extend(expectations)
+        if failure is not None:
+            failures.append(failure)
+    return tuple(found), tuple(failures)
+
+
+def _test_files(folder: Path) -> Iterator[Path]:
+    # Symlinked folders are not followed: a test tree has no need of them, and not following
+    # them rules out loops.
+    for root, folders, names in os.walk(folder):
+        folders[:] = sorted(f for f in folders if not f.startswith(".") and f != "__pycache__")
+        for name in sorted(names):
+            if _TEST_FILE.match(name):
+                yield Path(root) / name
+
+
+def _read_file(
+    path: Path, display: str, known: dict[Path, tuple[str, ...]]
+) -> tuple[list[Expectation], ScanFailure | None]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return [], ScanFailure(display, 1, 1, f"cannot read file: {exc.strerror or exc}")
+    if not any(marker in data for marker in _PREFILTER):
+        return [], None
+    try:
+        text = decode_source(data)
+        tree = ast.parse(text, filename=display)
+    except SyntaxError as exc:
+        return [], ScanFailure(
+            display, exc.lineno or 1, exc.offset or 1, f"cannot parse: {exc.msg}"
+        )
+    except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
+        return [], ScanFailure(display, 1, 1, f"cannot parse: {exc}")
+    reader = _Reader(display, text.splitlines(), module_name_for(path, known))
+    reader.scope_body(tree.body, Scope("module", tree, None, None))
+    reader.found.sort(key=lambda expectation: expectation.line)
+    return reader.found, None
+
+
+class _Reader:
+    """Walks one module's statements with the scope each is in."""
+
+    def __init__(self, display: str, lines: list[str], module: ModuleName) -> None:
+        self.display = display
+        self.lines = lines
+        self.module = module
+        self.found: list[Expectation] = []
+
+    def scope_body(self, statements: list[ast.stmt], scope: Scope) -> None:
+        for statement in statements:
+            self.statement(statement, scope)
+
+    def statement(self, node: ast.stmt, scope: Scope) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            kind = "class" if isinstance(node, ast.ClassDef) else "function"
+            qualname = f"{scope.qualname}.{node.name}" if scope.qualname else node.name
+            self.scope_body(node.body, Scope(kind, node, scope, qualname))
+            return
+        if isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                if isinstance(item.context_expr, ast.Call):
+                    self.call(item.context_expr, node, scope, context=True)
+        elif isinstance(node, ast.Expr | ast.Assign) and isinstance(node.value, ast.Call):
+            self.call(node.value, node, scope, context=False)
+        # Nested blocks (if, for, try, with bodies...) hold statements too; expressions do not
+        # hold statements, so only statement lists are followed.
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                for child in children:
+                    if isinstance(child, ast.stmt):
+                        self.statement(child, scope)
+                    elif isinstance(child, ast.ExceptHandler | ast.match_case):
+                        self.scope_body(child.body, scope)
+
+    def call(self, call: ast.Call, statement: ast.stmt, scope: Scope, *, context: bool) -> None:
+        form = self.form(call.func, scope)
+        if form is None or not call.args:
+            return
+        pattern: str | None = None
+        rest = call.args[1:]
+        if form == "pytest":
+            if not context and not rest:
+                # `pytest.raises(X)` as a bare statement expects nothing.
+                return
+            if context:
+                pattern = _keyword_pattern(call, "match", scope, self.module)
+        elif form == "unittest":
+            if not context and not rest:
+                return
+        else:
+            regex: ast.expr | None = rest[0] if rest else _keyword(call, "expected_regex")
+            if regex is None:
+                return
+            pattern = _literal_pattern(regex, scope, self.module)
+            if not context and len(rest) < 2:
+                return
+        code = self.code(statement)
+        for written in _classes(call.args[0]):
+            self.found.append(
+                Expectation(
+                    path=self.display,
+                    line=statement.lineno,
+                    exception=written,
+                    qualified_name=resolve(written, scope, self.module),
+                    pattern=pattern,
+                    code=code,
+                    function=scope.qualname,
+                )
+            )
+
+    def form(self, func: ast.expr, scope: Scope) -> str | None:
+        """`pytest`, `unittest` or `regex` for a call of one of the recognised functions."""
+        if isinstance(func, ast.Attribute):
+            if func.attr in _ASSERT_RAISES:
+                return "unittest"
+            if func.attr in _ASSERT_RAISES_REGEX:
+                return "regex"
+            if func.attr != "raises":
+                return None
+        elif not isinstance(func, ast.Name) or func.id != "raises":
+            return None
+        dotted = _dotted(func)
+        if dotted is not None and resolve(dotted, scope, self.module) in _PYTEST_RAISES:
+            return "pytest"
+        return None
+
+    def code(self, statement: ast.stmt) -> str:
+        end = statement.end_lineno or statement.lineno
+        lines = self.lines[statement.lineno - 1 : end]
+        if len(lines) > MAX_CODE_LINES:
+            lines = lines[: MAX_CODE_LINES - 1]
+            indent = re.match(r"\s*", lines[-1])
+            lines.append(f"{indent.group() if indent else ''}...")
+        return textwrap.dedent("\n".join(lines)).rstrip()
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _classes(node: ast.expr) -> list[str]:
+    """The dotted names of an expected-class argument: one name, or a tuple of them."""
+    elements = node.elts if isinstance(node, ast.Tuple) else [node]
+    names = [_dotted(element) for element in elements]
+    return [name for name in names if name is not None]
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def _keyword_pattern(call: ast.Call, name: str, scope: Scope, module: ModuleName) -> str | None:
+    value = _keyword(call, name)
+    return None if value is None else _literal_pattern(value, scope, module)
+
+
+def _literal_pattern(node: ast.expr, scope: Scope, module: ModuleName) -> str | None:
+    # Implicit concatenation is joined by the parser, so one Constant covers it; raw strings
+    # are already their text.
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        dotted = _dotted(node.func)
+        if dotted is not None and resolve(dotted, scope, module) == "re.escape":
+            return re.escape(node.args[0].value)
+    return None
