@@ -42,7 +42,7 @@ from catalog.findings import CatalogInvalid, Finding
 from catalog.generated_path import check_generated
 from catalog.loader import FileDigests, catalog_key
 from catalog.model import Catalog
-from catalog.project import cache_folder
+from catalog.project import BUILD_FOLDER, cache_folder
 from catalog.render import SiteContent, SiteInputs, gather, render, workers
 from catalog.render.api_beside import ApiBeside, ApiWriteFailed
 from catalog.render.blocks import FastPage
@@ -50,7 +50,6 @@ from catalog.render.content import clashes, default_nav
 from catalog.render.site_settings import THEME_FOLDER, merged_settings
 from catalog.validate import load_valid_catalog
 
-BUILD_FOLDER = "build"
 COMPOSED_DOCS = "docs"
 COMPOSED_CONFIG = "mkdocs.yml"
 DEFAULT_DOCS_DIR = "site/docs"

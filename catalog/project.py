@@ -19,6 +19,8 @@ from extractor.model import ScanReport
 
 CACHE_FOLDER = ".errcat-cache"
 """The folder of every cache errcat keeps between runs, at the project root (git-ignored)."""
+BUILD_FOLDER = "build"
+"""Where `errcat build` stages and publishes, at the project root: `build/site` is the site."""
 
 _caching: ContextVar[bool] = ContextVar("errcat_caching", default=True)
 

@@ -76,7 +76,6 @@ def _announce_wait(pid: int | None) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for MkDocs.
     from catalog.build import (
-        BUILD_FOLDER,
         WAIT_SECONDS,
         BuildBusy,
         BuildError,
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from catalog.commands.common import print_findings
     from catalog.config import ConfigError, load_config
     from catalog.findings import CatalogInvalid
-    from catalog.project import caching
+    from catalog.project import BUILD_FOLDER, caching
 
     try:
         config = load_config()

@@ -14,9 +14,10 @@ import codecs
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, BinaryIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from catalog.explain import MatchResult, MessageMatcher
@@ -62,10 +63,34 @@ def _indented(text: str) -> list[str]:
     return ["  " + line if line else "" for line in text.strip().splitlines()]
 
 
+def published_knowledge(root: Path, entry_id: str) -> list[dict[str, Any]]:
+    """The entry's `knowledge` as the last `errcat build` published it under `root`, or [].
+
+    Reading it needs the package's scan and tests; the built site already holds it, so explain
+    answers with that instead of scanning at every query (after a build, it is current).
+    """
+    from catalog.project import BUILD_FOLDER
+
+    path = root / BUILD_FOLDER / "site" / "api" / "errors" / f"{entry_id}.json"
+    try:
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return []
+    items = document.get("knowledge") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [item for item in items if isinstance(item, dict) and isinstance(item.get("text"), str)]
+
+
 def render(
-    entry: ExplainEntry, result: MatchResult, style: _Style, count: int | None = None
+    entry: ExplainEntry,
+    result: MatchResult,
+    style: _Style,
+    count: int | None = None,
+    knowledge: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """The entry for a terminal: heading, message, values read, prose, and the page link."""
+    """The entry for a terminal: heading, message, values read, prose, what the package says,
+    and the page link."""
     seen = f", seen {count} time{'s' if count != 1 else ''}" if count is not None else ""
     lines = [
         f"{style(entry.name, '1')}  {entry.id}  {entry.exception}, {entry.status}{seen}",
@@ -92,12 +117,24 @@ def render(
     if entry.situations:
         lines += ["", style("Common situations", "1")]
         lines += [f"  - {situation.strip()}" for situation in entry.situations]
+    if knowledge:
+        lines += ["", style("What the package says", "1")]
+        for item in knowledge:
+            source = item.get("source")
+            where = (
+                f" ({source['path']}:{source['line']})"
+                if isinstance(source, dict) and source.get("path")
+                else ""
+            )
+            lines.append(f"  - {item.get('kind')}: {item['text']}{where}")
     if result.url:
         lines += ["", f"More: {style(result.url, '4')}"]
     return "\n".join(lines)
 
 
-def _as_json(entry: ExplainEntry, result: MatchResult) -> dict[str, object]:
+def _as_json(
+    entry: ExplainEntry, result: MatchResult, knowledge: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, object]:
     return {
         "id": entry.id,
         "name": entry.name,
@@ -113,6 +150,7 @@ def _as_json(entry: ExplainEntry, result: MatchResult) -> dict[str, object]:
         "solutions": list(entry.solutions),
         "trigger": entry.trigger,
         "situations": list(entry.situations),
+        "knowledge": [dict(item) for item in knowledge],
     }
 
 
@@ -254,7 +292,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         payload = {
             "query": args.query,
-            "matches": [_as_json(index.entry(r.id), r) for r in results],
+            "matches": [
+                _as_json(index.entry(r.id), r, published_knowledge(config.root, r.id))
+                for r in results
+            ],
         }
         json.dump(payload, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -269,5 +310,10 @@ def run(args: argparse.Namespace) -> int:
     style = _Style(sys.stdout)
     if len(results) > 1:
         print(f"{len(results)} entries match equally well:\n")
-    print("\n\n".join(render(index.entry(r.id), r, style) for r in results))
+    print(
+        "\n\n".join(
+            render(index.entry(r.id), r, style, knowledge=published_knowledge(config.root, r.id))
+            for r in results
+        )
+    )
     return 0

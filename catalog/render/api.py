@@ -22,6 +22,7 @@ from typing import Any
 from catalog.model import Entry
 from catalog.render import workers
 from catalog.render.deploy import site_files
+from catalog.render.knowledge import KnowledgeItem
 from catalog.render.markdown import code_span
 from catalog.render.repository import Repository
 from catalog.render.sources import Source, _repository_path
@@ -58,6 +59,9 @@ class DerivedSource(Source):
     """Public functions reaching the enclosing function; paths relative to the repository."""
     caller_urls: tuple[str | None, ...] = ()
     """Each caller's line in the repository, pinned like `url`; None without a link."""
+    documented: tuple[Any, ...] = ()
+    """What the enclosing function's docstring says about raising it (`extractor.model.Documented`:
+    `text`, `line`, `function`); the page and `knowledge` show it, `sources[]` does not."""
 
     def as_dict(self) -> dict[str, object]:
         """The API's `sources[]` item: the contract's keys, then the derived ones."""
@@ -210,6 +214,7 @@ def derived_sources(
                     conditions=site.conditions,
                     callers=callers,
                     caller_urls=urls,
+                    documented=tuple(getattr(site, "documented", ())),
                 )
             )
         derived[entry_id] = tuple(items)
@@ -229,6 +234,7 @@ def entry_document(
     verified: Sequence[Mapping[str, str]],
     repository: Repository,
     site_url: str,
+    knowledge: Sequence[KnowledgeItem] = (),
 ) -> dict[str, Any]:
     """The contents of `api/errors/<id>.json`."""
     example = entry.example
@@ -258,6 +264,7 @@ def entry_document(
         "since": entry.since,
         "retired_reason": entry.retired_reason,
         "replaced_by": entry.replaced_by,
+        "knowledge": [item.as_dict() for item in knowledge],
     }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,13 +20,16 @@ from catalog.model import Catalog, Entry, Status
 from catalog.project import generated_module
 from catalog.render import api, blocks, match_index, pages
 from catalog.render.errorpages import ErrorPages, Todo
+from catalog.render.knowledge import KnowledgeItem, knowledge_by_entry
 from catalog.render.pagecache import PageCache
 from catalog.render.related import related_entries
 from catalog.render.repository import Repository, read_repository
 from catalog.render.search import SearchDoc, error_doc
-from catalog.render.sources import Source, sources_by_entry
+from catalog.render.sources import Source, _repository_path, sources_by_entry
 from catalog.stats import Stats, catalog_stats
+from catalog.tested import tested_by_entry
 from catalog.verified import RESULTS_FILE, Verification, load_results, verified_on
+from extractor.expectations import Expectation, read_expectations
 from extractor.model import ScanFailure
 
 HOME_PAGE = "index.md"
@@ -56,6 +59,8 @@ class SiteInputs:
     site_name: str
     stats: Stats
     """The coverage figures `errcat stats` prints, for the home page."""
+    knowledge: Mapping[str, tuple[KnowledgeItem, ...]] = field(default_factory=dict)
+    """What the package itself says of each entry, by id (`catalog.render.knowledge`)."""
 
 
 class _Markdown(Mapping[str, str]):
@@ -117,10 +122,11 @@ def gather(
         messages.save(cache)
     # Who reaches each raise, for the facts read from the code (summaries cached with the scan).
     graph = reaches(report, cwd=config.root, cache_dir=cache)
+    derived = api.derived_sources(sources, report, graph, repository, config.root)
     return SiteInputs(
         config=config,
         catalog=catalog,
-        sources=api.derived_sources(sources, report, graph, repository, config.root),
+        sources=derived,
         scan_failures=tuple(report.failures),
         repository=repository,
         verified=load_results(results_path),
@@ -128,7 +134,31 @@ def gather(
         site_name=site_name,
         # What `compute_stats` counts, from the same catalog and scan the pages come from.
         stats=stats,
+        knowledge=knowledge_by_entry(
+            (entry.id for entry in catalog),
+            derived,
+            _expectations(config, catalog, repository),
+        ),
     )
+
+
+def _expectations(
+    config: Config, catalog: Catalog, repository: Repository
+) -> dict[str, tuple[Expectation, ...]]:
+    """The package's tests that expect each entry, their paths relative to the repository."""
+    found, _failures = read_expectations(list(config.tests), cwd=config.root)
+    # A test file that does not parse costs its expectations only: pages never depend on it.
+    paired = tested_by_entry(catalog, found, generated_module=generated_module(config))
+    return {
+        entry_id: tuple(
+            replace(
+                expectation,
+                path=_repository_path(repository, str(config.root / expectation.path)),
+            )
+            for expectation in expectations
+        )
+        for entry_id, expectations in paired.items()
+    }
 
 
 def _groups(entries: list[Entry], key: str) -> list[pages.Group]:
@@ -183,6 +213,7 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
             repository=inputs.repository,
             site_path=site_path,
             page_url=api.page_url(inputs.site_url, entry.id),
+            knowledge=inputs.knowledge.get(entry.id, ()),
         )
         todo.append((f"errors/{entry.id}.md", page_inputs))
     # The match index reads the entries' matcher rows only, which an edit of prose leaves as
@@ -225,6 +256,7 @@ def _the_rest(
             verified=verified[entry.id],
             repository=inputs.repository,
             site_url=inputs.site_url,
+            knowledge=inputs.knowledge.get(entry.id, ()),
         )
     documents[api.INDEX_FILE] = [api.index_row(entry, inputs.site_url) for entry in entries]
     documents[api.SCHEMA_FILE] = api.schema()

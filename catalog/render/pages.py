@@ -20,6 +20,7 @@ from markupsafe import Markup
 from catalog.exceptions import has_typed_class
 from catalog.model import Entry, Status
 from catalog.render import blocks, markdown
+from catalog.render.knowledge import KINDS, KnowledgeItem
 from catalog.render.meta import error_description
 from catalog.render.repository import Repository
 from catalog.render.sources import SOURCES_WITH_CODE, Source
@@ -140,6 +141,7 @@ def error_page(
     repository: Repository,
     site_path: str,
     page_url: str,
+    knowledge: Sequence[KnowledgeItem] = (),
 ) -> str:
     """The Markdown of `errors/<id>.md`."""
     return (
@@ -159,6 +161,7 @@ def error_page(
             json_href=f"{site_path}api/errors/{entry.id}.json",
             sources_with_code=SOURCES_WITH_CODE,
             issue_url=issue_url(repository, entry, page_url),
+            knowledge={kind: [i for i in knowledge if i.kind == kind] for kind in KINDS},
         )
     )
 

@@ -1,0 +1,222 @@
+"""What the package itself says about an error, gathered for its page and its `knowledge` list.
+
+Nothing here is authored in the catalog: each item is read from the package (see CONTRACTS,
+`knowledge`) and says where it was read.
+
+- `documented`: the raising function's docstring names this exception in its raises section
+  (read by `extractor.docstrings`, attached to the raise site);
+- `tested`: a test of the package expects this error (`extractor.expectations`, paired with the
+  entry by `catalog.tested`);
+- `remedy`: the raise is guarded by a condition on a parameter of the public function that
+  raises it, so a caller avoids it by passing a value for which the condition is false; the
+  condition is turned around where that is exact (`not a <= b` gives `a <= b`, `x < 0` gives
+  `x >= 0`), and otherwise said as `not (...)`.
+
+`verified` is false for all three: errcat read them, it did not run them (only `errcat
+reproduce` runs the package's code).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from catalog.render.markdown import code_span
+
+if TYPE_CHECKING:
+    from catalog.render.sources import Source
+    from extractor.expectations import Expectation
+
+KINDS = ("documented", "tested", "reproduced", "remedy")
+MAX_TESTED = 5
+"""Tests an entry lists; the JSON lists the same ones (the rest are more of the same)."""
+
+_OPPOSITE = {
+    ast.Lt: ">=",
+    ast.LtE: ">",
+    ast.Gt: "<=",
+    ast.GtE: "<",
+    ast.Eq: "!=",
+    ast.NotEq: "==",
+    ast.Is: "is not",
+    ast.IsNot: "is",
+    ast.In: "not in",
+    ast.NotIn: "in",
+}
+
+
+@dataclass(frozen=True)
+class KnowledgeItem:
+    """One thing the package says about an error (the API's `knowledge[]` item)."""
+
+    kind: str
+    text: str
+    """Markdown of the safe subset: code in code spans."""
+    code: str | None = None
+    path: str | None = None
+    """Where it was read, relative to the repository root; None with `line` when unknown."""
+    line: int | None = None
+    verified: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "code": self.code,
+            "source": None if self.path is None else {"path": self.path, "line": self.line},
+            "verified": self.verified,
+        }
+
+
+def _parameters(signature: str) -> tuple[str, ...]:
+    """The parameter names of a `def` header as written (decorators allowed); () if unreadable."""
+    header = signature.strip()
+    try:
+        tree = ast.parse(header + "\n    pass\n" if header.endswith(":") else header)
+    except SyntaxError:
+        return ()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            every = [
+                *arguments.posonlyargs,
+                *arguments.args,
+                *arguments.kwonlyargs,
+                *(arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None),
+            ]
+            return tuple(arg.arg for arg in every if arg.arg not in ("self", "cls"))
+    return ()
+
+
+def _is_public(function: str) -> bool:
+    """Whether callers reach it by its own name: no part private (`__init__` counts as public,
+    being how the class is called)."""
+    parts = function.split(".")
+    return all(not part.startswith("_") or part in ("__init__", "__call__") for part in parts)
+
+
+def turned_around(code: str) -> str | None:
+    """The condition that must hold for `code` not to: exact for `not X`, one comparison and
+    `X is None`-like tests; `not (code)` for anything else; None for code that is not Python."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    node = tree.body
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return ast.unparse(node.operand)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        opposite = _OPPOSITE.get(type(node.ops[0]))
+        if opposite is not None:
+            return f"{ast.unparse(node.left)} {opposite} {ast.unparse(node.comparators[0])}"
+    return f"not ({ast.unparse(node)})"
+
+
+def _names(code: str) -> set[str]:
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def remedies(source: Source) -> list[KnowledgeItem]:
+    """What to pass instead, from the innermost condition on the public function's parameters."""
+    function = getattr(source, "function", None)
+    signature = getattr(source, "signature", None)
+    conditions = getattr(source, "conditions", ())
+    if not function or not signature or not _is_public(function):
+        return []
+    parameters = set(_parameters(signature))
+    for condition in conditions:
+        if condition.kind not in ("if", "guard") or not condition.code:
+            continue
+        named = sorted(parameters & _names(condition.code))
+        if not named:
+            continue
+        wanted = turned_around(condition.code)
+        if wanted is None:
+            continue
+        which = ", ".join(code_span(name) for name in named)
+        caller = function.removesuffix(".__init__")
+        return [
+            KnowledgeItem(
+                kind="remedy",
+                text=(
+                    f"Call {code_span(caller)} with {which} such that {code_span(wanted)}: "
+                    f"it raises this error when {code_span(condition.code)} "
+                    f"(line {condition.line})."
+                ),
+                path=source.path,
+                line=condition.line,
+            )
+        ]
+    return []
+
+
+def documented(source: Source) -> list[KnowledgeItem]:
+    """The raising function's docstring on this error, as the site's record holds it."""
+    items = []
+    for note in getattr(source, "documented", ()):
+        if not note.text:
+            continue
+        items.append(
+            KnowledgeItem(
+                kind="documented",
+                text=f"The docstring of {code_span(note.function)}: {note.text}",
+                path=source.path,
+                line=note.line,
+            )
+        )
+    return items
+
+
+def tested(expectations: Sequence[Expectation]) -> list[KnowledgeItem]:
+    """A test of the package that expects this error, with its code."""
+    items = []
+    for expectation in expectations[:MAX_TESTED]:
+        where = code_span(expectation.function) if expectation.function else "A test"
+        matched = (
+            f", with a message matching {code_span(expectation.pattern)}"
+            if expectation.pattern
+            else ""
+        )
+        items.append(
+            KnowledgeItem(
+                kind="tested",
+                text=f"{where} expects {code_span(expectation.exception)}{matched}.",
+                code=expectation.code,
+                path=expectation.path,
+                line=expectation.line,
+            )
+        )
+    return items
+
+
+def knowledge_by_entry(
+    entry_ids: Iterable[str],
+    sources: Mapping[str, Sequence[Source]],
+    expectations: Mapping[str, Sequence[Expectation]],
+) -> dict[str, tuple[KnowledgeItem, ...]]:
+    """Each entry's items: documented, tested, then remedies; the same text once."""
+    found: dict[str, tuple[KnowledgeItem, ...]] = {}
+    for entry_id in entry_ids:
+        items: list[KnowledgeItem] = []
+        at = sources.get(entry_id, ())
+        for source in at:
+            items += documented(source)
+        items += tested(expectations.get(entry_id, ()))
+        for source in at:
+            items += remedies(source)
+        unique: dict[tuple[str, str], KnowledgeItem] = {}
+        for item in items:
+            unique.setdefault((item.kind, item.text), item)
+        found[entry_id] = tuple(unique.values())
+    return found
+
+
+def as_documents(items: Sequence[KnowledgeItem]) -> list[dict[str, Any]]:
+    """The API's `knowledge` list."""
+    return [item.as_dict() for item in items]

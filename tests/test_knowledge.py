@@ -1,0 +1,196 @@
+"""`knowledge`: what the package itself says of an error (its docstrings, its tests, the
+conditions of its code), on every entry's JSON and page, and in `errcat explain`."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+from test_build_project import ACTIVE_ID, DRAFT_ID, STOP_ID, make_project
+
+from catalog.build import build_site
+from catalog.cli import main
+from catalog.config import load_config
+from catalog.render.api import schema
+from catalog.render.knowledge import KnowledgeItem, remedies, turned_around
+from catalog.render.sources import Source
+from extractor.model import Condition
+
+CORE = '''\
+def turn(name: str, speed: int) -> None:
+    """Turn the widget.
+
+    Raises:
+        ValueError: If `speed` is negative: widgets turn one way only.
+    """
+    if speed < 0:
+        raise ValueError(f"widget {name} cannot turn backwards")
+    if speed > 10:
+        raise ValueError(f"widget {name} spins too fast: {speed}")
+
+
+def stop(name: str) -> None:
+    raise RuntimeError(f"widget {name} is already stopped")
+'''
+
+TESTS = """\
+import pytest
+
+from widgets.core import stop, turn
+
+
+def test_backwards_is_refused():
+    with pytest.raises(ValueError, match="cannot turn backwards"):
+        turn("w", -1)
+
+
+def test_too_fast():
+    with pytest.raises(ValueError, match=r"spins too fast: \\d+"):
+        turn("w", 11)
+"""
+
+
+@pytest.mark.parametrize(
+    ("condition", "wanted"),
+    [
+        ("speed < 0", "speed >= 0"),
+        ("not 0.0 <= lr", "0.0 <= lr"),
+        ("x is None", "x is not None"),
+        ("key not in table", "key in table"),
+        ("a < 0 or b < 0", "not (a < 0 or b < 0)"),
+        ("0 < x < 3", "not (0 < x < 3)"),
+        ("broken (", None),
+    ],
+)
+def test_a_condition_is_turned_around_exactly_or_negated(condition: str, wanted: str) -> None:
+    assert turned_around(condition) == wanted
+
+
+def _source(function: str, signature: str, *conditions: Condition) -> Source:
+    from catalog.render.api import DerivedSource
+
+    return DerivedSource(
+        path="pkg/m.py",
+        line=9,
+        column=9,
+        function=function,
+        url=None,
+        snippet=None,
+        signature=signature,
+        conditions=conditions,
+    )
+
+
+def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
+    """The innermost condition on a parameter of a public function gives what to pass."""
+    source = _source(
+        "Adam.__init__",
+        "def __init__(self, params, lr=1e-3):",
+        Condition("if", "not 0.0 <= lr", 7),
+        Condition("for", "params", 5, "group"),
+    )
+    assert remedies(source) == [
+        KnowledgeItem(
+            kind="remedy",
+            text="Call `Adam` with `lr` such that `0.0 <= lr`: it raises this error when "
+            "`not 0.0 <= lr` (line 7).",
+            path="pkg/m.py",
+            line=7,
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("function", "signature", "condition"),
+    [
+        ("_private", "def _private(lr):", Condition("if", "lr < 0", 3)),
+        ("turn", "def turn(lr):", Condition("if", "self.ready", 3)),
+        ("turn", "def turn(lr):", Condition("for", "lr", 3, "x")),
+    ],
+)
+def test_no_remedy_without_a_condition_on_a_public_parameter(
+    function: str, signature: str, condition: Condition
+) -> None:
+    assert remedies(_source(function, signature, condition)) == []
+
+
+@pytest.fixture(scope="module")
+def widgets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The widgets project with a docstring that documents a raise and tests that expect two."""
+    root = make_project(tmp_path_factory.mktemp("knowledge") / "widgets")
+    (root / "widgets" / "core.py").write_text(CORE, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_core.py").write_text(TESTS, encoding="utf-8")
+    build_site(load_config(root), root / "build" / "site", build_dir=root / "build")
+    return root
+
+
+def _entry(root: Path, entry_id: str) -> dict[str, object]:
+    document = json.loads((root / "build/site/api/errors" / f"{entry_id}.json").read_text())
+    assert isinstance(document, dict)
+    return document
+
+
+def test_every_entry_carries_knowledge_and_its_schema_holds(widgets: Path) -> None:
+    for entry_id in (ACTIVE_ID, DRAFT_ID, STOP_ID):
+        document = _entry(widgets, entry_id)
+        jsonschema.validate(document, schema())
+        assert isinstance(document["knowledge"], list)
+    assert _entry(widgets, STOP_ID)["knowledge"] == []
+
+
+def test_documented_tested_and_remedy_items_are_read_from_the_package(widgets: Path) -> None:
+    knowledge = _entry(widgets, ACTIVE_ID)["knowledge"]
+    assert isinstance(knowledge, list)
+    by_kind = {item["kind"]: item for item in knowledge}
+    assert set(by_kind) == {"documented", "tested", "remedy"}
+    assert by_kind["documented"]["source"] == {"path": "widgets/core.py", "line": 5}
+    assert "widgets turn one way only" in by_kind["documented"]["text"]
+    tested = by_kind["tested"]
+    assert tested["source"] == {"path": "tests/test_core.py", "line": 7}
+    assert 'turn("w", -1)' in tested["code"]
+    assert by_kind["remedy"]["text"].startswith("Call `turn` with `speed` such that `speed >= 0`")
+    assert not any(item["verified"] for item in knowledge)
+    # The draft is tested by the other test, and its remedy is the other condition; the
+    # docstring names the class both raise, so it is said of both.
+    draft = _entry(widgets, DRAFT_ID)["knowledge"]
+    assert isinstance(draft, list)
+    assert [item["kind"] for item in draft] == ["documented", "tested", "remedy"]
+    assert "speed <= 10" in draft[2]["text"]
+
+
+def test_the_page_says_what_the_package_says(widgets: Path) -> None:
+    page = (widgets / "build/site/errors" / DRAFT_ID / "index.html").read_text()
+    assert "What the package says" in page
+    assert "test_too_fast" in page and "speed &lt;= 10" in page
+
+
+def test_explain_json_gives_the_published_knowledge(
+    widgets: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(widgets)
+    assert main(["explain", "--json", "widget w cannot turn backwards"]) == 0
+    (match,) = json.loads(capsys.readouterr().out)["matches"]
+    assert [item["kind"] for item in match["knowledge"]] == ["documented", "tested", "remedy"]
+    assert main(["explain", "widget w cannot turn backwards"]) == 0
+    out = capsys.readouterr().out
+    assert "What the package says" in out and "remedy: Call `turn`" in out
+
+
+def test_knowledge_text_stays_text(tmp_path: Path) -> None:
+    """A docstring's markup is the package's prose: it reaches the page as text, never HTML."""
+    root = make_project(tmp_path / "widgets")
+    core = CORE.replace(
+        "If `speed` is negative: widgets turn one way only.",
+        "If <script>alert(1)</script> [x](javascript:alert(1)) happens.",
+    )
+    (root / "widgets" / "core.py").write_text(textwrap.dedent(core), encoding="utf-8")
+    build_site(load_config(root), root / "build" / "site", build_dir=root / "build")
+    page = (root / "build/site/errors" / ACTIVE_ID / "index.html").read_text()
+    section = page[page.index('class="errcat-knowledge"') :]
+    section = section[: section.index("</section>")]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section
+    assert "<script" not in section and 'href="javascript:' not in section
