@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONTRACT_KEYS = [
     "schema_version", "id", "status", "name", "exception", "message", "meaning", "solutions",
     "example", "trigger", "situations", "related", "sources", "url", "repository", "since",
-    "retired_reason", "replaced_by",
+    "retired_reason", "replaced_by", "knowledge",
 ]  # fmt: skip
 INDEX_KEYS = ["id", "status", "exception", "message", "module", "url"]
 
@@ -78,7 +78,20 @@ def test_the_project_catalog_fits_the_schema() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("id", "F978622EED176D93"), ("status", "gone"), ("solutions", "one"), ("extra", 1)],
+    [
+        ("id", "F978622EED176D93"),
+        ("status", "gone"),
+        ("solutions", "one"),
+        ("extra", 1),
+        (
+            "knowledge",
+            [{"kind": "guessed", "text": "x", "code": None, "source": None, "verified": False}],
+        ),
+        (
+            "knowledge",
+            [{"kind": "remedy", "text": "", "code": None, "source": None, "verified": False}],
+        ),
+    ],
 )
 def test_the_schema_rejects_what_the_contract_rules_out(key: str, value: object) -> None:
     """Bad ids, unknown statuses, wrong types and unknown keys fail validation."""
@@ -88,7 +101,7 @@ def test_the_schema_rejects_what_the_contract_rules_out(key: str, value: object)
         "example": None, "trigger": None, "situations": [], "related": [], "sources": [],
         "url": "http://127.0.0.1:8000/errors/f978622eed176d93/",
         "repository": {"url": None, "commit": "unknown", "dirty": False},
-        "since": None, "retired_reason": None, "replaced_by": None,
+        "since": None, "retired_reason": None, "replaced_by": None, "knowledge": [],
     }  # fmt: skip
     assert _validator().is_valid(document)
     assert not _validator().is_valid({**document, key: value})
@@ -154,7 +167,7 @@ def test_the_schema_rejects_malformed_derived_facts() -> None:
         "example": None, "trigger": None, "situations": [], "related": [], "sources": [source],
         "url": "http://127.0.0.1:8000/errors/f978622eed176d93/",
         "repository": {"url": None, "commit": "unknown", "dirty": False},
-        "since": None, "retired_reason": None, "replaced_by": None,
+        "since": None, "retired_reason": None, "replaced_by": None, "knowledge": [],
     }  # fmt: skip
     validator = _validator()
     assert validator.is_valid(document)
