@@ -5,6 +5,10 @@ and sends one JSON task per line; each task runs in a fresh forked child with a 
 own process group and captured output, and the worker answers with one JSON line. The worker
 never touches CUDA or MPS itself: the hardware probe runs in a child too, because a process that
 initialised CUDA cannot fork children that use it.
+
+`errcat reproduce` (catalog/reproduce.py) runs its calls through `run_in_child` too, with a
+`confine` key in the task: the child then lowers its own limits before the program runs (see
+`_confine`). Tasks without it run exactly as examples always have.
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ from catalog import exit_status
 
 OUTPUT_LIMIT = 4000
 """Characters kept from the end of a child's captured output or traceback."""
+NETWORK_REFUSED = "network disabled by errcat reproduce"
+"""The OSError text a confined child gets from `connect`, `connect_ex` and `getaddrinfo`."""
+
+_forked = False
+"""Set in a confined child when its program calls `os.fork` (the forked copy exits at once)."""
 
 
 def _probe() -> dict[str, Any]:
@@ -75,13 +84,77 @@ def _raised(exc: BaseException, formatted: str) -> dict[str, Any]:
         message = str(exc)
     except Exception as problem:  # a broken __str__ must not lose the verdict
         message = f"<str() failed: {problem!r}>"
+    # The innermost frame: where the exception was raised, which `errcat reproduce` compares
+    # with the raise site (the formatted traceback's tail may be cut or reworded).
+    innermost = exc.__traceback__
+    while innermost is not None and innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    where = (
+        None if innermost is None else [innermost.tb_frame.f_code.co_filename, innermost.tb_lineno]
+    )
     return {
         "ended": "raised",
         "exception": name,
         "exception_id": identifier if isinstance(identifier, str) else None,
         "message": message,
         "detail": formatted[-OUTPUT_LIMIT:],
+        "where": where,
     }
+
+
+def _refuse_network(*args: object, **kwargs: object) -> Any:
+    raise OSError(NETWORK_REFUSED)
+
+
+def _note_fork() -> None:
+    global _forked
+    _forked = True
+
+
+def _confine(settings: dict[str, Any]) -> None:
+    """Limits a child sets on itself before its program runs (the `confine` key of a task).
+
+    - `workdir`: the current folder, and HOME and TMPDIR, so that the program writes there;
+    - `memory`: bytes of address space (RLIMIT_AS, soft and hard, so the program cannot raise
+      it again); core dumps are turned off too;
+    - `network` false: `socket.socket.connect`/`connect_ex` and `socket.getaddrinfo` raise
+      OSError. This is a guard inside Python against accidental connections, not a sandbox: C
+      code, `_socket` itself or a subprocess is not stopped;
+    - `fork` false: a forked copy of the program exits at once and the result says `forked`
+      (`subprocess`, which execs straight away, is not counted; its processes die with the
+      child's process group).
+
+    On Linux a confined child is also killed when the worker that forked it dies.
+    """
+    if sys.platform.startswith("linux"):
+        # Die with the worker: a program that kills the worker would otherwise run on, orphaned,
+        # out of reach of the time limit (PR_SET_PDEATHSIG is 1).
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    workdir = settings.get("workdir")
+    if workdir:
+        os.chdir(workdir)
+        os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+        tempfile.tempdir = None  # recomputed from TMPDIR on next use
+    memory = settings.get("memory")
+    if memory:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = int(memory) if hard == resource.RLIM_INFINITY else min(int(memory), hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if settings.get("network") is False:
+        import socket
+
+        socket.socket.connect = _refuse_network  # type: ignore[method-assign]
+        socket.socket.connect_ex = _refuse_network  # type: ignore[method-assign]
+        socket.getaddrinfo = _refuse_network
+    if settings.get("fork") is False:
+        os.register_at_fork(before=_note_fork, after_in_child=lambda: os._exit(71))
 
 
 def _in_child(task: dict[str, Any], result_fd: int, output_fd: int) -> None:
@@ -98,7 +171,11 @@ def _in_child(task: dict[str, Any], result_fd: int, output_fd: int) -> None:
         if task["kind"] == "probe":
             result: dict[str, Any] = {"ended": "finished", "probe": _probe()}
         else:
+            if task.get("confine"):
+                _confine(task["confine"])
             result = _execute(task["code"], task["filename"])
+            if _forked:
+                result["forked"] = True
         sys.stdout.flush()
         sys.stderr.flush()
         data = json.dumps(result).encode("utf-8")

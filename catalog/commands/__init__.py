@@ -29,6 +29,7 @@ def _load() -> tuple[Command, ...]:
         init,
         migrate,
         new,
+        reproduce,
         scan,
         serve,
         stats,
@@ -45,6 +46,7 @@ def _load() -> tuple[Command, ...]:
         serve,
         explain,
         stats,
+        reproduce,
     ]
     return tuple(cast(Command, module) for module in modules)
 

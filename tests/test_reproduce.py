@@ -1,0 +1,338 @@
+"""`errcat reproduce`: candidate calls from signatures and conditions, confined children, the
+verdict, the committed results file and the knowledge items made from it."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
+
+from catalog.cli import main
+from catalog.example_worker import NETWORK_REFUSED
+from catalog.reproduce import (
+    RESULTS_FILE,
+    Reproduction,
+    candidates,
+    load_reproduced,
+    reproduced_items,
+)
+from extractor.model import Condition, RaiseSite
+
+SPIN_ID = "5555555555555555"
+PING_ID = "6666666666666666"
+GROW_ID = "7777777777777777"
+HIDDEN_ID = "8888888888888888"
+
+FORK_ID = "9999999999999999"
+HOME_ID = "aaaaaaaaaaaaaaaa"
+ROGUE_ID = "bbbbbbbbbbbbbbbb"
+
+EXTRA = """\
+import os
+import socket
+
+
+def spin(count: int) -> None:
+    if count < 0:
+        while count < 0:
+            pass
+        raise RuntimeError(f"spun {count} times")
+
+
+def ping(host: str) -> None:
+    try:
+        socket.create_connection((host, 9), timeout=1).close()
+    except OSError as exc:
+        raise ConnectionError(f"cannot reach {host}: {exc}") from exc
+
+
+def grow(size: int) -> None:
+    if size > 0:
+        block = bytearray(size * 3 * 1024**3)
+        raise RuntimeError(f"grew {len(block)} bytes")
+
+
+def split(parts: int) -> None:
+    if parts > 1:
+        os.fork()
+        raise RuntimeError(f"split into {parts}")
+
+
+def home(tag: str) -> None:
+    if tag:
+        where, folder = os.environ["HOME"], os.getcwd()
+        raise LookupError(f"home {where} cwd {folder}")
+
+
+def rogue(level: int) -> None:
+    if level > 3:
+        os.kill(os.getppid(), 9)
+        while True:
+            pass
+        raise RuntimeError(f"rogue level {level}")
+
+
+def _hidden(level: int) -> None:
+    if level < 0:
+        raise ValueError(f"hidden level {level} is negative")
+"""
+
+EXTRA_CATALOG = {
+    "module": "widgets.extra",
+    "errors": [
+        {
+            "id": entry_id,
+            "name": name,
+            "exception": exception,
+            "status": "draft",
+            "message": message,
+        }
+        for entry_id, name, exception, message in [
+            (SPIN_ID, "SpunForever", "RuntimeError", "spun {count} times"),
+            (PING_ID, "CannotReach", "ConnectionError", "cannot reach {host}: {exc}"),
+            (GROW_ID, "GrewTooMuch", "RuntimeError", "grew {block} bytes"),
+            (HIDDEN_ID, "HiddenNegative", "ValueError", "hidden level {level} is negative"),
+            (FORK_ID, "SplitUp", "RuntimeError", "split into {parts}"),
+            (HOME_ID, "HomeIs", "LookupError", "home {where} cwd {folder}"),
+            (ROGUE_ID, "Rogue", "RuntimeError", "rogue level {level}"),
+        ]
+    ],
+}
+
+
+def _project(root: Path) -> Path:
+    make_project(root)
+    (root / "widgets" / "extra.py").write_text(EXTRA, encoding="utf-8")
+    (root / "catalog" / "widgets.extra.yaml").write_text(
+        yaml.safe_dump(EXTRA_CATALOG, sort_keys=False), encoding="utf-8"
+    )
+    return root
+
+
+def _errcat(root: Path, *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int, str]]:
+    """One run over the whole project (the hanging call costs its one-second limit once)."""
+    root = _project(tmp_path_factory.mktemp("widgets"))
+    code, out, _err = _errcat(root, "reproduce", "--timeout", "1", "--jobs", "2", "--json")
+    yield root, code, out
+
+
+def _entries(out: str) -> dict[str, dict[str, object]]:
+    return {entry["id"]: entry for entry in json.loads(out)["entries"]}
+
+
+def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int, str]) -> None:
+    root, code, out = reproduced
+    assert code == 0
+    entries = _entries(out)
+    assert entries[ACTIVE_ID]["call"] == "turn('x', -1)"
+    assert entries[DRAFT_ID]["call"] == "turn('x', 11)"
+    assert entries[STOP_ID]["call"] == "stop('x')"
+    stored = load_reproduced(root / "catalog", root)
+    assert set(stored) == {ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID}
+    (backwards,) = stored[ACTIVE_ID]
+    assert (backwards.path, backwards.line, backwards.call) == (
+        "widgets/core.py",
+        3,
+        "turn('x', -1)",
+    )
+    assert backwards.output == "ValueError: widget x cannot turn backwards"
+    assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
+    assert json.loads(out)["counts"] == {"reproduced": 5, "failed": 4, "no candidate": 2}
+    assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
+
+
+def test_human_output_names_calls_and_sums_up(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    code, out, _err = _errcat(root, "reproduce")
+    assert code == 0
+    lines = out.splitlines()
+    assert f"{ACTIVE_ID} TurnBackwards: reproduced by turn('x', -1)" in lines
+    assert f"{RETIRED_ID} WidgetJammed: not reproduced (raised nowhere in the package)" in lines
+    assert lines[-1] == "4 entries: 3 reproduced, 0 failed, 1 without a candidate"
+
+
+def test_a_hanging_call_is_killed_and_the_run_goes_on(reproduced: tuple[Path, int, str]) -> None:
+    _root, _code, out = reproduced
+    spin = _entries(out)[SPIN_ID]
+    assert spin["outcome"] == "failed"
+    assert "spin(-1) did not finish within 1 s and was killed" in str(spin["why"])
+    # Entries after it in the catalog were still run.
+    assert _entries(out)[ACTIVE_ID]["outcome"] == "reproduced"
+
+
+def test_network_connections_get_the_oserror(reproduced: tuple[Path, int, str]) -> None:
+    root, _code, out = reproduced
+    assert _entries(out)[PING_ID]["call"] == "ping('x')"
+    (ping,) = load_reproduced(root / "catalog", root)[PING_ID]
+    assert ping.output == f"ConnectionError: cannot reach x: {NETWORK_REFUSED}"
+
+
+def test_memory_is_limited(reproduced: tuple[Path, int, str]) -> None:
+    _root, _code, out = reproduced
+    grow = _entries(out)[GROW_ID]
+    assert grow["outcome"] == "failed"
+    assert "grow(1) raised MemoryError" in str(grow["why"])
+
+
+def test_forking_fails_the_call(reproduced: tuple[Path, int, str]) -> None:
+    _root, _code, out = reproduced
+    split = _entries(out)[FORK_ID]
+    assert split["outcome"] == "failed"
+    assert "split(2) forked a process" in str(split["why"])
+
+
+def test_a_call_that_kills_its_worker_fails_and_the_run_goes_on(
+    reproduced: tuple[Path, int, str],
+) -> None:
+    _root, _code, out = reproduced
+    rogue = _entries(out)[ROGUE_ID]
+    assert "rogue(4) killed the worker running it" in str(rogue["why"])
+
+
+def test_calls_run_in_a_temporary_folder_that_is_removed(
+    reproduced: tuple[Path, int, str],
+) -> None:
+    root, _code, out = reproduced
+    assert _entries(out)[HOME_ID]["call"] == "home('x')"
+    (seen,) = load_reproduced(root / "catalog", root)[HOME_ID]
+    _, home, _, cwd = seen.output.removeprefix("LookupError: ").split(" ")
+    assert home == cwd and Path(cwd).name.startswith("errcat-reproduce-")
+    assert not Path(cwd).exists()
+
+
+def test_a_private_function_gets_no_candidate(reproduced: tuple[Path, int, str]) -> None:
+    _root, _code, out = reproduced
+    hidden = _entries(out)[HIDDEN_ID]
+    assert hidden["outcome"] == "no candidate"
+    assert "`_hidden` is private" in str(hidden["why"])
+    assert hidden["sites"][0]["attempts"] == []  # type: ignore[index]
+
+
+def test_results_of_changed_code_are_dropped(
+    reproduced: tuple[Path, int, str], tmp_path: Path
+) -> None:
+    root = shutil.copytree(reproduced[0], tmp_path / "copy")
+    assert ACTIVE_ID in load_reproduced(root / "catalog", root)
+    core = root / "widgets" / "core.py"
+    core.write_text(core.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    stored = load_reproduced(root / "catalog", root)
+    assert ACTIVE_ID not in stored and STOP_ID not in stored
+    assert PING_ID in stored  # widgets/extra.py did not change
+
+
+def test_given_ids_none_reproduced_exits_1_and_keeps_other_results(
+    reproduced: tuple[Path, int, str], tmp_path: Path
+) -> None:
+    root = shutil.copytree(reproduced[0], tmp_path / "copy")
+    code, out, _err = _errcat(root, "reproduce", HIDDEN_ID)
+    assert code == 1
+    assert out.splitlines()[-1] == "1 entries: 0 reproduced, 0 failed, 1 without a candidate"
+    assert ACTIVE_ID in load_reproduced(root / "catalog", root)
+    assert _errcat(root, "reproduce", "0000000000000000")[0] == 2
+    assert _errcat(root, "reproduce", "--timeout", "0")[0] == 2
+
+
+def test_an_invalid_catalog_is_reported(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    (root / "catalog" / "broken.yaml").write_text("errors: [{id: 12}]\n", encoding="utf-8")
+    code, _out, err = _errcat(root, "reproduce")
+    assert code == 2
+    assert "errcat reproduce:" in err
+    assert not (root / "catalog" / RESULTS_FILE).exists()
+
+
+def test_a_broken_results_file_reads_as_empty(tmp_path: Path) -> None:
+    (tmp_path / RESULTS_FILE).write_text("{not json", encoding="utf-8")
+    assert load_reproduced(tmp_path, tmp_path) == {}
+    (tmp_path / RESULTS_FILE).write_text('{"version": 1, "results": {"a": [{}]}}')
+    assert load_reproduced(tmp_path, tmp_path) == {}
+
+
+def _site(signature: str, *conditions: str, function: str = "f") -> RaiseSite:
+    return RaiseSite(
+        path="pkg/m.py",
+        line=9,
+        column=9,
+        end_line=9,
+        end_column=30,
+        exception="ValueError",
+        qualified_name="builtins.ValueError",
+        template="bad",
+        function=function,
+        reraise=False,
+        cause=None,
+        ignored=None,
+        conditions=tuple(Condition("if", code, 8) for code in conditions),
+        signature=signature,
+    )
+
+
+@pytest.mark.parametrize(
+    ("signature", "conditions", "call"),
+    [
+        ("def f(x: int):", ["x < 0"], "f(-1)"),
+        ("def f(x: int):", ["x > 10"], "f(11)"),
+        ("def f(lr: float = 0.1, *, eps: float):", ["not 0.0 <= lr"], "f(-1.0, eps=1.0)"),
+        ("def f(x: int | None = 3):", ["x is None"], "f(None)"),
+        ("def f(x: str):", ['x == "a"'], "f('a')"),
+        ("def f(x: str, n=2):", ["not isinstance(x, str)"], "f(1)"),
+        ("def f(x, n: int = 2):", ["n > 2", "not x"], "f(None, 3)"),
+        ("def f(x: str):", ["not x"], "f('')"),
+        ("def f(x: list):", ["len(x) == 0"], "f([])"),
+        ("def f(x: str):", ["len(x) == 0"], "f('')"),
+        ("def f(mode: str):", ["mode not in ('a', 'b')"], "f('x')"),
+        ("def f(mode: str):", ["mode in ('a', 'b')"], "f('a')"),
+        ("def f(a: int, b: int):", ["a < 0 or b > 3"], "f(0, 4)"),
+    ],
+)
+def test_candidates_satisfy_the_conditions(
+    signature: str, conditions: list[str], call: str
+) -> None:
+    assert candidates(_site(signature, *conditions), "pkg.m")[0].call == call
+
+
+def test_candidates_for_classes_and_what_has_none() -> None:
+    init = _site("def __init__(self, size: int):", "size < 1", function="Pool.__init__")
+    (first, *_rest) = candidates(init, "pkg.m")
+    assert (first.call, first.program) == ("Pool(0)", "from pkg.m import Pool\nPool(0)\n")
+    static = _site("@staticmethod\ndef make(n: int):", "n < 0", function="Pool.make")
+    assert candidates(static, "pkg.m")[0].call == "Pool.make(-1)"
+    for site, why in [
+        (_site("def take(self, n: int):", "n < 0", function="Pool.take"), "a method"),
+        (_site("def _f(x: int):", "x < 0", function="_f"), "private"),
+        (_site("def f(x):", "x.ndim != 2"), "no value for parameter `x`"),
+        (_site("async def f(x: int):", "x < 0"), "coroutine"),
+        (_site("def f(x: int):", "x < 0", "x > 5"), "no combination"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            candidates(site, "pkg.m")
+
+
+def test_reproduced_items_are_verified_knowledge() -> None:
+    (item,) = reproduced_items(
+        [Reproduction("widgets/core.py", 3, "turn('w', -1)", "ValueError: ...", "0" * 64)]
+    )
+    assert item.as_dict() == {
+        "kind": "reproduced",
+        "text": "Reproduced by errcat: `turn('w', -1)` raised it at `widgets/core.py:3`.",
+        "code": "turn('w', -1)",
+        "source": {"path": "widgets/core.py", "line": 3},
+        "verified": True,
+    }
