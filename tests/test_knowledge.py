@@ -194,3 +194,26 @@ def test_knowledge_text_stays_text(tmp_path: Path) -> None:
     section = section[: section.index("</section>")]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section
     assert "<script" not in section and 'href="javascript:' not in section
+
+
+def test_a_reproduced_call_is_verified_knowledge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `errcat reproduce` stored beside the catalog reaches the build (which runs nothing
+    itself) as a verified item; a change of the raising file drops it."""
+    root = make_project(tmp_path / "widgets")
+    monkeypatch.chdir(root)
+    assert main(["reproduce", ACTIVE_ID]) == 0
+    capsys.readouterr()
+    build_site(load_config(root), root / "build" / "site", build_dir=root / "build")
+    knowledge = _entry(root, ACTIVE_ID)["knowledge"]
+    assert isinstance(knowledge, list)
+    (reproduced,) = [item for item in knowledge if item["kind"] == "reproduced"]
+    assert reproduced["verified"] is True
+    assert reproduced["code"] == "turn('x', -1)"
+    assert reproduced["source"] == {"path": "widgets/core.py", "line": 3}
+    core = root / "widgets" / "core.py"
+    core.write_text(core.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    build_site(load_config(root), root / "build" / "site", build_dir=root / "build")
+    kinds = [item["kind"] for item in _entry(root, ACTIVE_ID)["knowledge"]]
+    assert "reproduced" not in kinds

@@ -26,6 +26,7 @@ from catalog.render.related import related_entries
 from catalog.render.repository import Repository, read_repository
 from catalog.render.search import SearchDoc, error_doc
 from catalog.render.sources import Source, _repository_path, sources_by_entry
+from catalog.reproduce import load_reproduced, reproduced_items
 from catalog.stats import Stats, catalog_stats
 from catalog.tested import tested_by_entry
 from catalog.verified import RESULTS_FILE, Verification, load_results, verified_on
@@ -138,8 +139,23 @@ def gather(
             (entry.id for entry in catalog),
             derived,
             _expectations(config, catalog, repository),
+            _reproduced(config, repository),
         ),
     )
+
+
+def _reproduced(config: Config, repository: Repository) -> dict[str, list[KnowledgeItem]]:
+    """What `errcat reproduce` saw raise each entry, for code that has not changed since (the
+    build never runs the package's code itself)."""
+    return {
+        entry_id: [
+            replace(item, path=_repository_path(repository, str(config.root / item.path)))
+            if item.path is not None
+            else item
+            for item in reproduced_items(reproductions)
+        ]
+        for entry_id, reproductions in load_reproduced(config.catalog, config.root).items()
+    }
 
 
 def _expectations(

@@ -199,8 +199,11 @@ def knowledge_by_entry(
     entry_ids: Iterable[str],
     sources: Mapping[str, Sequence[Source]],
     expectations: Mapping[str, Sequence[Expectation]],
+    reproduced: Mapping[str, Sequence[KnowledgeItem]] | None = None,
 ) -> dict[str, tuple[KnowledgeItem, ...]]:
-    """Each entry's items: documented, tested, then remedies; the same text once."""
+    """Each entry's items in the order of `KINDS`: documented, tested, the calls `errcat
+    reproduce` saw raise it (`reproduced`, made by `catalog.reproduce`), then remedies; the
+    same text once."""
     found: dict[str, tuple[KnowledgeItem, ...]] = {}
     for entry_id in entry_ids:
         items: list[KnowledgeItem] = []
@@ -208,6 +211,7 @@ def knowledge_by_entry(
         for source in at:
             items += documented(source)
         items += tested(expectations.get(entry_id, ()))
+        items += (reproduced or {}).get(entry_id, ())
         for source in at:
             items += remedies(source)
         unique: dict[tuple[str, str], KnowledgeItem] = {}
