@@ -84,6 +84,13 @@ def _source(function: str, signature: str, *conditions: Condition) -> Source:
     )
 
 
+def test_built_ins_in_a_test_are_not_locals_and_a_parameter_may_shadow_one() -> None:
+    sized = _source("take", "def take(items):", Condition("if", "len(items) == 0", 4))
+    assert "`len(items) != 0`" in remedies(sized)[0].text
+    shadow = _source("get", "def get(id):", Condition("if", "id < 0", 4))
+    assert "`id >= 0`" in remedies(shadow)[0].text
+
+
 def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
     """The innermost condition on a parameter of a public function gives what to pass."""
     source = _source(
@@ -109,6 +116,11 @@ def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
         ("_private", "def _private(lr):", Condition("if", "lr < 0", 3)),
         ("turn", "def turn(lr):", Condition("if", "self.ready", 3)),
         ("turn", "def turn(lr):", Condition("for", "lr", 3, "x")),
+        # A guard holds because an earlier check exited: turned around, it sends the caller
+        # into that earlier raise.
+        ("turn", "def turn(lr):", Condition("guard", "not (lr < 0)", 3)),
+        # `age` is computed inside: no value of `max_age` alone is known to avoid the raise.
+        ("loads", "def loads(s, max_age=None):", Condition("if", "age > max_age", 3)),
     ],
 )
 def test_no_remedy_without_a_condition_on_a_public_parameter(

@@ -7,10 +7,10 @@ Nothing here is authored in the catalog: each item is read from the package (see
   (read by `extractor.docstrings`, attached to the raise site);
 - `tested`: a test of the package expects this error (`extractor.expectations`, paired with the
   entry by `catalog.tested`);
-- `remedy`: the raise is guarded by a condition on a parameter of the public function that
-  raises it, so a caller avoids it by passing a value for which the condition is false; the
-  condition is turned around where that is exact (`not a <= b` gives `a <= b`, `x < 0` gives
-  `x >= 0`), and otherwise said as `not (...)`.
+- `remedy`: the raise sits under an `if` that tests only parameters of the public function that
+  raises it, so a caller avoids it by passing values for which the test is false; the test is
+  turned around where that is exact (`not a <= b` gives `a <= b`, `x < 0` gives `x >= 0`), and
+  otherwise said as `not (...)`.
 
 `verified` is false for all three: errcat read them, it did not run them (only `errcat
 reproduce` runs the package's code).
@@ -19,6 +19,7 @@ reproduce` runs the package's code).
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
+_BUILTINS = frozenset(dir(builtins))
 MAX_TESTED = 5
 """Tests an entry lists; the JSON lists the same ones (the rest are more of the same)."""
 
@@ -123,7 +125,14 @@ def _names(code: str) -> set[str]:
 
 
 def remedies(source: Source) -> list[KnowledgeItem]:
-    """What to pass instead, from the innermost condition on the public function's parameters."""
+    """What to pass instead, from the innermost `if` that tests only the public function's
+    parameters.
+
+    Only an enclosing `if` counts: a `guard` holds because an earlier check raised or returned
+    otherwise, so turning it around would send the caller into that earlier raise. And every
+    name the test reads must be a parameter (or a built-in such as `len`): with a local in it
+    (`age > max_age`, `age` computed inside), no value of the parameters is known to avoid it.
+    """
     function = getattr(source, "function", None)
     signature = getattr(source, "signature", None)
     conditions = getattr(source, "conditions", ())
@@ -131,10 +140,12 @@ def remedies(source: Source) -> list[KnowledgeItem]:
         return []
     parameters = set(_parameters(signature))
     for condition in conditions:
-        if condition.kind not in ("if", "guard") or not condition.code:
+        if condition.kind != "if" or not condition.code:
             continue
-        named = sorted(parameters & _names(condition.code))
-        if not named:
+        # A parameter may shadow a built-in's name (`id`, `type`, `format`): it stays a name read.
+        read = _names(condition.code) - (_BUILTINS - parameters)
+        named = sorted(read)
+        if not named or not read <= parameters:
             continue
         wanted = turned_around(condition.code)
         if wanted is None:
