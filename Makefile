@@ -7,6 +7,10 @@ STAMP := $(VENV)/.errcat-installed
 
 .PHONY: setup test browser nginx serve build lint clean
 
+# Test processes: CI has two cores. A module's tests stay in one process (--dist loadfile), so
+# its module-scoped fixtures (a built site, a venv) are made once.
+TEST_JOBS ?= 2
+
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
@@ -22,7 +26,7 @@ test: setup browser nginx
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/errcat check --examples
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
 
 # Debian's chromium and chromedriver for the real-browser tests: installed when running as
 # root and missing; elsewhere (or if apt fails) those tests skip and print why.
