@@ -131,6 +131,18 @@ def widgets(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def test_the_header_names_what_the_packages_traceback_prints(widgets: Path) -> None:
+    """The widgets package still raises the built-in (no codegen, no migrate): the header says
+    so instead of naming a generated class its tracebacks never show; the repository's own
+    runtime raises its typed classes, and its pages name them (test_seed_pages_have_every_part)."""
+    html = _page(widgets / "build" / "site", ACTIVE_ID)
+    kicker = re.search(r'<p class="errcat-kicker">(.*?)</p>', html)
+    assert kicker is not None
+    text = re.sub(r"<[^>]+>", "", kicker.group(1))
+    assert text.startswith("ValueError · raised as the built-in (its typed class ")
+    assert "widgets.errors.TurnBackwards" in text and "subclass of" not in text
+
+
 def test_prose_markup_is_inert_in_html_and_kept_in_json(widgets: Path) -> None:
     """A <script>, a javascript: link and template syntax in prose reach HTML as text only."""
     site = widgets / "build" / "site"

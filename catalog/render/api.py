@@ -59,6 +59,9 @@ class DerivedSource(Source):
     """Public functions reaching the enclosing function; paths relative to the repository."""
     caller_urls: tuple[str | None, ...] = ()
     """Each caller's line in the repository, pinned like `url`; None without a link."""
+    qualified_name: str | None = None
+    """The class the site raises, resolved through its imports (`builtins.ValueError`,
+    `runtime.errors.X`); the page header names the generated class only where it is raised."""
     documented: tuple[Any, ...] = ()
     """What the enclosing function's docstring says about raising it (`extractor.model.Documented`:
     `text`, `line`, `function`); the page and `knowledge` show it, `sources[]` does not."""
@@ -214,6 +217,7 @@ def derived_sources(
                     conditions=site.conditions,
                     callers=callers,
                     caller_urls=urls,
+                    qualified_name=site.qualified_name,
                     documented=tuple(getattr(site, "documented", ())),
                 )
             )

@@ -144,6 +144,11 @@ def error_page(
     knowledge: Sequence[KnowledgeItem] = (),
 ) -> str:
     """The Markdown of `errors/<id>.md`."""
+    typed = has_typed_class(entry.exception)
+    # Before `codegen` and `migrate` ran in the package, its code raises the built-in: the
+    # header must name what a traceback prints there, not a class the package lacks.
+    raised = {name for source in sources if (name := getattr(source, "qualified_name", None))}
+    as_builtin = typed and bool(raised) and class_path(entry, generated) not in raised
     return (
         environment()
         .get_template("error.md.j2")
@@ -151,7 +156,8 @@ def error_page(
             entry=entry,
             package=package,
             class_path=class_path(entry, generated),
-            typed=has_typed_class(entry.exception),
+            typed=typed and not as_builtin,
+            as_builtin=as_builtin,
             description=error_description(entry),
             sources=sources,
             related=related,
