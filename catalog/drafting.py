@@ -18,7 +18,13 @@ from catalog.findings import Finding
 from catalog.loader import load_bytes
 from catalog.match import Matcher, site_message
 from catalog.model import Catalog, CatalogFile
-from catalog.project import defined_classes, generated_module, module_name, package_name
+from catalog.project import (
+    defined_classes,
+    generated_module,
+    module_name,
+    package_name,
+    public_rank,
+)
 from catalog.scaffold import Draft, catalog_path, file_text, plan_drafts
 from catalog.validate import RESERVED_NAMES, validate
 from extractor.model import RaiseSite, ScanReport
@@ -107,8 +113,13 @@ def plan_new(config: Config, catalog: Catalog, report: ScanReport) -> DraftPlan:
         message = site_message(site)
         assert exception is not None and message is not None  # _why_not ruled both out
         key = (exception, message.message)
-        if key not in groups:
-            groups[key] = module_name(config, config.root / site.path)
+        module = module_name(config, config.root / site.path)
+        # A message raised in several modules is filed under its most public one, where the
+        # users who meet it import from (ties: the first by path, as the scan orders them).
+        if key not in groups or public_rank(module, site.function) < public_rank(
+            groups[key], first_site[key].function
+        ):
+            groups[key] = module
             first_site[key] = site
     taken_names = {entry.name for entry in catalog}
     taken_names |= set(dir(builtins)) | RESERVED_NAMES | set(defined_classes(config, report))

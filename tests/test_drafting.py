@@ -157,6 +157,44 @@ def test_one_entry_per_message_across_modules(
     assert run(root, monkeypatch, "check") == 0
 
 
+def test_a_shared_message_is_filed_under_its_most_public_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Raised by a private helper module first by path and by the public one: the entry goes
+    to the public module, whose users meet it, and its page lists that site first."""
+    from catalog.config import load_config
+    from catalog.render.content import gather, render
+
+    raise_it = 'def f(lr):\n    raise ValueError(f"Invalid learning rate: {lr}")\n'
+    root = project(
+        tmp_path,
+        {
+            "pkg/_impl/__init__.py": "",
+            "pkg/_impl/functional_adam.py": raise_it,
+            "pkg/distributed/__init__.py": "",
+            "pkg/distributed/optim/__init__.py": "",
+            "pkg/distributed/optim/adam.py": raise_it,
+            "pkg/optim/__init__.py": "",
+            "pkg/optim/adam.py": raise_it,
+        },
+    )
+    assert run(root, monkeypatch, "new") == 0
+    (entry,) = entries(root).values()
+    assert entry.module == "pkg.optim.adam"
+    config = load_config(root)
+    catalog, _ = load_catalog(config.catalog)
+    content = render(
+        gather(config, catalog, site_url="http://127.0.0.1:8000/", repo_url=None, site_name="p")
+    )
+    document = content.api[f"api/errors/{entry.id}.json"]
+    assert isinstance(document, dict)
+    assert [source["path"] for source in document["sources"]] == [
+        "pkg/optim/adam.py",
+        "pkg/distributed/optim/adam.py",
+        "pkg/_impl/functional_adam.py",
+    ]
+
+
 def test_names_avoid_the_package_s_classes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A draft is never named like a class the package defines, nor like a built-in."""
     root = project(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from catalog.match import Matcher
 from catalog.model import Catalog
+from catalog.project import public_rank
 from catalog.render.repository import Repository
 from extractor.model import ScanReport
 
@@ -127,7 +128,8 @@ def sources_by_entry(
     repository: Repository,
     matcher: Matcher | None = None,
 ) -> dict[str, tuple[Source, ...]]:
-    """Every entry's raise sites in path and line order; entries raised nowhere are absent.
+    """Every entry's raise sites, most public first (`_most_public_first`); entries raised
+    nowhere are absent.
 
     `matcher` (one for `catalog` and `generated_module`) defaults to one without a cache of
     site messages."""
@@ -152,6 +154,13 @@ def sources_by_entry(
             )
         )
     return {
-        entry_id: tuple(sorted(sources, key=lambda s: (s.path, s.line, s.column)))
+        entry_id: tuple(sorted(sources, key=_most_public_first))
         for entry_id, sources in found.items()
     }
+
+
+def _most_public_first(source: Source) -> tuple[object, ...]:
+    """A shared message's sources, the public API's own modules first (then path and line):
+    the site a user hit leads the page instead of whichever module sorts first by path."""
+    module = source.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return (*public_rank(module, source.function), source.path, source.line, source.column)
