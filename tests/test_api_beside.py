@@ -19,6 +19,14 @@ from catalog.render import api, api_beside
 from catalog.render.api_beside import ApiBeside
 
 
+@pytest.fixture(autouse=True)
+def _one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the forked child. Under pytest-xdist the test process also runs
+    execnet's I/O thread, where `start` (rightly) forks nothing; the build's own process, the
+    command line's, has one thread, and so the tests see it."""
+    monkeypatch.setattr(api_beside, "other_threads", lambda: False)
+
+
 def _leftovers(out: Path) -> list[str]:
     """What a build may leave beside the published site but should not."""
     return sorted(p.name for p in out.parent.iterdir() if p.name.endswith((".api", build.PARTIAL)))
@@ -134,3 +142,15 @@ def test_an_api_file_where_mkdocs_wrote_a_folder_is_a_clear_failure(tmp_path: Pa
         beside.finish()
     assert not staging.exists()
     assert (site / "api" / "errors" / "a.json" / "index.html").is_file()
+
+
+def test_no_child_is_forked_while_other_threads_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With another thread running, the files are written after MkDocs, in the build's own
+    process: a fork could copy a lock that thread holds."""
+    monkeypatch.setattr(api_beside, "other_threads", lambda: True)
+    site, staging = tmp_path / "site", tmp_path / "staging"
+    beside = ApiBeside(site, staging, {"api/errors/a.json": {"id": "a"}}, previous=None, cache=None)
+    beside.start()
+    assert beside._child is None and not staging.exists()

@@ -74,7 +74,7 @@ class ApiBeside:
 
     def start(self) -> None:
         """Fork the child that writes the files, where that is safe."""
-        if not hasattr(os, "fork") or threading.active_count() > 1:
+        if not hasattr(os, "fork") or other_threads():
             return
         # Made now so that the record of API files can name it (MkDocs empties it, keeps it).
         self._site_dir.mkdir(parents=True, exist_ok=True)
@@ -192,6 +192,12 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+def other_threads() -> bool:
+    """Whether threads besides this one run: a fork then could copy a lock one of them holds
+    (logging's, the import lock) into a child that never gets it released."""
+    return threading.active_count() > 1
 
 
 def _hold(folder: Path, pids: list[int]) -> None:
