@@ -32,10 +32,12 @@ An expectation pairs with an entry when all of these hold:
      or ends in is held by nothing: it may not hold whitespace, and at least 4 characters and
      two thirds of the pattern must remain literal text (`cache for` does not agree with
      `invalid value {value} for the cache`, `'1.0x' is not a valid version` agrees with
-     `{version!r} is not a valid version`); such an agreement is **weak**.
+     `{version!r} is not a valid version`); such an agreement is **weak**. A template that is
+   placeholders only (`{msg}`) prints any text: it agrees with every pattern, least of all.
    A pattern that is not a valid regular expression pairs with nothing.
 3. **Uniqueness.** Among the entries of a compatible class, the expectation pairs with the one
-   its pattern agrees with strongly, or, when none does, with the one it agrees with weakly;
+   its pattern agrees with strongly, or, when none does, with the one it agrees with weakly,
+   or else with the one made of placeholders only;
    when two or more are left it pairs with none: such a pattern, like a missing pattern when
    several entries share the class, says too little to tell which one the test means, and a
    wrong pairing is worse than none. (A missing pattern thus pairs only when the class has
@@ -93,9 +95,12 @@ def tested_by_entry(
             if compiled is None:
                 continue
             levels = [(agreement(compiled, e), e) for e in candidates]
-            agreeing = [e for level, e in levels if level == STRONG]
-            if not agreeing:
-                agreeing = [e for level, e in levels if level == WEAK]
+            agreeing = []
+            # The most telling agreement wins: strong, then weak, then a bare placeholder's.
+            for wanted in (STRONG, WEAK, ANY):
+                agreeing = [e for level, e in levels if level == wanted]
+                if agreeing:
+                    break
         if len({entry.id for entry in agreeing}) == 1:
             paired.setdefault(agreeing[0].id, []).append(expectation)
     return {
@@ -142,18 +147,26 @@ def _compile(pattern: str) -> re.Pattern[str] | None:
         return None
 
 
-STRONG = 2
+STRONG = 3
 """The pattern agrees without taking a value the template holds for literal text."""
-WEAK = 1
+WEAK = 2
 """The pattern agrees only by starting or ending inside a placeholder's value."""
+ANY = 1
+"""The template is placeholders only (`{msg}`): it prints whatever the pattern finds."""
 
 
 def agreement(pattern: re.Pattern[str], entry: Entry) -> int:
-    """How well `pattern` finds a message of `entry`'s template: STRONG, WEAK or 0 (rule 2)."""
+    """How well `pattern` finds a message of `entry`'s template: STRONG, WEAK, ANY or 0
+    (rule 2)."""
     try:
         pieces = _pieces(entry.message)
     except ValueError:  # a malformed template: the checker reports it
         return 0
+    if pieces and all(piece is None for piece in pieces):
+        # Only placeholders (`{msg}`): the template prints any text, so every pattern finds one
+        # of its messages, but nothing of the template's own is confirmed: the least telling
+        # agreement, used only where no entry of the class agrees by its text.
+        return ANY
     shapes = [pieces]
     if entry.exception == "KeyError":
         # str(KeyError(text)) is repr(text): the quotes are part of what the test sees.

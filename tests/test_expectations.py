@@ -463,3 +463,17 @@ def test_tests_bad_value(tmp_path: Path, value: str) -> None:
     root = _project(tmp_path, f"[tool.errcat]\ntests = {value}\n")
     with pytest.raises(ConfigError, match=r"tests has value .*; expected a list of folder"):
         load_config(root)
+
+
+def test_a_template_of_placeholders_only_agrees_weakly_with_any_pattern() -> None:
+    """`{msg}` prints any text: a test with a pattern pairs with it as one without does, when
+    it is the class's only candidate, and gives way to an entry whose own text agrees."""
+    anything = _entry("e" * 16, "jinja2.exceptions.TemplateAssertionError", "{msg}", "Assert")
+    worded = _entry(
+        "f" * 16, "jinja2.exceptions.TemplateAssertionError", "No test named {name!r}.", "NoTest"
+    )
+    test = _expect("jinja2.exceptions.TemplateAssertionError", "No test named 'f'")
+    assert _pairs([anything], test) == {anything.id: [1]}
+    assert _pairs([anything, worded], test) == {worded.id: [1]}
+    other = _entry("9" * 16, "jinja2.exceptions.TemplateAssertionError", "{reason}", "Other")
+    assert _pairs([anything, other], test) == {}
