@@ -26,6 +26,12 @@ Requirements of the packages (markupsafe for jinja2) come from this checkout's v
 environment.
 
     .venv/bin/python bench/knowledge.py [--keep DIR]
+    .venv/bin/python bench/knowledge.py --torch [--reproduce] [--keep DIR]
+
+`--torch` measures the whole installed torch instead (a copy of its `*.py` files, made by
+bench/site_torch.py's `copy_torch`, with its pyproject.toml): torch's wheel ships no tests, so
+`tested` stays at 0 there, and `reproduce` (each call a child that imports torch) runs only with
+`--reproduce`.
 
 `--keep DIR` unpacks into DIR (which must not hold the packages yet) and leaves the adopted
 copies there; otherwise a temporary folder is used and removed. Exit 0 when every step ran;
@@ -35,6 +41,7 @@ non-zero (with the failing command's output) when a step fails.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import sys
 import tempfile
@@ -82,9 +89,30 @@ def measure(package: Package, into: Path) -> tuple[dict[str, Any], dict[str, lis
     folder.mkdir()
     project = unpack(sdist(package), folder)
     errcat(project, "init")
-    seconds: dict[str, float] = {}
+    return adopted(f"{package.name}-{package.version}", project, reproduce=True)
+
+
+def measure_torch(into: Path, reproduce: bool) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The whole installed torch, as bench/site_torch.py lays it out."""
+    from site_torch import PYPROJECT, copy_torch
+
+    project = into / "torch-project"
+    project.mkdir()
+    copy_torch(project, None)
+    (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    version = importlib.metadata.version("torch")
+    return adopted(f"torch-{version}", project, reproduce=reproduce)
+
+
+def adopted(
+    name: str, project: Path, *, reproduce: bool
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """`new`, `reproduce` (when asked) and `build` in `project`; the figures and samples."""
+    seconds: dict[str, float] = {"reproduce": 0.0}
     seconds["new"], _ = errcat(project, "new")
-    seconds["reproduce"], said = errcat(project, "reproduce", "--timeout", "10")
+    said = "not run"
+    if reproduce:
+        seconds["reproduce"], said = errcat(project, "reproduce", "--timeout", "10")
     seconds["build"], _ = errcat(project, "build")
 
     api = project / "build" / "site" / "api" / "errors"
@@ -118,7 +146,7 @@ def measure(package: Package, into: Path) -> tuple[dict[str, Any], dict[str, lis
         (line for line in reversed(said.splitlines()) if " entries: " in line), said.strip()
     )
     figures: dict[str, Any] = {
-        "package": f"{package.name}-{package.version}",
+        "package": name,
         "entries": entries,
         "public": public,
         **{f"with_{kind}": with_kind[kind] for kind in KINDS},
@@ -167,14 +195,23 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="adopt the packages here and keep them")
+    parser.add_argument("--torch", action="store_true", help="the whole installed torch instead")
+    parser.add_argument(
+        "--reproduce", action="store_true", help="with --torch: run errcat reproduce too"
+    )
     options = parser.parse_args()
 
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="errcat-knowledge-") as scratch:
         into = options.keep.resolve() if options.keep else Path(scratch)
         into.mkdir(parents=True, exist_ok=True)
-        for package in PACKAGES:
-            figures, samples = measure(package, into)
+        measured = (
+            [lambda: measure_torch(into, options.reproduce)]
+            if options.torch
+            else [lambda package=package: measure(package, into) for package in PACKAGES]
+        )
+        for measure_one in measured:
+            figures, samples = measure_one()
             rows.append(figures)
             print(json.dumps(figures), flush=True)
             for kind in KINDS:
