@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,7 @@ class KnowledgeItem:
         }
 
 
+@functools.lru_cache(maxsize=65536)
 def _parameters(signature: str) -> tuple[str, ...]:
     """The parameter names of a `def` header as written (decorators allowed); () if unreadable."""
     header = signature.strip()
@@ -99,6 +101,7 @@ def _is_public(function: str) -> bool:
     return all(not part.startswith("_") or part in ("__init__", "__call__") for part in parts)
 
 
+@functools.lru_cache(maxsize=65536)
 def turned_around(code: str) -> str | None:
     """The condition that must hold for `code` not to: exact for `not X`, one comparison and
     `X is None`-like tests; `not (code)` for anything else; None for code that is not Python."""
@@ -116,12 +119,13 @@ def turned_around(code: str) -> str | None:
     return f"not ({ast.unparse(node)})"
 
 
-def _names(code: str) -> set[str]:
+@functools.lru_cache(maxsize=65536)
+def _names(code: str) -> frozenset[str]:
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError:
-        return set()
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        return frozenset()
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
 
 
 def remedies(source: Source) -> list[KnowledgeItem]:
