@@ -18,29 +18,24 @@ is no fix. `SystemExit(0)` counts as running to the end.
 from __future__ import annotations
 
 import ast
-import json
 import os
-import select
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog.example_worker import OUTPUT_LIMIT
 from catalog.findings import Finding
 from catalog.model import Catalog, Entry, Position, Status
 from catalog.verified import Verification, dump_results, example_hash, load_results, merge_results
+from catalog.worker_process import WorkerFailed, WorkerProcess
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds one program (`before` or `after`) may run before it is killed."""
 TORCH_WARM_MODULES = ("torch._dynamo",)
 """Imported by the worker when examples use torch: what torch imports lazily on the first call
 of a `torch.library` custom op (about two seconds that every child would otherwise pay)."""
-WORKER_GRACE = 20.0
-"""Seconds the runner waits for the worker beyond a program's own limit before giving up on it."""
 
 REQUIREMENT_REASONS = {
     "cuda": "needs a CUDA GPU: torch.cuda.is_available() is False",
@@ -111,56 +106,28 @@ class ExampleRun:
 # The runner: drives a worker from the errcat process (which never imports torch itself).
 
 
-class WorkerFailed(Exception):
-    """The worker died or stopped answering; the text says what it printed."""
-
-
 class _Worker:
+    """The example worker: warm imports of the examples' modules, a child per program."""
+
     def __init__(self, root: Path, modules: Sequence[str]) -> None:
-        # Closed in close(), which every path out of the runner reaches.
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115
         # `import errcat` first: it pins errcat's own `catalog` package, which a project's
         # `catalog/` folder on the worker's path would otherwise shadow.
         command = "import errcat; from catalog.example_worker import worker_main; worker_main()"
-        self.process = subprocess.Popen(
+        self.worker = WorkerProcess(
             [sys.executable, "-c", command, *modules],
             cwd=root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
             env=_worker_env(root),
+            name="example",
+            start_timeout=180.0,
         )
-        ready = self._reply(180.0)
-        self.probe: dict[str, Any] = ready.get("probe") or {}
+        self.probe: dict[str, Any] = self.worker.ready.get("probe") or {}
         if not self.probe:
-            raise WorkerFailed(f"the hardware probe failed: {ready.get('start')}")
-
-    def _reply(self, timeout: float) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        line = self.process.stdout.readline() if ready else b""
-        if not line:
-            self.close()
-            raise WorkerFailed(self._why(ready=bool(ready)))
-        reply: dict[str, Any] = json.loads(line)
-        return reply
-
-    def _why(self, ready: bool) -> str:
-        self.stderr.seek(0)
-        said = self.stderr.read().decode("utf-8", "replace").strip()[-OUTPUT_LIMIT:]
-        what = "exited" if ready else "stopped answering"
-        return f"the example worker {what}" + (f": {said}" if said else "")
+            self.worker.close()
+            raise WorkerFailed(f"the hardware probe failed: {self.worker.ready.get('start')}")
 
     def run(self, code: str, filename: str, timeout: float) -> ProgramRun:
-        assert self.process.stdin is not None
         task = {"kind": "run", "code": code, "filename": filename, "timeout": timeout}
-        try:
-            self.process.stdin.write((json.dumps(task) + "\n").encode("utf-8"))
-            self.process.stdin.flush()
-        except OSError:
-            self.close()
-            raise WorkerFailed(self._why(ready=True)) from None
-        reply = self._reply(timeout + WORKER_GRACE)
+        reply = self.worker.ask(task, timeout)
         return ProgramRun(
             ended=reply["ended"],
             exception=reply.get("exception"),
@@ -172,17 +139,7 @@ class _Worker:
         )
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            if self.process.stdin is not None:
-                self.process.stdin.close()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        self.stderr.close()
+        self.worker.close()
 
 
 def _worker_env(root: Path) -> dict[str, str]:

@@ -42,9 +42,7 @@ import json
 import math
 import os
 import queue
-import select
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -52,7 +50,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
+
+from catalog.worker_process import WorkerFailed, WorkerProcess
 
 if TYPE_CHECKING:
     from catalog.config import Config
@@ -73,8 +73,6 @@ MAX_COMBINATIONS = 256
 """Value combinations considered per site before the conditions filter them."""
 OUTPUT_CHARS = 300
 """Characters of the exception line kept in the results file."""
-WORKER_GRACE = 20.0
-"""Seconds the runner waits for a worker beyond a call's own limit before giving up on it."""
 
 _SKIP = object()
 """A parameter left to its default."""
@@ -568,43 +566,19 @@ def worker_main() -> None:
         replies.flush()
 
 
-class WorkerFailed(Exception):
-    """A worker could not start, died or stopped answering."""
-
-
 class _Worker:
+    """A worker whose children run candidate calls confined (`catalog.example_worker`)."""
+
     def __init__(self, cwd: Path, path: Path) -> None:
-        # Closed in close(), which every path out of the run reaches.
-        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(path), env.get("PYTHONPATH")) if p)
         # `import errcat` first: it pins errcat's own `catalog` against a project's folder.
         command = "import errcat; from catalog.reproduce import worker_main; worker_main()"
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", command],
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            env=env,
+        self.worker = WorkerProcess(
+            [sys.executable, "-c", command], cwd=cwd, env=env, name="reproduce", start_timeout=60.0
         )
-        self._reply(60.0)
-
-    def _reply(self, timeout: float) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        line = self.process.stdout.readline() if ready else b""
-        if not line:
-            self.stderr.seek(0)
-            said = self.stderr.read().decode("utf-8", "replace").strip()[-1000:]
-            self.close()
-            what = "exited" if ready else "stopped answering"
-            raise WorkerFailed(f"the reproduce worker {what}" + (f": {said}" if said else ""))
-        reply: dict[str, Any] = json.loads(line)
-        return reply
 
     def run(self, program: str, timeout: float, workdir: str) -> dict[str, Any]:
-        assert self.process.stdin is not None
         task = {
             "kind": "run",
             "code": program,
@@ -617,28 +591,10 @@ class _Worker:
                 "fork": False,
             },
         }
-        try:
-            self.process.stdin.write((json.dumps(task) + "\n").encode("utf-8"))
-            self.process.stdin.flush()
-        except OSError:
-            self.close()
-            raise WorkerFailed("the reproduce worker exited") from None
-        return self._reply(timeout + WORKER_GRACE)
+        return self.worker.ask(task, timeout)
 
     def close(self) -> None:
-        if self.process.stdin is not None:
-            # EOF ends a live worker's loop; a dead one's pipe must be closed all the same.
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()
-        if self.process.poll() is None:
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        self.stderr.close()
+        self.worker.close()
 
 
 # ---------------------------------------------------------------------------------------------

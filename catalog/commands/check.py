@@ -226,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
     result = run_check(config, scan_package, generated_module(config))
     examples = None
     if args.examples:
-        from catalog.examples import WorkerFailed
+        from catalog.worker_process import WorkerFailed
 
         try:
             examples = _run_examples(config, result)
