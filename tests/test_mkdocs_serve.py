@@ -11,6 +11,7 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,17 +53,11 @@ def _break(root: Path) -> str:
     return good
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[Path, str, Path, str]]:
-    """A project served by `mkdocs serve` (strict, as this repository's mkdocs.yml is), whose
-    catalog is broken before the first build; yields its root, base URL, the server's log and
-    the catalog file's good text."""
-    root = make_project(tmp_path)
-    mkdocs_yml = root / "mkdocs.yml"
-    mkdocs_yml.write_text(mkdocs_yml.read_text(encoding="utf-8") + "strict: true\n", "utf-8")
-    good = _break(root)
+@contextmanager
+def mkdocs_serving(root: Path, log: Path) -> Iterator[str]:
+    """`mkdocs serve` of the project at `root` on a free port, its output in `log`; yields the
+    base URL and stops the server (terminated, killed if it lingers) whatever happens."""
     port = _free_port()
-    log = tmp_path / "serve.log"
     with log.open("w", encoding="utf-8") as output:
         server = subprocess.Popen(
             [
@@ -77,7 +72,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str, Path, str]]:
             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
         )
     try:
-        yield root, f"http://127.0.0.1:{port}/", log, good
+        yield f"http://127.0.0.1:{port}/"
     finally:
         server.terminate()
         try:
@@ -85,6 +80,20 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str, Path, str]]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Path, str, Path, str]]:
+    """A project served by `mkdocs serve` (strict, as this repository's mkdocs.yml is), whose
+    catalog is broken before the first build; yields its root, base URL, the server's log and
+    the catalog file's good text."""
+    root = make_project(tmp_path)
+    mkdocs_yml = root / "mkdocs.yml"
+    mkdocs_yml.write_text(mkdocs_yml.read_text(encoding="utf-8") + "strict: true\n", "utf-8")
+    good = _break(root)
+    log = tmp_path / "serve.log"
+    with mkdocs_serving(root, log) as base:
+        yield root, base, log, good
 
 
 def _shows_findings(page: str | None) -> bool:

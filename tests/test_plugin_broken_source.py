@@ -24,7 +24,7 @@ from mkdocs.config import load_config as load_mkdocs_config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort
 from test_build_project import ACTIVE_ID, STOP_ID, make_project
-from test_mkdocs_serve import _free_port, _get
+from test_mkdocs_serve import _get, mkdocs_serving
 
 SERVE_URL = "http://127.0.0.1:8000/"
 BROKEN_TAIL = "\n\ndef broken(:\n    pass\n"
@@ -185,24 +185,9 @@ def test_a_real_strict_serve_keeps_answering(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     mkdocs_yml = root / "mkdocs.yml"
     mkdocs_yml.write_text(mkdocs_yml.read_text(encoding="utf-8") + "strict: true\n", "utf-8")
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}/"
-    entry = f"{base}errors/{ACTIVE_ID}/"
     log = tmp_path / "serve.log"
-    with log.open("w", encoding="utf-8") as output:
-        server = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("mkdocs")),
-                "serve",
-                "--dev-addr",
-                f"127.0.0.1:{port}",
-            ],
-            cwd=root,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        )
-    try:
+    with mkdocs_serving(root, log) as base:
+        entry = f"{base}errors/{ACTIVE_ID}/"
         assert wait_for(lambda: _is_normal_entry(_get(entry) or ""), timeout=120), log.read_text()
         good = _break(root)
         assert wait_for(lambda: WHERE in (_get(entry) or ""), timeout=60), log.read_text()
@@ -210,13 +195,6 @@ def test_a_real_strict_serve_keeps_answering(tmp_path: Path) -> None:
         assert "Aborted" not in log.read_text(encoding="utf-8")
         (root / "widgets" / "core.py").write_text(good, encoding="utf-8")
         assert wait_for(lambda: _is_normal_entry(_get(entry) or ""), timeout=60), log.read_text()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 @pytest.mark.parametrize(
