@@ -137,13 +137,21 @@ def load_config(start: Path | None = None) -> Config:
     )
 
 
-def _problem(config: Config, head: str, key: str, what: str) -> str:
+def _folder_problem(config: Config, key: str, fix: str) -> str | None:
+    """What is wrong with the folder `[tool.errcat] <key>` names (`package`, `catalog`), with
+    `fix`; None when it is a folder."""
+    folder: Path = getattr(config, key)
+    if folder.is_dir():
+        return None
+    head = (
+        f"the {what} {folder} is not a folder" if folder.exists() else f"no {what} folder {folder}"
+    )
     if not config.has_pyproject:
         return (
             f"{head} and no pyproject.toml in {config.root} or above it; run errcat in the "
             "project's folder, or errcat init there to configure it"
         )
-    return f"{head}; set [tool.errcat] {key} in {config.root / 'pyproject.toml'} to {what}"
+    return f"{head}; set [tool.errcat] {key} in {config.root / 'pyproject.toml'} to {fix}"
 
 
 def package_problem(config: Config) -> str | None:
@@ -152,22 +160,12 @@ def package_problem(config: Config) -> str | None:
     Checked before a command that scans the package does anything, so that a wrong folder is
     one line on stderr instead of a traceback, and nothing (cache, site) is written for it.
     """
-    package = config.package
-    if package.is_dir():
-        return None
-    head = f"the package {package} is not a folder" if package.exists() else None
-    head = head or f"no package folder {package}"
-    return _problem(config, head, "package", "the folder to scan, or run errcat init")
+    return _folder_problem(config, "package", "the folder to scan, or run errcat init")
 
 
 def catalog_problem(config: Config) -> str | None:
     """What is wrong with the configured catalog folder, with the fix; None when it is a folder."""
-    catalog = config.catalog
-    if catalog.is_dir():
-        return None
-    head = f"the catalog {catalog} is not a folder" if catalog.exists() else None
-    head = head or f"no catalog folder {catalog}"
-    return _problem(config, head, "catalog", "the YAML files' folder, or run errcat new")
+    return _folder_problem(config, "catalog", "the YAML files' folder, or run errcat new")
 
 
 DEFAULT_SITE_URL = "http://127.0.0.1:8000/"
