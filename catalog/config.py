@@ -143,9 +143,7 @@ def _folder_problem(config: Config, key: str, fix: str) -> str | None:
     folder: Path = getattr(config, key)
     if folder.is_dir():
         return None
-    head = (
-        f"the {what} {folder} is not a folder" if folder.exists() else f"no {what} folder {folder}"
-    )
+    head = f"the {key} {folder} is not a folder" if folder.exists() else f"no {key} folder {folder}"
     if not config.has_pyproject:
         return (
             f"{head} and no pyproject.toml in {config.root} or above it; run errcat in the "
