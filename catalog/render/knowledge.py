@@ -9,8 +9,8 @@ Nothing here is authored in the catalog: each item is read from the package (see
   entry by `catalog.tested`);
 - `remedy`: the raise sits under an `if` that tests only parameters of the public function that
   raises it, so a caller avoids it by passing values for which the test is false; the test is
-  turned around where that is exact (`not a <= b` gives `a <= b`, `x < 0` gives `x >= 0`), and
-  otherwise said as `not (...)`.
+  turned around by `extractor.conditions.negated`, exactly (`not a <= b` gives `a <= b`,
+  `x is None` gives `x is not None`, `x < 0` gives `not x < 0`).
 
 `verified` is false for all three: errcat read them, it did not run them (only `errcat
 reproduce` runs the package's code).
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from catalog.render.markdown import code_span
+from extractor.conditions import negated
 
 if TYPE_CHECKING:
     from catalog.render.sources import Source
@@ -35,19 +36,6 @@ KINDS = ("documented", "tested", "reproduced", "remedy")
 _BUILTINS = frozenset(dir(builtins))
 MAX_TESTED = 5
 """Tests an entry lists; the JSON lists the same ones (the rest are more of the same)."""
-
-_OPPOSITE = {
-    ast.Lt: ">=",
-    ast.LtE: ">",
-    ast.Gt: "<=",
-    ast.GtE: "<",
-    ast.Eq: "!=",
-    ast.NotEq: "==",
-    ast.Is: "is not",
-    ast.IsNot: "is",
-    ast.In: "not in",
-    ast.NotIn: "in",
-}
 
 
 @dataclass(frozen=True)
@@ -101,22 +89,31 @@ def _is_public(function: str) -> bool:
     return all(not part.startswith("_") or part in ("__init__", "__call__") for part in parts)
 
 
+class _Written:
+    """`extractor.conditions`' view of a test's text: each node as written in it."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def text(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.code, node) or ast.unparse(node)
+
+    def starts_with(self, node: ast.stmt, word: str) -> bool:  # pragma: no cover - statements
+        return False
+
+
 @functools.lru_cache(maxsize=65536)
 def turned_around(code: str) -> str | None:
-    """The condition that must hold for `code` not to: exact for `not X`, one comparison and
-    `X is None`-like tests; `not (code)` for anything else; None for code that is not Python."""
+    """The test that must hold for `code` not to, by the extractor's own rule (the one the
+    "Raised when" phrases use): exact, so `not X` gives `X` and `x is None` gives `x is not
+    None`, while `x < 0` gives `not x < 0` (a NaN is neither below 0 nor at or above it); None
+    for code that is not Python."""
+    code = code.strip()
     try:
-        tree = ast.parse(code.strip(), mode="eval")
+        tree = ast.parse(code, mode="eval")
     except SyntaxError:
         return None
-    node = tree.body
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return ast.unparse(node.operand)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        opposite = _OPPOSITE.get(type(node.ops[0]))
-        if opposite is not None:
-            return f"{ast.unparse(node.left)} {opposite} {ast.unparse(node.comparators[0])}"
-    return f"not ({ast.unparse(node)})"
+    return negated(tree.body, _Written(code))
 
 
 @functools.lru_cache(maxsize=65536)
