@@ -10,10 +10,12 @@ Nothing here is authored in the catalog: each item is read from the package (see
 - `remedy`: the raise sits under an `if` that tests only parameters of the public function that
   raises it, so a caller avoids it by passing values for which the test is false; the test is
   turned around by `extractor.conditions.negated`, exactly (`not a <= b` gives `a <= b`,
-  `x is None` gives `x is not None`, `x < 0` gives `not x < 0`).
+  `x is None` gives `x is not None`, `x < 0` gives `not (x < 0)`);
+- `reproduced`: a call `errcat reproduce` ran and saw raise this entry at its site
+  (`catalog.reproduce.reproduced_items`, from the results stored beside the catalog).
 
-`verified` is false for all three: errcat read them, it did not run them (only `errcat
-reproduce` runs the package's code).
+`verified` is true for `reproduced` items only: errcat read the others and ran nothing (only
+`errcat reproduce` runs the package's code, never the build).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import builtins
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from catalog.render.markdown import code_span
 from extractor.conditions import negated
@@ -98,7 +100,8 @@ class _Written:
     def text(self, node: ast.AST) -> str:
         return ast.get_source_segment(self.code, node) or ast.unparse(node)
 
-    def starts_with(self, node: ast.stmt, word: str) -> bool:  # pragma: no cover - statements
+    def starts_with(self, node: ast.stmt, word: str) -> bool:
+        # Only statements are asked this (`if` against `elif`); a test has none.
         return False
 
 
@@ -231,8 +234,3 @@ def knowledge_by_entry(
             unique.setdefault((item.kind, item.text), item)
         found[entry_id] = tuple(unique.values())
     return found
-
-
-def as_documents(items: Sequence[KnowledgeItem]) -> list[dict[str, Any]]:
-    """The API's `knowledge` list."""
-    return [item.as_dict() for item in items]
