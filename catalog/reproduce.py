@@ -57,7 +57,6 @@ from catalog.worker_process import WorkerFailed, WorkerProcess
 if TYPE_CHECKING:
     from catalog.config import Config
     from catalog.model import Catalog, Entry
-    from catalog.render.knowledge import KnowledgeItem
     from extractor.model import RaiseSite
 
 RESULTS_FILE = "reproduced.json"
@@ -1031,24 +1030,3 @@ def record_reproduced(
 
 # ---------------------------------------------------------------------------------------------
 # Knowledge.
-
-
-def reproduced_items(reproductions: Iterable[Reproduction]) -> list[KnowledgeItem]:
-    """The `reproduced` knowledge items of one entry: executed, so `verified` is true."""
-    from catalog.render.knowledge import KnowledgeItem
-    from catalog.render.markdown import code_span
-
-    return [
-        KnowledgeItem(
-            kind="reproduced",
-            text=(
-                f"Reproduced by errcat: {code_span(r.call)} raised it at "
-                f"{code_span(f'{r.path}:{r.line}')}."
-            ),
-            code=r.call,
-            path=r.path,
-            line=r.line,
-            verified=True,
-        )
-        for r in reproductions
-    ]

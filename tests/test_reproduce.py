@@ -16,12 +16,12 @@ from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_pr
 
 from catalog.cli import main
 from catalog.example_worker import NETWORK_REFUSED
+from catalog.render.knowledge import reproduced_items
 from catalog.reproduce import (
     RESULTS_FILE,
     Reproduction,
     candidates,
     load_reproduced,
-    reproduced_items,
 )
 from extractor.model import Condition, RaiseSite
 

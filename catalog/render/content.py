@@ -20,13 +20,13 @@ from catalog.model import Catalog, Entry, Status
 from catalog.project import generated_module
 from catalog.render import api, blocks, match_index, pages
 from catalog.render.errorpages import ErrorPages, Todo
-from catalog.render.knowledge import KnowledgeItem, knowledge_by_entry
+from catalog.render.knowledge import KnowledgeItem, knowledge_by_entry, reproduced_items
 from catalog.render.pagecache import PageCache
 from catalog.render.related import related_entries
 from catalog.render.repository import Repository, read_repository
 from catalog.render.search import SearchDoc, error_doc
 from catalog.render.sources import Source, _repository_path, sources_by_entry
-from catalog.reproduce import load_reproduced, reproduced_items
+from catalog.reproduce import load_reproduced
 from catalog.stats import Stats, catalog_stats
 from catalog.tested import tested_by_entry
 from catalog.verified import RESULTS_FILE, Verification, load_results, verified_on

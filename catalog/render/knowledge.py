@@ -12,7 +12,7 @@ Nothing here is authored in the catalog: each item is read from the package (see
   turned around by `extractor.conditions.negated`, exactly (`not a <= b` gives `a <= b`,
   `x is None` gives `x is not None`, `x < 0` gives `not (x < 0)`);
 - `reproduced`: a call `errcat reproduce` ran and saw raise this entry at its site
-  (`catalog.reproduce.reproduced_items`, from the results stored beside the catalog).
+  (`reproduced_items`, from the results `catalog.reproduce` stores beside the catalog).
 
 `verified` is true for `reproduced` items only: errcat read the others and ran nothing (only
 `errcat reproduce` runs the package's code, never the build).
@@ -32,6 +32,7 @@ from extractor.conditions import negated
 
 if TYPE_CHECKING:
     from catalog.render.sources import Source
+    from catalog.reproduce import Reproduction
     from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
@@ -208,6 +209,24 @@ def tested(expectations: Sequence[Expectation]) -> list[KnowledgeItem]:
             )
         )
     return items
+
+
+def reproduced_items(reproductions: Iterable[Reproduction]) -> list[KnowledgeItem]:
+    """The calls `errcat reproduce` saw raise the entry at its site: executed, so verified."""
+    return [
+        KnowledgeItem(
+            kind="reproduced",
+            text=(
+                f"Reproduced by errcat: {code_span(r.call)} raised it at "
+                f"{code_span(f'{r.path}:{r.line}')}."
+            ),
+            code=r.call,
+            path=r.path,
+            line=r.line,
+            verified=True,
+        )
+        for r in reproductions
+    ]
 
 
 def knowledge_by_entry(
