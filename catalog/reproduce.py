@@ -106,7 +106,9 @@ class _Parameter:
     annotation: ast.expr | None
 
 
-def _header(signature: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def def_header(signature: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The `def` of a site's `signature` (its decorators and header as written), or None when
+    it does not parse."""
     header = signature.strip()
     try:
         tree = ast.parse(header + "\n    pass\n" if header.endswith(":") else header)
@@ -470,7 +472,7 @@ def candidates(site: RaiseSite, module: str) -> list[Candidate]:
     """
     if site.function is None:
         raise ValueError("raised at module level, not in a function")
-    node = _header(site.signature) if site.signature else None
+    node = def_header(site.signature) if site.signature else None
     if node is None:
         raise ValueError(f"the signature of `{site.function}` is not readable")
     callee, bound = _callee(site, node)

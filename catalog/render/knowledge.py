@@ -27,7 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from catalog.project import public_rank
 from catalog.render.markdown import code_span
+from catalog.reproduce import def_header
 from extractor.conditions import negated
 
 if TYPE_CHECKING:
@@ -66,30 +68,19 @@ class KnowledgeItem:
 
 @functools.lru_cache(maxsize=65536)
 def _parameters(signature: str) -> tuple[str, ...]:
-    """The parameter names of a `def` header as written (decorators allowed); () if unreadable."""
-    header = signature.strip()
-    try:
-        tree = ast.parse(header + "\n    pass\n" if header.endswith(":") else header)
-    except SyntaxError:
+    """The parameter names of a `def` header as written, `self` and `cls` left out; () if it
+    does not parse."""
+    node = def_header(signature)
+    if node is None:
         return ()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            arguments = node.args
-            every = [
-                *arguments.posonlyargs,
-                *arguments.args,
-                *arguments.kwonlyargs,
-                *(arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None),
-            ]
-            return tuple(arg.arg for arg in every if arg.arg not in ("self", "cls"))
-    return ()
-
-
-def _is_public(function: str) -> bool:
-    """Whether callers reach it by its own name: no part private (`__init__` counts as public,
-    being how the class is called)."""
-    parts = function.split(".")
-    return all(not part.startswith("_") or part in ("__init__", "__call__") for part in parts)
+    arguments = node.args
+    every = [
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        *(arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None),
+    ]
+    return tuple(arg.arg for arg in every if arg.arg not in ("self", "cls"))
 
 
 class _Written:
@@ -141,7 +132,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     function = getattr(source, "function", None)
     signature = getattr(source, "signature", None)
     conditions = getattr(source, "conditions", ())
-    if not function or not signature or not _is_public(function):
+    # Public as `public_rank` counts it: no private part (`__init__`, `__call__` are how a
+    # public class is called).
+    if not function or not signature or public_rank("", function)[0]:
         return []
     parameters = set(_parameters(signature))
     for condition in conditions:
