@@ -25,6 +25,7 @@ test: setup browser nginx
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/errcat check --examples
 	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
 
@@ -62,6 +63,7 @@ build: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-logo
 
 clean:
-	rm -rf build .errcat-cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf build .errcat-cache .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -38,8 +38,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from catalog.config import load_config  # noqa: E402
-from catalog.loader import load_catalog  # noqa: E402
+from catalog.core.config import load_config  # noqa: E402
+from catalog.entries.loader import load_catalog  # noqa: E402
 
 ERRCAT = Path(sys.executable).parent / "errcat"
 CACHE = Path.home() / ".cache" / "errcat-bench"

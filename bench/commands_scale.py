@@ -8,7 +8,7 @@ installed torch), with `[tool.errcat] package = "torch"`, `catalog = "errors"`, 
 "torch/_errcat_errors.py"`, runs `errcat new` and `errcat codegen` in it (about 11,000 draft
 entries, 10,000 typed classes), then prints, each command run as a whole process:
 
-- the scan `check` and `stats` rest on (`catalog.project.scan_package`, imports included),
+- the scan `check` and `stats` rest on (`catalog.core.project.scan_package`, imports included),
   cold (no `.errcat-cache/`; the median of `--cold` rounds, default 1) and warm (the median of
   `--warm` rounds, default 5), each round running the three in turn;
 - `errcat check` and `errcat stats`, cold and warm, and their ratios to the scan (target 1.5);
@@ -59,8 +59,8 @@ generated = "torch/_errcat_errors.py"
 
 SCAN = """\
 import errcat
-from catalog.config import load_config
-from catalog.project import scan_package
+from catalog.core.config import load_config
+from catalog.core.project import scan_package
 
 scan_package(load_config())
 """

@@ -37,12 +37,12 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from catalog.explain import MessageMatcher  # noqa: E402
-from catalog.ids import new_id  # noqa: E402
-from catalog.model import Entry  # noqa: E402
-from catalog.placeholders import parse_placeholders  # noqa: E402
-from catalog.project import CACHE_FOLDER  # noqa: E402
-from catalog.scaffold import Draft, class_name, file_text  # noqa: E402
+from catalog.authoring.scaffold import Draft, class_name, file_text  # noqa: E402
+from catalog.core.ids import new_id  # noqa: E402
+from catalog.core.model import Entry  # noqa: E402
+from catalog.core.placeholders import parse_placeholders  # noqa: E402
+from catalog.core.project import CACHE_FOLDER  # noqa: E402
+from catalog.matching.messages import MessageMatcher  # noqa: E402
 
 TARGET = 200_000
 """Lines per second the log-scanning issue asks for, on one core."""
@@ -448,8 +448,8 @@ def build_log(
 
 def bench_log(args: argparse.Namespace) -> int:
     """Time log scanning over this project's catalog; 0 when correct and fast enough."""
-    from catalog.config import load_config
-    from catalog.validate import load_valid_catalog
+    from catalog.core.config import load_config
+    from catalog.entries.validate import load_valid_catalog
 
     config = load_config(ROOT)
     catalog = load_valid_catalog(config.catalog)

@@ -21,7 +21,7 @@ judge what the figures count.
 
 The package is never installed: `errcat reproduce` starts its workers with the project's import
 root (the folder above the package's topmost `__init__.py` chain, `src/` for packaging) put
-first on PYTHONPATH itself (catalog/reproduce.py, `_Worker`), so no PYTHONPATH is set here.
+first on PYTHONPATH itself (catalog/evidence/reproduce.py, `_Worker`), so no PYTHONPATH is set here.
 Requirements of the packages (markupsafe for jinja2) come from this checkout's virtual
 environment.
 

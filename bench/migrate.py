@@ -7,7 +7,7 @@ a temporary folder and scans `src/jinja2` in this process with no cache (libcst'
 included, as a cold `errcat scan` pays it). Every raise site of a built-in exception with a
 known message then gets a rewrite to a class `Typed<N>`, its arguments taken from the message
 as `errcat migrate` takes them, and `migrate_source` runs over every such file (reading the
-files and importing `catalog.migrate` included). Prints `scan cold: X s, migrate: Y s, ratio
+files and importing `catalog.authoring.migrate` included). Prints `scan cold: X s, migrate: Y s, ratio
 Y/X` for the first, cold migrate run, and the best of N warm runs after it (default 3). Exits 1
 when the ratio misses the target or a rewrite fails.
 """
@@ -54,14 +54,14 @@ def main(argv: list[str] | None = None) -> int:
         with tarfile.open(archive) as tar:
             tar.extractall(work, filter="data")
         (root,) = Path(work).iterdir()
-        if "catalog.migrate" in sys.modules or "libcst" in sys.modules:
+        if "catalog.authoring.migrate" in sys.modules or "libcst" in sys.modules:
             sys.exit("bench/migrate.py: the scan would not be cold")
 
         start = time.perf_counter()
         report = scan_paths([root / "src" / "jinja2"], base=root, cwd=root)
         scan = time.perf_counter() - start
 
-        from catalog.templates import to_catalog_message
+        from catalog.entries.templates import to_catalog_message
 
         sites = []
         for site in report.sites:
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(1 + args.repeat):
             failures = []
             start = time.perf_counter()
-            from catalog.migrate import MigrateError, Rewrite, migrate_source
+            from catalog.authoring.migrate import MigrateError, Rewrite, migrate_source
 
             for path, plan in plans.items():
                 rewrites = [Rewrite(*item) for item in plan]

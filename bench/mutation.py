@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/mutation.py [--only FILE] [--jobs N] [--keep]
 
-Targets: catalog/check.py, catalog/validate.py, extractor/templates.py and
+Targets: catalog/gate/check.py, catalog/entries/validate.py, extractor/templates.py and
 runtime/transport/memory_pool.py, each mutated alone and tested only with the test files that are
 about it (`TARGETS`), so a mutant's run takes seconds. mutmut 3.8.1 is installed into the running
 interpreter's environment first when it is missing (`pip install mutmut==3.8.1`); it is not a
@@ -66,7 +66,7 @@ class Target:
 
 TARGETS = (
     Target(
-        "catalog/validate.py",
+        "catalog/entries/validate.py",
         (
             "tests/test_validate_mutants.py",
             "tests/test_loader.py",
@@ -94,7 +94,7 @@ TARGETS = (
         ),
     ),
     Target(
-        "catalog/check.py",
+        "catalog/gate/check.py",
         (
             "tests/test_check_mutants.py",
             "tests/test_check_cache.py",
@@ -125,7 +125,7 @@ class Mutant:
     """One mutant's outcome, located in the original file."""
 
     name: str
-    """mutmut's name, e.g. `catalog.validate.x_validate__mutmut_12`."""
+    """mutmut's name, e.g. `catalog.entries.validate.x_validate__mutmut_12`."""
     status: str
     """mutmut's word: killed, survived, no tests, timeout, ..."""
     function: str

@@ -46,13 +46,13 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
-from catalog.build import build_site
-from catalog.config import load_config
-from catalog.explain import MessageMatcher, lookup
-from catalog.model import Catalog
-from catalog.project import generated_module
-from catalog.render.match_index import MATCH_FILE, dumps, match_index
-from catalog.validate import load_valid_catalog
+from catalog.core.config import load_config
+from catalog.core.model import Catalog
+from catalog.core.project import generated_module
+from catalog.entries.validate import load_valid_catalog
+from catalog.matching.browser_index import MATCH_FILE, dumps, match_index
+from catalog.matching.messages import MessageMatcher, lookup
+from catalog.publish.build import build_site
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import yaml
 
-from catalog.config import load_config
-from catalog.render import gather, render
-from catalog.render.api import write_api
-from catalog.validate import load_valid_catalog
+from catalog.core.config import load_config
+from catalog.entries.validate import load_valid_catalog
+from catalog.pages.api import write_api
+from catalog.pages.content import gather, render
 
 PER_MODULE = 50
 REPO = Path(__file__).resolve().parents[1]

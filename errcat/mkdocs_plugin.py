@@ -1,4 +1,4 @@
-"""The `errcat` MkDocs plugin's entry point: `catalog.mkdocs_plugin.ErrcatPlugin`.
+"""The `errcat` MkDocs plugin's entry point: `catalog.engine.mkdocs_plugin.ErrcatPlugin`.
 
 Being a submodule of `errcat`, this module runs after `errcat/__init__.py` has pinned errcat's
 own `catalog`, so a project's `catalog/` folder is never loaded in its place.
@@ -6,6 +6,6 @@ own `catalog`, so a project's `catalog/` folder is never loaded in its place.
 
 from __future__ import annotations
 
-from catalog.mkdocs_plugin import ErrcatPlugin
+from catalog.engine.mkdocs_plugin import ErrcatPlugin
 
 __all__ = ["ErrcatPlugin"]

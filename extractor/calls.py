@@ -45,6 +45,7 @@ from extractor.imports import (
     resolve,
     target_names,
 )
+from extractor.jobs import auto_jobs
 from extractor.model import ScanReport
 
 DEFAULT_DEPTH = 3
@@ -354,8 +355,6 @@ def _read(report: ScanReport, cwd: Path) -> list[tuple[str, bytes, ModuleName]]:
 def _graph(
     files: list[tuple[str, bytes, ModuleName]], cache_dir: Path | None, jobs: int | None
 ) -> CallGraph:
-    from extractor.scan import auto_jobs
-
     cache = Cache(cache_dir, prefix=CACHE_PREFIX) if cache_dir is not None else None
     summaries: dict[str, Summary] = {}
     work: list[tuple[str, bytes, ModuleName, str | None]] = []

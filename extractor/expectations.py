@@ -1,6 +1,6 @@
 """Expectations: the places where a package's own tests say that a call raises an error.
 
-Read from test files with `ast` (no catalog knowledge here; catalog/tested.py pairs them with
+Read from test files with `ast` (no catalog knowledge here; catalog/evidence/tested.py pairs them with
 entries). Recognised forms, at any depth of a test file:
 
 - `with pytest.raises(X):` and `with pytest.raises(X, match=PAT):` (also `raises` imported from

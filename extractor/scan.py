@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from extractor.cache import Cache
+from extractor.calls import CACHE_PREFIX, summary_of_tree
 from extractor.files import Globs, discover, printable
 from extractor.imports import ModuleName, module_name_for
+from extractor.jobs import auto_jobs
 from extractor.model import FileResult, ScanFailure, ScanReport
 
-PARALLEL_MIN_BYTES = 1_000_000
-"""Below this much source to parse (about half a second of work), one process is faster."""
-BYTES_PER_JOB = 500_000
-"""Auto `jobs` adds a process per this much source, up to the CPUs available."""
 PROGRESS_MIN_FILES = 50
 """A progress bar is worth showing from this many files to parse."""
 DEFAULT_MAX_FILE_SIZE = 2_000_000
@@ -38,20 +36,6 @@ class _Work:
     display: str
     module: ModuleName
     key: str | None
-
-
-def available_cpus() -> int:
-    """CPUs this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
-
-
-def auto_jobs(files: int, total_bytes: int) -> int:
-    """A process count for parsing `files` files of `total_bytes` bytes in all."""
-    if files < 2 or total_bytes < PARALLEL_MIN_BYTES:
-        return 1
-    return max(1, min(available_cpus(), files, total_bytes // BYTES_PER_JOB))
 
 
 def scan_paths(
@@ -140,7 +124,8 @@ def _progress_bar(total: int) -> Any:
 
 
 def _extract_all(work: Sequence[_Work], cache: Cache | None) -> list[FileResult]:
-    from extractor.calls import CACHE_PREFIX, summary_of_tree
+    # Imported on first parse: libcst costs a tenth of a second to import, which a scan
+    # answered from its cache never needs.
     from extractor.extract import extract_bytes
 
     # With a cache, each file's call summary (`extractor.calls`) is made from the tree parsed

@@ -791,20 +791,6 @@ class TokenizerWorkerNumNotPositive(CatalogError, ValueError):
         super().__init__()
 
 
-class InvalidPoolByteTensor(CatalogError, ValueError):
-    """byte_tensor must be a sufficiently large contiguous uint8 tensor on cuda:{device_id}"""
-
-    id = "7f944cf6fdcd95b4"
-    template = (
-        "byte_tensor must be a sufficiently large contiguous uint8 tensor on cuda:{device_id}"
-    )
-    docs_url = "http://127.0.0.1:8000/errors/7f944cf6fdcd95b4/"
-    device_id: object
-
-    def __init__(self, *, device_id: object) -> None:
-        super().__init__(device_id=device_id)
-
-
 class ProxyDataNotTensor(CatalogError, TypeError):
     """Input 'data' must be a torch.Tensor, but got {data_type}"""
 
@@ -1121,6 +1107,20 @@ class StreamMemoryOperationFailed(CatalogError, RuntimeError):
         super().__init__(label=label, err=err)
 
 
+class InvalidPoolByteTensor(CatalogError, ValueError):
+    """byte_tensor must be a sufficiently large contiguous uint8 tensor on cuda:{device_id}"""
+
+    id = "7f944cf6fdcd95b4"
+    template = (
+        "byte_tensor must be a sufficiently large contiguous uint8 tensor on cuda:{device_id}"
+    )
+    docs_url = "http://127.0.0.1:8000/errors/7f944cf6fdcd95b4/"
+    device_id: object
+
+    def __init__(self, *, device_id: object) -> None:
+        super().__init__(device_id=device_id)
+
+
 BY_ID: dict[str, type[CatalogError]] = {
     "0fdb60950b3588f4": OutputBufferWrongDevice,
     "1ffc37311458498e": UnknownSparseMlaBackend,
@@ -1180,7 +1180,6 @@ BY_ID: dict[str, type[CatalogError]] = {
     "b928c4ce26566d11": MultiOutputNotMlxArray,
     "f7ac7b4735ab77fe": TotalPoolSizeNotPositive,
     "2158cc5678b1f9aa": TokenizerWorkerNumNotPositive,
-    "7f944cf6fdcd95b4": InvalidPoolByteTensor,
     "cc0c72cb79480b58": ProxyDataNotTensor,
     "f1baa79cd2f8fba5": ForeignCudaIpcProxy,
     "0164ba0574a50aa3": LeaseReclaimedBeforeRead,
@@ -1203,6 +1202,7 @@ BY_ID: dict[str, type[CatalogError]] = {
     "41947681ae9e88d1": PartialConsumerAcknowledgement,
     "6fc6186ad45ce8c2": PoolTransportArguments,
     "58e3999e4b8fb201": StreamMemoryOperationFailed,
+    "7f944cf6fdcd95b4": InvalidPoolByteTensor,
 }
 """Every generated class by its entry id."""
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 
-from catalog.placeholders import parse_placeholders
+from catalog.core.placeholders import parse_placeholders
 
 
 def exact(text: str) -> str:

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from helpers import errcat_in
 
-from catalog.config import load_config
-from catalog.loader import load_catalog
-from catalog.project import generated_module, module_name, package_name
+from catalog.core.config import load_config
+from catalog.core.project import generated_module, module_name, package_name
+from catalog.entries.loader import load_catalog
 
 FIXTURE = Path(__file__).parent / "data" / "toyshop"
 PYTHONS = {

@@ -1,5 +1,5 @@
 """The API files written by a forked process while MkDocs builds the pages
-(`catalog.render.api_beside`): the same site as writing them afterwards, a failure on either
+(`catalog.publish.api_beside`): the same site as writing them afterwards, a failure on either
 side reported with nothing published and nothing left behind, and the files of the API
 replacing what MkDocs wrote at the same paths."""
 
@@ -12,11 +12,11 @@ import pytest
 from helpers import file_digests, write_files
 from test_build_project import make_project
 
-from catalog import build
-from catalog.build import BuildError, build_site
-from catalog.config import load_config
-from catalog.render import api, api_beside
-from catalog.render.api_beside import ApiBeside
+from catalog.core.config import load_config
+from catalog.pages import api
+from catalog.publish import api_beside, build
+from catalog.publish.api_beside import ApiBeside
+from catalog.publish.build import BuildError, build_site
 
 
 @pytest.fixture(autouse=True)

@@ -11,11 +11,12 @@ import pytest
 from helpers import file_digests
 from test_build_project import ACTIVE_ID, make_project
 
-from catalog.build import build_site
-from catalog.config import load_config
-from catalog.project import CACHE_FOLDER
-from catalog.render import api, workers
-from catalog.render.deploy import HEADERS_FILE, NGINX_FILE, REDIRECTS_FILE
+from catalog.core import workers
+from catalog.core.config import load_config
+from catalog.core.project import CACHE_FOLDER
+from catalog.pages import api
+from catalog.pages.deploy import HEADERS_FILE, NGINX_FILE, REDIRECTS_FILE
+from catalog.publish.build import build_site
 
 
 def _api_files(version: Path) -> dict[str, str]:

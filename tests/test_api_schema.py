@@ -9,11 +9,12 @@ import pytest
 from jsonschema import Draft202012Validator
 from test_build_project import DRAFT_ID, STOP_ID, make_project
 
-from catalog.build import build_site
-from catalog.config import load_config, read_site_settings
-from catalog.render import gather, render
-from catalog.render.api import SCHEMA_FILE, schema
-from catalog.validate import load_valid_catalog
+from catalog.core.config import load_config, read_site_settings
+from catalog.entries.validate import load_valid_catalog
+from catalog.pages.api import SCHEMA_FILE
+from catalog.pages.content import gather, render
+from catalog.pages.entry_schema import schema
+from catalog.publish.build import build_site
 
 REPO = Path(__file__).resolve().parents[1]
 CONTRACT_KEYS = [

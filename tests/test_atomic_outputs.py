@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import wait_for
 
-from catalog.loader import load_file
+from catalog.entries.loader import load_file
 
 pytestmark = pytest.mark.skipif(
     not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL to kill a run mid-way"

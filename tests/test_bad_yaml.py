@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from catalog.cli import main
-from catalog.loader import MAX_FILE_BYTES
+from catalog.entries.loader import MAX_FILE_BYTES
 
 CORPUS = Path(__file__).parent / "data" / "bad_yaml"
 CONTROL = "00_good_crlf.yaml"

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from catalog.build import build_site
-from catalog.config import load_config
+from catalog.core.config import load_config
+from catalog.publish.build import build_site
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 from test_browser import REPO, _missing, chromium, needs_browser, served
 
-from catalog.build import build_site
-from catalog.config import load_config
-from catalog.render.match_index import MATCH_FILE
+from catalog.core.config import load_config
+from catalog.matching.browser_index import MATCH_FILE
+from catalog.publish.build import build_site
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver

@@ -22,8 +22,8 @@ import pytest
 from helpers import wait_for
 from test_browser import SCREENSHOTS, _missing, chromium, needs_browser
 
-from catalog.build import build_site
-from catalog.config import load_config
+from catalog.core.config import load_config
+from catalog.publish.build import build_site
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver

@@ -24,10 +24,10 @@ from test_build_project import (
     make_project,
 )
 
-from catalog.build import BuildError, OutputRefused, build_site, switch
 from catalog.cli import main
-from catalog.config import load_config
-from catalog.findings import CatalogInvalid
+from catalog.core.config import load_config
+from catalog.core.findings import CatalogInvalid
+from catalog.publish.build import BuildError, OutputRefused, build_site, switch
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = {
@@ -204,7 +204,7 @@ def test_retired_versions_are_moved_at_once_and_removed_by_the_next_build(
 ) -> None:
     """Pruning renames a retired version into the trash folder (instant); the next build
     removes its files while it runs, and finishes with the trash empty of what it found."""
-    from catalog.build import trash_folder
+    from catalog.publish.build import trash_folder
 
     root = make_project(tmp_path)
     out = root / "build" / "site"
@@ -334,8 +334,13 @@ def test_zensical_builds_the_composed_folder(widgets: Path) -> None:
 def test_the_composed_config_brings_what_the_pages_need(tmp_path: Path) -> None:
     """Without settings of its own a project gets Material with errcat's theme folder, the
     extensions errcat's pages use and a search plugin with errcat's separator."""
-    from catalog.build import composed_config
-    from catalog.render.site_settings import EXTENSIONS, PALETTE, SEARCH_SEPARATOR, THEME_FOLDER
+    from catalog.engine.site_settings import (
+        EXTENSIONS,
+        PALETTE,
+        SEARCH_SEPARATOR,
+        THEME_FOLDER,
+    )
+    from catalog.publish.build import composed_config
 
     config = composed_config(tmp_path, tmp_path / "build", {"site_name": "x"}, [])
     assert config["theme"] == {
@@ -353,7 +358,7 @@ def test_the_composed_config_brings_what_the_pages_need(tmp_path: Path) -> None:
 def test_the_project_settings_win_and_missing_extensions_are_added(tmp_path: Path) -> None:
     """A project's extension settings, theme and search settings are kept; what errcat needs
     and the project lacks is added; the errcat plugin itself is left out."""
-    from catalog.build import composed_config
+    from catalog.publish.build import composed_config
 
     settings = {
         "site_name": "x",
@@ -451,7 +456,7 @@ def test_extensions_that_change_text_apply_to_errcats_pages_too(tmp_path: Path) 
 def test_a_reused_page_shows_its_neighbours_new_titles(tmp_path: Path) -> None:
     """The theme's footer links a page to the next one by title: retitling a hand-written
     guide rewrites the generated page before it, as a build without a cache would."""
-    from catalog.project import CACHE_FOLDER
+    from catalog.core.project import CACHE_FOLDER
 
     root = make_project(tmp_path)
     out = root / "build" / "site"

@@ -25,7 +25,7 @@ import pytest
 import yaml
 from test_build_project import make_project
 
-from catalog.build import LOCK_NAME, PARTIAL
+from catalog.publish.build import LOCK_NAME, PARTIAL
 
 pytestmark = pytest.mark.skipif(
     not hasattr(signal, "SIGKILL"), reason="needs POSIX processes, flock and SIGKILL"

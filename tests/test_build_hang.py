@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from helpers import errcat_in, file_digests, wait_for, write_files
 
-from catalog.render import workers
-from catalog.render.api_beside import HOLD_ENV
+from catalog.core import workers
+from catalog.publish.api_beside import HOLD_ENV
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or workers.worker_count() < 2,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import yaml
 
-from catalog.config import load_config
-from catalog.model import Status
-from catalog.validate import load_valid_catalog
+from catalog.core.config import load_config
+from catalog.core.model import Status
+from catalog.entries.validate import load_valid_catalog
 
 ACTIVE_ID = "1111111111111111"
 DRAFT_ID = "2222222222222222"

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from helpers import errcat_in, file_digests
 
-from catalog.build import DEFAULT_DOCS_DIR, build_site
-from catalog.config import load_config
-from catalog.project import CACHE_FOLDER
-from catalog.render import fastpath, highlight
-from catalog.render.sitecache import FILE_NAME, SiteCache
+from catalog.core.config import load_config
+from catalog.core.project import CACHE_FOLDER
+from catalog.core.sitecache import FILE_NAME, SiteCache
+from catalog.engine import fastpath, highlight
+from catalog.publish.build import DEFAULT_DOCS_DIR, build_site
 
 PYPROJECT = """\
 [project]
@@ -269,13 +269,13 @@ def test_pages_left_to_mkdocs_render_the_same(site: Path, project: Path) -> None
 
 
 def test_pages_without_errcats_fast_paths_are_the_same(site: Path, project: Path) -> None:
-    """The paragraphs and lists errcat converts itself (`catalog.render.prose_html`) come out
-    as Python-Markdown writes them, page frames (`catalog.render.skeleton_html`) too,
+    """The paragraphs and lists errcat converts itself (`catalog.engine.prose_html`) come out
+    as Python-Markdown writes them, page frames (`catalog.engine.skeleton_html`) too,
     messages' `text` blocks as Pygments writes them, and code lexed through
-    `catalog.render.lexing` as Pygments' own loop lexes it: the site built with none of the
+    `catalog.engine.lexing` as Pygments' own loop lexes it: the site built with none of the
     four is the same. Most are converted (a fast path that always declined would pass the
     comparison alone)."""
-    from catalog.render import prose_html, skeleton_html
+    from catalog.engine import prose_html, skeleton_html
 
     prose: list[bool] = []
     texts: list[bool] = []
@@ -317,10 +317,10 @@ def test_pages_without_errcats_fast_paths_are_the_same(site: Path, project: Path
 
 
 def test_pages_with_the_navigation_rendered_once_are_the_same(site: Path, project: Path) -> None:
-    """Material's navigation rendered once per key (`catalog.render.navcache`) is what the
+    """Material's navigation rendered once per key (`catalog.engine.navcache`) is what the
     theme writes on every page: the site built without it is the same, and the navigation
     was indeed reused (one rendering per key, not per page)."""
-    from catalog.render import navcache
+    from catalog.engine import navcache
 
     rendered: list[str | None] = []
     put = navcache.NavCache.put

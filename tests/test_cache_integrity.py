@@ -12,10 +12,10 @@ import pytest
 from helpers import file_digests
 from test_build_project import make_project
 
-from catalog.build import build_site
 from catalog.cli import main
-from catalog.config import load_config
-from catalog.project import CACHE_FOLDER, cache_folder, caching
+from catalog.core.config import load_config
+from catalog.core.project import CACHE_FOLDER, cache_folder, caching
+from catalog.publish.build import build_site
 from extractor import scan_paths
 from extractor.calls import ANSWERS_PREFIX, CACHE_PREFIX, call_graph, reaches
 from extractor.model import ScanReport
@@ -101,7 +101,7 @@ def test_a_damaged_site_cache_file_is_replaced_and_a_damaged_value_is_a_miss(
     opening starts a new one. A value that does not decompress is a miss, and stored again."""
     import sqlite3
 
-    from catalog.render.sitecache import FILE_NAME, SiteCache
+    from catalog.core.sitecache import FILE_NAME, SiteCache
 
     cache = SiteCache(tmp_path)
     cache.put("page", b"widget page " * 50)

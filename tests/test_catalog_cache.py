@@ -9,12 +9,18 @@ from pathlib import Path
 import pytest
 from helpers import write_files
 
-import catalog.loader
-import catalog.validate
-from catalog.findings import Finding
-from catalog.loader import StoredCatalog, read_cache, read_catalog, tool_fingerprint, write_cache
-from catalog.model import Catalog
-from catalog.validate import CACHE_FILE, checked_catalog, validate
+import catalog.entries.loader
+import catalog.entries.validate
+from catalog.core.findings import Finding
+from catalog.core.model import Catalog
+from catalog.entries.loader import (
+    StoredCatalog,
+    read_cache,
+    read_catalog,
+    tool_fingerprint,
+    write_cache,
+)
+from catalog.entries.validate import CACHE_FILE, checked_catalog, validate
 
 A1, A2, B1, B2, C1 = (
     "a000000000000001",
@@ -77,13 +83,13 @@ def fresh(folder: Path) -> tuple[Catalog, list[Finding]]:
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the files the loader parses from now on, in order."""
     names: list[str] = []
-    real = catalog.loader.read_bytes
+    real = catalog.entries.loader.read_bytes
 
-    def counting(path: Path, data: bytes) -> catalog.loader.FileLoad:
+    def counting(path: Path, data: bytes) -> catalog.entries.loader.FileLoad:
         names.append(path.name)
         return real(path, data)
 
-    monkeypatch.setattr(catalog.loader, "read_bytes", counting)
+    monkeypatch.setattr(catalog.entries.loader, "read_bytes", counting)
     return names
 
 
@@ -131,7 +137,7 @@ def test_one_edited_file_is_parsed_again(
     def refuse(*args: object) -> object:
         raise AssertionError("an unchanged catalog should be served whole")
 
-    monkeypatch.setattr(catalog.validate, "reread_catalog", refuse)
+    monkeypatch.setattr(catalog.entries.validate, "reread_catalog", refuse)
     assert cached(folder, cache, parsed) == ([], [])
     assert list(cache.iterdir()) == [cache / CACHE_FILE]
 

@@ -187,12 +187,12 @@ def test_cached_runs_report_what_a_cold_run_does(
     """A second run answers from .errcat-cache/ without loading the catalog, reading the
     package's files or matching a site again, and says exactly what the first said; edits to a
     catalog file or to a source file are seen at once."""
-    import catalog.check
-    import catalog.loader
-    import catalog.validate
+    import catalog.entries.loader
+    import catalog.entries.validate
+    import catalog.gate.check
 
     # Every file counts as settled at once, so that the second run trusts what the first stored.
-    monkeypatch.setattr(catalog.loader, "SETTLED_NS", -(10**12))
+    monkeypatch.setattr(catalog.entries.loader, "SETTLED_NS", -(10**12))
     cold = _report(capsys)
     assert cold[0] == 0
     assert (copied / ".errcat-cache" / "catalog.marshal").is_file()
@@ -201,9 +201,9 @@ def test_cached_runs_report_what_a_cold_run_does(
         raise AssertionError("the cache should have answered")
 
     with monkeypatch.context() as patch:
-        patch.setattr(catalog.validate, "read_catalog", refuse)
-        patch.setattr(catalog.check, "_file_facts", refuse)
-        patch.setattr(catalog.check, "_sites_findings", refuse)
+        patch.setattr(catalog.entries.validate, "read_catalog", refuse)
+        patch.setattr(catalog.gate.check, "_file_facts", refuse)
+        patch.setattr(catalog.gate.check, "_sites_findings", refuse)
         assert _report(capsys) == cold
 
     bridge = copied / "runtime" / "tensor_bridge.py"
@@ -229,8 +229,8 @@ def test_paths_are_shown_as_findings_show_them(
 ) -> None:
     """The check command's shortcut for display paths agrees with Finding.display_path: inside
     and outside the current folder, through a symlinked folder and a symlinked file."""
-    from catalog.commands.check import _Shown
-    from catalog.findings import Finding
+    from catalog.cli.commands.check import _Shown
+    from catalog.core.findings import Finding
 
     (tmp_path / "real" / "deep").mkdir(parents=True)
     (tmp_path / "real" / "deep" / "a.py").write_text("", encoding="utf-8")
@@ -257,9 +257,9 @@ def test_json_report_is_what_print_findings_writes(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The JSON the check command writes itself, byte for byte what print_findings writes."""
-    from catalog.commands.check import _print_json, _Shown
-    from catalog.commands.common import print_findings
-    from catalog.findings import Finding, Severity
+    from catalog.cli.commands.check import _print_json, _Shown
+    from catalog.cli.commands.common import print_findings
+    from catalog.core.findings import Finding, Severity
 
     findings = [
         Finding(project / "pkg" / "pool.py", 6, 9, 'a "quoted" message é', "run: errcat new"),
@@ -315,7 +315,7 @@ def test_the_table_forms_stub_is_drift_checked_and_removed_with_it(
     """A large catalog's module comes with a stub: check reports it missing or stale, codegen
     writes it; when the catalog shrinks to the written-out form, check reports the stub left
     behind and codegen removes it. A stub errcat did not write is never touched."""
-    from catalog.codegen import TABLE_THRESHOLD
+    from catalog.authoring.codegen import TABLE_THRESHOLD
 
     (project / "knowledge").mkdir()
     catalog_file = project / "knowledge" / "pool.yaml"
@@ -365,8 +365,8 @@ def test_the_loaders_schema_shortcut_agrees_with_jsonschema() -> None:
     import copy
     import random
 
-    from catalog.loader import _validator, fits_schema
-    from catalog.yamlnodes import YamlProblem, parse_document
+    from catalog.entries.loader import _validator, fits_schema
+    from catalog.entries.yamlnodes import YamlProblem, parse_document
 
     validator = _validator()
     documents = []

@@ -3,11 +3,11 @@
 Each test runs check once to fill `.errcat-cache/`, changes one input, runs check again and
 compares its whole JSON report with a fresh run's, the cache removed first. A cache whose key
 left that input out would serve the first run's answer (bench/mutation.py's mutants of
-`catalog/check.py` did). Each test also asserts that the change shows in the report, so the
+`catalog/gate/check.py` did). Each test also asserts that the change shows in the report, so the
 comparison says something.
 
 Files written by a test are younger than the two seconds after which a file's stat is trusted
-(`catalog.loader.SETTLED_NS`), so nothing would be remembered by stat; the `settled` fixture
+(`catalog.entries.loader.SETTLED_NS`), so nothing would be remembered by stat; the `settled` fixture
 trusts every stat, as a project's files are trusted once they are older.
 """
 
@@ -25,7 +25,7 @@ from helpers import write_files
 from test_check_findings import project  # noqa: F401  (the fixture: a small checked project)
 
 from catalog.cli import main
-from catalog.project import CACHE_FOLDER
+from catalog.core.project import CACHE_FOLDER
 
 pytestmark = pytest.mark.usefixtures("project", "settled")
 
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.usefixtures("project", "settled")
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file counts as settled, so what is computed from its bytes is kept by its stat.
     Each change below also changes the file's size, so its stat differs within one clock tick."""
-    monkeypatch.setattr("catalog.loader.SETTLED_NS", -1_000_000_000)
+    monkeypatch.setattr("catalog.entries.loader.SETTLED_NS", -1_000_000_000)
 
 
 def report(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
@@ -247,20 +247,20 @@ def test_errcat_changed(
 ) -> None:
     """Another errcat (its fingerprint) reading a file's facts differently: what the old one
     stored is not served. Faked by a new fingerprint and a `_file_facts` that finds a class."""
-    import catalog.check
-    import catalog.loader
+    import catalog.entries.loader
+    import catalog.gate.check
 
     report(capsys)
     before = report(capsys)
-    fingerprint = catalog.loader.tool_fingerprint()
-    monkeypatch.setattr(catalog.loader, "tool_fingerprint", lambda: fingerprint + b"new")
-    real = catalog.check._file_facts
+    fingerprint = catalog.entries.loader.tool_fingerprint()
+    monkeypatch.setattr(catalog.entries.loader, "tool_fingerprint", lambda: fingerprint + b"new")
+    real = catalog.gate.check._file_facts
 
     def newer(data: bytes) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         comments, classes = real(data)
         return comments, (*classes, "PoolEmpty", 1)
 
-    monkeypatch.setattr(catalog.check, "_file_facts", newer)
+    monkeypatch.setattr(catalog.gate.check, "_file_facts", newer)
     cached = report(capsys)
     assert cached == fresh(capsys)
     assert cached != before
@@ -292,9 +292,11 @@ def test_an_unsettled_file_is_read_again(
     """A file changed within the last moments is read again even when its stat is the same,
     since a second write within one clock tick would not show in it. Faked by a stat that
     never changes and never settles: a new ignore comment is still found."""
-    import catalog.loader
+    import catalog.entries.loader
 
-    monkeypatch.setattr(catalog.loader, "stat_signature", lambda path: ((1, 2, 3, 4, 5), False))
+    monkeypatch.setattr(
+        catalog.entries.loader, "stat_signature", lambda path: ((1, 2, 3, 4, 5), False)
+    )
     report(capsys)
     before = report(capsys)
     edit("pkg/__init__.py", "X = 1  # errcat: ignore[stray]\n")()
@@ -451,9 +453,9 @@ def test_a_shadowed_class_is_reported_at_its_own_line(capsys: pytest.CaptureFixt
 
 
 def stage_inputs() -> tuple[Any, Any, Any, str]:
-    from catalog.check import check_catalog_stage
-    from catalog.config import load_config
-    from catalog.project import generated_module, scan_package
+    from catalog.core.config import load_config
+    from catalog.core.project import generated_module, scan_package
+    from catalog.gate.check import check_catalog_stage
 
     config = load_config()
     catalog, problems = check_catalog_stage(config)
@@ -465,8 +467,8 @@ def test_the_sites_stage_with_and_without_its_caches() -> None:
     """`check_sites_stage` without a cache folder (with and without a catalog key), with one
     but no key, with a matcher of the caller's, and twice with both: the same findings, and
     no cache without a folder."""
-    from catalog.check import SITES_CACHE, SOURCE_FACTS_CACHE, check_sites_stage
-    from catalog.match import Matcher
+    from catalog.gate.check import SITES_CACHE, SOURCE_FACTS_CACHE, check_sites_stage
+    from catalog.matching.sites import Matcher
 
     write_files(
         Path.cwd(),
@@ -495,7 +497,7 @@ def test_the_sites_stage_with_and_without_its_caches() -> None:
 def test_source_facts_skip_files_that_cannot_be_read(tmp_path: Path) -> None:
     """A file gone since the scan, or a folder, is left to the scan stage; the files after it
     still count."""
-    from catalog.check import _source_facts
+    from catalog.gate.check import _source_facts
 
     later = write_files(tmp_path, {"later.py": "class Later:  # errcat: ignore[r]\n"}) / "later.py"
     files = [(tmp_path / "gone.py", "gone.py"), (tmp_path, "folder"), (later, "later.py")]
@@ -505,7 +507,7 @@ def test_source_facts_skip_files_that_cannot_be_read(tmp_path: Path) -> None:
 
 
 def test_starts_with_a_file_that_cannot_be_read(tmp_path: Path) -> None:
-    from catalog.check import _starts_with
+    from catalog.gate.check import _starts_with
 
     assert not _starts_with(tmp_path, "")
     assert not _starts_with(tmp_path / "missing", "")
@@ -519,7 +521,7 @@ def test_a_left_stub_that_is_not_utf8(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_the_codegen_stage_without_a_catalog_key(capsys: pytest.CaptureFixture[str]) -> None:
     """Without the catalog's key nothing is cached for it: a changed catalog is seen."""
-    from catalog.check import check_codegen_stage
+    from catalog.gate.check import check_codegen_stage
 
     config, catalog, _, _ = stage_inputs()
     assert check_codegen_stage(config, catalog) == []
@@ -538,7 +540,7 @@ def test_a_mkdocs_yml_that_cannot_be_read(
     """mkdocs.yml is there but cannot be read (here every read of it is refused, as for a user
     without read permission; a test run as root can read any file): check says so, naming the
     file, as a clear error rather than a traceback, and caches no codegen digests for it."""
-    from catalog.check import CODEGEN_CACHE
+    from catalog.gate.check import CODEGEN_CACHE
 
     write_files(Path.cwd(), {"mkdocs.yml": "site_name: x\n"})
     read_bytes, read_text = Path.read_bytes, Path.read_text
@@ -573,12 +575,12 @@ def test_a_catalog_file_changed_between_digests_that_look_alike(
     holds: here every run's `FileDigests` prints the same (a default repr prints its address,
     which a later run in the same process may be given again), and a changed catalog still
     makes the module stale."""
-    from catalog.loader import FileDigests
+    from catalog.entries.loader import FileDigests
 
     class LookAlike(FileDigests):
         def __repr__(self) -> str:
             return "FileDigests"
 
-    monkeypatch.setattr("catalog.check.FileDigests", LookAlike)
+    monkeypatch.setattr("catalog.gate.check.FileDigests", LookAlike)
     found = after_change(capsys, edit("knowledge/base.yaml", NEW_ENTRY))
     assert f"pkg/errors.py:1: {STALE}" in found

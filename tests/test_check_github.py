@@ -9,7 +9,7 @@ import pytest
 from helpers import write_files
 
 from catalog.cli import main
-from catalog.commands.check import github_command
+from catalog.cli.commands.check import github_command
 
 PYPROJECT = """\
 [tool.errcat]

@@ -1,4 +1,4 @@
-"""`catalog.check`'s helpers, case by case: each pins a behaviour that a mutant of the checker
+"""`catalog.gate.check`'s helpers, case by case: each pins a behaviour that a mutant of the checker
 once changed unnoticed (bench/mutation.py). Whole-check findings are in
 tests/test_check_findings.py; these are the pieces those findings are built from.
 """
@@ -13,7 +13,9 @@ import pytest
 from helpers import write_files
 from test_check_findings import project  # noqa: F401  (the fixture: a small checked project)
 
-from catalog.check import (
+from catalog.cli import main
+from catalog.core.findings import Finding, Severity
+from catalog.gate.check import (
     CheckResult,
     _file_facts,
     _ignore_comments,
@@ -21,8 +23,6 @@ from catalog.check import (
     paused_collector,
     sort_findings,
 )
-from catalog.cli import main
-from catalog.findings import Finding, Severity
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from catalog.cli import main
-from catalog.config import find_root
+from catalog.core.config import find_root
 from extractor import scan_paths
 
 PACKAGE_COMMANDS = [

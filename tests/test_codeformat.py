@@ -14,9 +14,9 @@ from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
 from pygments.token import Comment, Keyword, Name, Operator, String, Text, Whitespace  # type: ignore[import-untyped]
 from pymdownx.highlight import BlockHtmlFormatter  # type: ignore[import-untyped]
 
-from catalog.render import codeformat, highlight
-from catalog.render.highlight import CodeHighlighter
-from catalog.render.site_settings import EXTENSIONS
+from catalog.engine import codeformat, highlight
+from catalog.engine.highlight import CodeHighlighter
+from catalog.engine.site_settings import EXTENSIONS
 
 _CODE = st.lists(
     st.sampled_from([*"ab x_(),:=.'\"\\#\n\n\t<>&1{}\u00e9\u2603\r\x00", "def ", "    ", '"""']),

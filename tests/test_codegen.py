@@ -1,7 +1,7 @@
 """Generated typed exceptions: the contract of runtime/errors.py, in both of its forms.
 
 Small catalogs get every class written out; large ones a table with classes made on first use
-and a stub for type checkers (see catalog/codegen.py). Every behavioural test runs on both, the
+and a stub for type checkers (see catalog/authoring/codegen.py). Every behavioural test runs on both, the
 table form forced on the small catalog; a 10,000-entry catalog checks the table form at scale.
 """
 
@@ -21,7 +21,7 @@ from types import ModuleType
 
 import pytest
 
-from catalog.codegen import (
+from catalog.authoring.codegen import (
     HEADER,
     TABLE_THRESHOLD,
     generate,
@@ -30,8 +30,8 @@ from catalog.codegen import (
     stub_path,
     uses_table,
 )
-from catalog.model import Catalog, CatalogFile, Entry, Position, Status
-from catalog.validate import load_valid_catalog
+from catalog.core.model import Catalog, CatalogFile, Entry, Position, Status
+from catalog.entries.validate import load_valid_catalog
 
 CATALOG = """\
 module: pkg.things
@@ -404,7 +404,7 @@ def test_stub_gives_type_checkers_every_class(tmp_path: Path) -> None:
 PYENV = Path("/root/.pyenv/versions")
 SERIES = ("3.7", "3.8", "3.9", "3.10", "3.12", "3.13")
 """Python series besides the venv's 3.11 that the generated module must run on (3.7 is the oldest
-served: see OLDEST_PYTHON in catalog/exceptions.py)."""
+served: see OLDEST_PYTHON in catalog/core/exceptions.py)."""
 
 
 def _other_pythons() -> list[tuple[str, Path | None]]:

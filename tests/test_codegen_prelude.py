@@ -1,5 +1,5 @@
 """The two forms of the generated module share their base class, pickling and notes hook
-(catalog/codegen.py writes both from one text): only the typing names and a line layout differ."""
+(catalog/authoring/codegen.py writes both from one text): only the typing names and a line layout differ."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 from test_codegen import _synthetic
 
-from catalog.codegen import generate
+from catalog.authoring.codegen import generate
 
 
 def _base_class(text: str) -> str:

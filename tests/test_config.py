@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.config import ConfigError, load_config
+from catalog.core.config import ConfigError, load_config
 
 
 def _project(tmp_path: Path, table: str) -> Path:

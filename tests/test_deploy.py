@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.build import build_site
-from catalog.config import load_config
-from catalog.render import deploy, openapi
+from catalog.core.config import load_config
+from catalog.pages import deploy, openapi
+from catalog.publish.build import build_site
 
 REPO = Path(__file__).resolve().parent.parent
 NGINX = shutil.which("nginx") or next(

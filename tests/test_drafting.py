@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from catalog.cli import main
-from catalog.loader import load_catalog
-from catalog.model import Entry
-from catalog.validate import validate
+from catalog.core.model import Entry
+from catalog.entries.loader import load_catalog
+from catalog.entries.validate import validate
 
 PYPROJECT = """\
 [project]
@@ -162,8 +162,8 @@ def test_a_shared_message_is_filed_under_its_most_public_module(
 ) -> None:
     """Raised by a private helper module first by path and by the public one: the entry goes
     to the public module, whose users meet it, and its page lists that site first."""
-    from catalog.config import load_config
-    from catalog.render.content import gather, render
+    from catalog.core.config import load_config
+    from catalog.pages.content import gather, render
 
     raise_it = 'def f(lr):\n    raise ValueError(f"Invalid learning rate: {lr}")\n'
     root = project(

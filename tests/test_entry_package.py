@@ -87,7 +87,7 @@ def test_the_console_script_runs_errcats_own_cli(project: Path) -> None:
 
 
 def test_a_command_imports_errcats_submodules(project: Path) -> None:
-    """A command's lazy imports (`catalog.commands.init`, `catalog.codegen`, ...) resolve inside
+    """A command's lazy imports (`catalog.cli.commands.init`, `catalog.authoring.codegen`, ...) resolve inside
     errcat's folder too: `errcat init --dry-run` detects the project's package `app`, which the
     project's `catalog/` and `extractor/` compete with only as candidates."""
     out = _ok(_run(project, PYTHON, "-m", "errcat", "init", "--dry-run"))
@@ -101,7 +101,7 @@ def test_importing_errcat_first_pins_catalog_and_extractor(project: Path) -> Non
     assert [Path(line).resolve() for line in lines] == [
         HOME / "catalog" / "__init__.py",
         HOME / "extractor" / "__init__.py",
-        HOME / "catalog" / "cli.py",
+        HOME / "catalog" / "cli" / "__init__.py",
     ]
 
 
@@ -133,7 +133,7 @@ def test_the_mkdocs_plugin_loads_by_entry_point_name(project: Path) -> None:
         """
     )
     lines = _ok(_run(project, PYTHON, "-c", probe)).splitlines()
-    assert lines[0] == "catalog.mkdocs_plugin ErrcatPlugin"
+    assert lines[0] == "catalog.engine.mkdocs_plugin ErrcatPlugin"
     assert Path(lines[1]).resolve() == HOME / "catalog" / "__init__.py"
 
 

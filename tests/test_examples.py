@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from catalog.authoring.codegen import generate
 from catalog.cli import main
-from catalog.codegen import generate
-from catalog.examples import (
+from catalog.core.model import Catalog
+from catalog.entries.validate import load_valid_catalog
+from catalog.entries.verified import load_results, verified_on
+from catalog.gate.examples import (
     ExampleResult,
     ExampleRun,
     _missing,
@@ -20,9 +23,6 @@ from catalog.examples import (
     record_results,
     run_examples,
 )
-from catalog.model import Catalog
-from catalog.validate import load_valid_catalog
-from catalog.verified import load_results, verified_on
 
 PYPROJECT = """\
 [tool.errcat]
@@ -286,7 +286,7 @@ def test_results_merge_and_prune(tmp_path: Path) -> None:
     )  # fmt: skip
     entry = catalog.by_id()[entry_id]
     assert entry.example is not None
-    from catalog.verified import example_hash
+    from catalog.entries.verified import example_hash
 
     run = ExampleRun(
         "linux-x86_64-cpu",

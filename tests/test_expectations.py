@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.config import ConfigError, load_config
-from catalog.model import Entry, Position, Status
-from catalog.tested import tested_by_entry as pair_tests
+from catalog.core.config import ConfigError, load_config
+from catalog.core.model import Entry, Position, Status
+from catalog.evidence.tested import tested_by_entry as pair_tests
 from extractor.expectations import Expectation, read_expectations
 
 
@@ -232,7 +232,7 @@ def test_reads_this_repository_tests() -> None:
     assert failures == ()
     assert len(found) > 50
     assert any(
-        e.path == "tests/test_config.py" and e.qualified_name == "catalog.config.ConfigError"
+        e.path == "tests/test_config.py" and e.qualified_name == "catalog.core.config.ConfigError"
         for e in found
     )
 

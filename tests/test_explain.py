@@ -13,13 +13,13 @@ import pytest
 from helpers import render_sample
 
 from catalog.cli import main
-from catalog.commands.explain import LINE_LIMIT, read_lines
-from catalog.config import load_config
-from catalog.examples import run_examples
-from catalog.explain import MessageMatcher
-from catalog.model import Catalog, Entry
-from catalog.placeholders import parse_placeholders
-from catalog.validate import load_valid_catalog
+from catalog.cli.commands.explain import LINE_LIMIT, read_lines
+from catalog.core.config import load_config
+from catalog.core.model import Catalog, Entry
+from catalog.core.placeholders import parse_placeholders
+from catalog.entries.validate import load_valid_catalog
+from catalog.gate.examples import run_examples
+from catalog.matching.messages import MessageMatcher
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -431,7 +431,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def _index_file(root: Path) -> Path:
-    from catalog.explain_index import index_path
+    from catalog.matching.message_index import index_path
 
     return index_path(load_config(root))
 
@@ -449,7 +449,7 @@ def test_the_index_is_cached_and_a_second_call_does_not_load_the_yaml(
     def refuse(folder: Path) -> Catalog:
         raise AssertionError("the catalog was loaded although the index is current")
 
-    monkeypatch.setattr("catalog.validate.load_valid_catalog", refuse)
+    monkeypatch.setattr("catalog.entries.validate.load_valid_catalog", refuse)
     assert _run(["cannot take 3 from a pool of 2"], capsys) == first
 
 
@@ -515,7 +515,7 @@ def test_a_damaged_cache_file_is_ignored_and_rebuilt(
 ) -> None:
     """A cache file that is empty, cut short, overwritten or foreign is a miss: the call
     answers as always and leaves a good index behind."""
-    from catalog.explain_index import catalog_key, read_cached
+    from catalog.matching.message_index import catalog_key, read_cached
 
     expected = _run(["CannotTakeFromPool", "--json"], capsys)
     path = _index_file(project)
@@ -556,8 +556,8 @@ def test_results_are_identical_with_and_without_the_cache(catalog: Catalog) -> N
     """Over every entry of this project's catalog, by id, by name, by message and by traceback
     line: the index read back from its file answers exactly as a matcher built from the loaded
     catalog, and shows the same entry."""
-    from catalog.explain import lookup
-    from catalog.explain_index import ExplainIndex, build_index
+    from catalog.matching.message_index import ExplainIndex, build_index
+    from catalog.matching.messages import lookup
 
     site_url = "http://127.0.0.1:8000/"
     built = build_index(catalog, site_url)
@@ -655,7 +655,7 @@ def test_traceback_lines_of_qualified_classes_find_their_entry_by_message() -> N
     """`packaging.version.InvalidVersion: ...` narrows the candidates to the entries of that
     class: the message decides among them, an entry named like the class gets no line that is
     not its own, and a built-in's entry with the same words is only found under its class."""
-    from catalog.explain import lookup
+    from catalog.matching.messages import lookup
 
     matcher = MessageMatcher.from_rows(
         [
@@ -697,7 +697,7 @@ def test_qualified_class_entries_through_the_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """End to end, cold and cached: a traceback line of a qualified class finds its entry."""
-    from catalog.findings import CatalogInvalid
+    from catalog.core.findings import CatalogInvalid
 
     root = _project(tmp_path, qualified=True)
     monkeypatch.chdir(root)

@@ -15,8 +15,8 @@ import extractor.cache
 from catalog.cli import main
 from extractor import PathError, scan_paths
 from extractor.cache import Cache
+from extractor.jobs import auto_jobs, available_cpus
 from extractor.model import RaiseSite
-from extractor.scan import auto_jobs, available_cpus
 
 SITE_KEYS = [
     "path",
@@ -360,7 +360,7 @@ def test_human_output_ends_with_a_count_line(
 
 def test_count_line_uses_thousands_separators() -> None:
     """Large counts read like `2,393 raise sites`."""
-    from catalog.commands.scan import count_line
+    from catalog.cli.commands.scan import count_line
     from extractor.model import FileResult, ScanReport
 
     report = ScanReport(tuple(FileResult(f"f{i}.py") for i in range(1200)))

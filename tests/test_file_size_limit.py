@@ -11,8 +11,8 @@ import pytest
 
 import extractor.extract
 from catalog.cli import main
-from catalog.config import ConfigError, load_config
-from catalog.project import scan_package
+from catalog.core.config import ConfigError, load_config
+from catalog.core.project import scan_package
 from extractor import extract_source, scan_paths
 from extractor.scan import DEFAULT_MAX_FILE_SIZE
 

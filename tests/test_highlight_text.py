@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.render.blocks import CodeBlock
-from catalog.render.highlight import CodeHighlighter
-from catalog.render.site_settings import EXTENSIONS
+from catalog.engine.highlight import CodeHighlighter
+from catalog.engine.site_settings import EXTENSIONS
+from catalog.pages.blocks import CodeBlock
 
 
 @pytest.fixture(scope="module")

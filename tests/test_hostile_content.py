@@ -21,8 +21,8 @@ import yaml
 from test_browser import chromium, needs_browser, served
 from test_build_project import make_project
 
-from catalog.build import build_site
-from catalog.config import load_config
+from catalog.core.config import load_config
+from catalog.publish.build import build_site
 
 ACTIVE_ID = "aaaaaaaaaaaaaaaa"
 QUOTES_ID = "bbbbbbbbbbbbbbbb"
@@ -48,7 +48,7 @@ PAYLOADS = (
     '" onmouseover="window.__pwned=13" x="',
     "' onmouseover='window.__pwned=14' x='",
     # A backslash before a code span and a code span across lines: both reached Markdown as raw
-    # HTML before catalog/render/markdown.py escaped backslashes and joined code span lines.
+    # HTML before catalog/pages/markdown.py escaped backslashes and joined code span lines.
     '\\`<img src=x onerror="window.__pwned=15">`',
     "`a\n<script>window.__pwned=16</script>\nb`",
     "`</section><script>window.__pwned=17</script>`",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from catalog.ids import is_valid_id, new_id
-from catalog.validate import load_valid_catalog
+from catalog.core.ids import is_valid_id, new_id
+from catalog.entries.validate import load_valid_catalog
 
 
 def test_recipe() -> None:

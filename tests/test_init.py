@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from catalog.cli import main
-from catalog.config import load_config
+from catalog.core.config import load_config
 
 PYPROJECT = '[project]\nname = "{name}"\nversion = "1.0"\n'
 

@@ -11,12 +11,12 @@ import jsonschema
 import pytest
 from test_build_project import ACTIVE_ID, DRAFT_ID, STOP_ID, make_project
 
-from catalog.build import build_site
 from catalog.cli import main
-from catalog.config import load_config
-from catalog.render.api import schema
-from catalog.render.knowledge import KnowledgeItem, remedies, turned_around
-from catalog.render.sources import Source
+from catalog.core.config import load_config
+from catalog.pages.entry_schema import schema
+from catalog.pages.knowledge import KnowledgeItem, remedies, turned_around
+from catalog.pages.sources import Source
+from catalog.publish.build import build_site
 from extractor.model import Condition
 
 CORE = '''\
@@ -70,7 +70,7 @@ def test_a_condition_is_turned_around_exactly_or_negated(condition: str, wanted:
 
 
 def _source(function: str, signature: str, *conditions: Condition) -> Source:
-    from catalog.render.api import DerivedSource
+    from catalog.pages.api import DerivedSource
 
     return DerivedSource(
         path="pkg/m.py",

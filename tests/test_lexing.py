@@ -1,4 +1,4 @@
-"""`catalog.render.lexing` gives the tokens Pygments gives, state for state."""
+"""`catalog.engine.lexing` gives the tokens Pygments gives, state for state."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygments.lexers import PythonLexer, get_lexer_by_name  # type: ignore[import-untyped]
 
-from catalog.render.lexing import _finder, accelerate
+from catalog.engine.lexing import _finder, accelerate
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from catalog.findings import CatalogInvalid
-from catalog.loader import load_catalog
-from catalog.model import Status
-from catalog.validate import load_valid_catalog
+from catalog.core.findings import CatalogInvalid
+from catalog.core.model import Status
+from catalog.entries.loader import load_catalog
+from catalog.entries.validate import load_valid_catalog
 
 GOOD = """\
 module: runtime.tensor_bridge

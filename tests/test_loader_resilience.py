@@ -14,8 +14,8 @@ import pytest
 from helpers import write_files
 
 from catalog.cli import main
-from catalog.loader import read_catalog
-from catalog.validate import checked_catalog
+from catalog.entries.loader import read_catalog
+from catalog.entries.validate import checked_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 POSITIONED = re.compile(r"^[^:\s]+:\d+:\d+: ")

@@ -9,7 +9,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.explain import (
+from catalog.matching.messages import (
     ANYWHERE,
     FULL,
     START,
@@ -28,7 +28,7 @@ def _word(char: str) -> bool:
 
 
 def old_regex(message: str) -> re.Pattern[str]:
-    """The regex catalog/explain.py compiled for a template before it found pieces instead."""
+    """The regex catalog/matching/messages.py compiled for a template before it found pieces instead."""
     parsed = list(string.Formatter().parse(message))
     parts: list[str] = []
     for index, (literal, field, _spec, _conversion) in enumerate(parsed):

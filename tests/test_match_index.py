@@ -1,5 +1,5 @@
 """The template index the search box matches against, and the browser's matcher agreeing with
-`errcat explain` on it (catalog/render/theme/assets/errcat-match.js, run under Node)."""
+`errcat explain` on it (catalog/pages/theme/assets/errcat-match.js, run under Node)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from helpers import render_sample
 
-from catalog.config import load_config
-from catalog.explain import MessageMatcher, catalog_rows, lookup
-from catalog.model import Catalog
-from catalog.project import generated_module
-from catalog.render.match_index import (
+from catalog.core.config import load_config
+from catalog.core.model import Catalog
+from catalog.core.project import generated_module
+from catalog.entries.validate import load_valid_catalog
+from catalog.matching.browser_index import (
     FORMAT,
     MATCH_FILE,
     class_names,
@@ -26,10 +26,10 @@ from catalog.render.match_index import (
     pieces,
     site_matcher,
 )
-from catalog.validate import load_valid_catalog
+from catalog.matching.messages import MessageMatcher, catalog_rows, lookup
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "catalog" / "render" / "theme" / "assets" / "errcat-match.js"
+SCRIPT = ROOT / "catalog" / "pages" / "theme" / "assets" / "errcat-match.js"
 SITE_URL = "http://127.0.0.1:8000/"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(

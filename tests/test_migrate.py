@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from catalog.migrate import MigrateError, Rewrite, migrate_source
+from catalog.authoring.migrate import MigrateError, Rewrite, migrate_source
 from extractor.extract import extract_bytes
 from extractor.imports import ModuleName
 
@@ -312,6 +312,6 @@ def test_broken_argument_is_an_error() -> None:
 
 def test_libcst_is_not_imported() -> None:
     """Import time matters: the module stays on the standard library."""
-    code = "import sys, catalog.migrate; print('libcst' in sys.modules)"
+    code = "import sys, catalog.authoring.migrate; print('libcst' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

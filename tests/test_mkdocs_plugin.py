@@ -13,7 +13,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
 from test_build_project import ACTIVE_ID, DRAFT_ID, make_project
 
-from catalog.mkdocs_plugin import ErrcatPlugin
+from catalog.engine.mkdocs_plugin import ErrcatPlugin
 
 
 def _mkdocs(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

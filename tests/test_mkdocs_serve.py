@@ -146,8 +146,8 @@ def test_errcat_build_stays_strict(
 
 def test_the_findings_page_escapes_what_it_quotes(tmp_path: Path) -> None:
     """A finding quotes the author's text: it is shown as text, never as HTML."""
-    from catalog.findings import Finding
-    from catalog.findings_page import findings_page
+    from catalog.core.findings import Finding
+    from catalog.pages.findings_page import findings_page
 
     hostile = Finding(tmp_path / "c" / "m.yaml", 3, 5, "unknown key '<script>x</script>'", "a&b")
     page = findings_page([hostile], tmp_path)

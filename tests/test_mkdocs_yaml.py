@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.build import MKDOCS_YAML_VALUES, BuildError, read_mkdocs_yaml
+from catalog.publish.build import MKDOCS_YAML_VALUES, BuildError, read_mkdocs_yaml
 
 
 def _write(root: Path, text: str) -> Path:

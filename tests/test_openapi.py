@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from catalog.build import build_site
-from catalog.config import load_config
-from catalog.render import api, openapi
+from catalog.core.config import load_config
+from catalog.pages import entry_schema, openapi
+from catalog.publish.build import build_site
 
 REPO = Path(__file__).resolve().parent.parent
 ROUTES = {
@@ -30,7 +30,7 @@ ROUTES = {
 
 
 def test_committed_description_is_current() -> None:
-    """catalog/render/openapi.json is what the generator writes now (the drift check)."""
+    """catalog/pages/openapi.json is what the generator writes now (the drift check)."""
     drift = openapi.openapi_drift()
     assert drift == [], "".join(drift) + f"\nrun: {openapi.REGENERATE_COMMAND}"
 
@@ -40,14 +40,14 @@ def test_drift_is_reported_as_a_diff(monkeypatch: pytest.MonkeyPatch) -> None:
     stale = openapi.committed_text().replace('"version": "1"', '"version": "0"')
     monkeypatch.setattr(openapi, "committed_text", lambda: stale)
     drift = openapi.openapi_drift()
-    assert drift[0].startswith("--- catalog/render/openapi.json (committed)")
+    assert drift[0].startswith("--- catalog/pages/openapi.json (committed)")
     assert '-    "version": "0",\n' in drift
     assert openapi.main(["--check"]) == 1
 
 
 def test_entry_component_is_the_committed_entry_schema() -> None:
     """The Entry component is api_schema.json, its $defs moved under components."""
-    schema = api.schema()
+    schema = entry_schema.schema()
     components = openapi.openapi_document()["components"]["schemas"]
     assert components["EntryId"] == schema["$defs"]["id"]
     assert components["EntryProse"] == schema["$defs"]["prose"]

@@ -11,10 +11,10 @@ import pytest
 from helpers import file_digests
 from test_build_project import ACTIVE_ID, make_project
 
-import catalog.build
-from catalog.build import OutputRefused, build_site, check_out, published_by_errcat
+import catalog.publish.build
 from catalog.cli import main
-from catalog.config import load_config
+from catalog.core.config import load_config
+from catalog.publish.build import OutputRefused, build_site, check_out, published_by_errcat
 
 
 def _siblings(out: Path) -> list[str]:
@@ -153,14 +153,14 @@ def test_a_version_that_cannot_be_published_is_removed(
     the finished version that could not take its place is removed rather than left unpruned."""
     root = make_project(tmp_path)
     out = root / "public"
-    real_run = catalog.build.run_mkdocs
+    real_run = catalog.publish.build.run_mkdocs
 
     def run_then_occupy(*args: object, **kwargs: object) -> None:
         real_run(*args, **kwargs)  # type: ignore[arg-type]
         out.mkdir()
         (out / "theirs.txt").write_text("theirs\n", encoding="utf-8")
 
-    monkeypatch.setattr(catalog.build, "run_mkdocs", run_then_occupy)
+    monkeypatch.setattr(catalog.publish.build, "run_mkdocs", run_then_occupy)
     with pytest.raises(OutputRefused, match="existing folder errcat did not publish"):
         build_site(load_config(root), out)
     assert (out / "theirs.txt").read_text(encoding="utf-8") == "theirs\n"

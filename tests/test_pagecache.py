@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalog.render import blocks
-from catalog.render.pagecache import PageCache, page_bytes, page_from_bytes
+from catalog.pages import blocks
+from catalog.pages.pagecache import PageCache, page_bytes, page_from_bytes
 
 
 def _page(title: str, code: str) -> blocks.FastPage:

@@ -16,7 +16,6 @@ import pytest
 import torch
 from helpers import exact
 
-import runtime.transport.cuda_ipc
 from runtime.transport import memory_pool
 from runtime.transport.host import HostTransport
 from runtime.transport.memory_pool import (
@@ -140,7 +139,7 @@ def test_buffer_arguments_reach_the_cuda_transport(monkeypatch: pytest.MonkeyPat
             built.append({"byte_tensor": byte_tensor, **kwargs})
             super().__init__(byte_tensor, transport_name=kwargs["transport_name"])
 
-    monkeypatch.setattr(runtime.transport.cuda_ipc, "CudaStreamTransport", RecordingTransport)
+    monkeypatch.setattr(memory_pool, "CudaStreamTransport", RecordingTransport)
     buffer = torch.zeros(4096, dtype=torch.uint8)
     with StreamOrderedMmFeaturePool(
         memory_size=4096,

@@ -1,7 +1,7 @@
-"""`catalog.render.prose_html` writes what Python-Markdown writes, or declines.
+"""`catalog.engine.prose_html` writes what Python-Markdown writes, or declines.
 
 Python-Markdown is the oracle, configured with the extensions errcat's sites use
-(`catalog.render.site_settings.EXTENSIONS`): every text the converter accepts must come out
+(`catalog.engine.site_settings.EXTENSIONS`): every text the converter accepts must come out
 byte for byte as Python-Markdown converts it, for texts errcat writes and for texts built from
 the characters that make Markdown markup.
 """
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.render.fastpath import _PLAIN_TEXT_EXTENSIONS
-from catalog.render.prose_html import to_html
-from catalog.render.site_settings import EXTENSIONS
+from catalog.engine.fastpath import _PLAIN_TEXT_EXTENSIONS
+from catalog.engine.prose_html import to_html
+from catalog.engine.site_settings import EXTENSIONS
 
 _MD = markdown.Markdown(
     extensions=[name for name, _ in EXTENSIONS],

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from catalog.cli import main
-from catalog.pythons import (
+from catalog.gate.pythons import (
     oldest_admitted_below,
     parse_version,
     read_requires_python,

@@ -10,13 +10,14 @@ import markdown as python_markdown
 import pytest
 from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
 
-from catalog.config import load_config
-from catalog.render import SiteContent, gather, render
-from catalog.render.markdown import code_block, inline, prose
-from catalog.render.repository import UNKNOWN_COMMIT, read_repository
-from catalog.stats import compute_stats
-from catalog.validate import load_valid_catalog
-from catalog.verified import example_hash
+from catalog.core.config import load_config
+from catalog.entries.validate import load_valid_catalog
+from catalog.entries.verified import example_hash
+from catalog.gate.stats import compute_stats
+from catalog.pages.content import SiteContent, gather, render
+from catalog.pages.markdown import code_block, prose
+from catalog.pages.plaintext import inline
+from catalog.pages.repository import UNKNOWN_COMMIT, read_repository
 
 SITE_URL = "http://127.0.0.1:8000/"
 

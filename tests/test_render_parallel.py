@@ -1,4 +1,4 @@
-"""Error pages rendered and API files written by forked workers (`catalog.render.workers`) are
+"""Error pages rendered and API files written by forked workers (`catalog.core.workers`) are
 what the build makes itself: the composed docs folder and the site come out byte for byte the
 same, the page cache stores what the workers rendered, and a worker that fails only costs
 time."""
@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 from helpers import errcat_in, file_digests, write_files
 
-from catalog.build import _valid_catalog, build_site
-from catalog.config import load_config
-from catalog.project import CACHE_FOLDER
-from catalog.render import content, errorpages, workers
-from catalog.render.api_beside import ApiBeside
-from catalog.render.sitecache import FILE_NAME
+from catalog.core import workers
+from catalog.core.config import load_config
+from catalog.core.project import CACHE_FOLDER
+from catalog.core.sitecache import FILE_NAME
+from catalog.pages import content, errorpages
+from catalog.publish.api_beside import ApiBeside
+from catalog.publish.build import _valid_catalog, build_site
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "fork"), reason="worker processes are forked, and this system has no fork"
@@ -217,7 +218,7 @@ def test_a_page_key_does_not_depend_on_how_the_catalog_was_loaded(
     """An entry read from its YAML and the same entry restored from the catalog cache (its
     fields set in another order, its field positions in another type) key the same page: a
     worker's key, or a later build's, finds what an earlier build stored."""
-    from catalog.validate import checked_catalog
+    from catalog.entries.validate import checked_catalog
 
     folder = load_config(project).catalog
     fresh, _ = checked_catalog(folder, tmp_path)
@@ -240,10 +241,10 @@ def test_the_match_index_is_made_again_only_when_the_matcher_rows_change(
     """The search box's match index, kept in the page cache while error pages render in
     workers: rendering again after an edit of prose only reads it back; after a changed
     message it is made again, and is what it would be without the cache."""
-    from catalog.render import match_index
+    from catalog.matching import browser_index
 
     made: list[int] = []
-    original = match_index.match_index
+    original = browser_index.match_index
 
     def counted(*args: Any) -> Any:
         made.append(1)
@@ -253,8 +254,8 @@ def test_the_match_index_is_made_again_only_when_the_matcher_rows_change(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workers, "PARALLEL_ITEMS", 1)
         patch.setattr(workers, "worker_count", lambda: 2)
-        patch.setattr(match_index, "match_index", counted)
-        first = content.render(_inputs(project)).api[match_index.MATCH_FILE]
+        patch.setattr(browser_index, "match_index", counted)
+        first = content.render(_inputs(project)).api[browser_index.MATCH_FILE]
         path = sorted((project / "errors").glob("*.yaml"))[0]
         text = path.read_text(encoding="utf-8")
         try:
@@ -262,13 +263,13 @@ def test_the_match_index_is_made_again_only_when_the_matcher_rows_change(
             end = text.index("\n", text.index(marker))
             prose = text[: end + 1] + '    meaning: "Prose only."\n' + text[end + 1 :]
             path.write_text(prose, encoding="utf-8")
-            again = content.render(_inputs(project)).api[match_index.MATCH_FILE]
+            again = content.render(_inputs(project)).api[browser_index.MATCH_FILE]
             assert made == [1] and again == first
             path.write_text(prose.replace("is too big", "is far too big", 1), encoding="utf-8")
             inputs = _inputs(project)
-            changed = content.render(inputs).api[match_index.MATCH_FILE]
+            changed = content.render(inputs).api[browser_index.MATCH_FILE]
             assert made == [1, 1] and changed != first and "far too big" in str(changed)
             module = content.generated_module(inputs.config)
-            assert changed == match_index.dumps(original(inputs.catalog, module))
+            assert changed == browser_index.dumps(original(inputs.catalog, module))
         finally:
             path.write_text(text, encoding="utf-8")

@@ -15,14 +15,9 @@ import yaml
 from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
 
 from catalog.cli import main
-from catalog.example_worker import NETWORK_REFUSED
-from catalog.render.knowledge import reproduced_items
-from catalog.reproduce import (
-    RESULTS_FILE,
-    Reproduction,
-    candidates,
-    load_reproduced,
-)
+from catalog.core.example_worker import NETWORK_REFUSED
+from catalog.evidence.reproduce import RESULTS_FILE, Reproduction, candidates, load_reproduced
+from catalog.pages.knowledge import reproduced_items
 from extractor.model import Condition, RaiseSite
 
 SPIN_ID = "5555555555555555"

@@ -11,11 +11,17 @@ from types import SimpleNamespace
 import pytest
 
 import runtime.errors as generated
-from catalog.codegen import diff, generate, generated_classes, generated_files, stub_path
-from catalog.config import load_config, read_site_settings
-from catalog.model import Entry
-from catalog.placeholders import parse_placeholders
-from catalog.validate import load_valid_catalog
+from catalog.authoring.codegen import (
+    diff,
+    generate,
+    generated_classes,
+    generated_files,
+    stub_path,
+)
+from catalog.core.config import load_config, read_site_settings
+from catalog.core.model import Entry
+from catalog.core.placeholders import parse_placeholders
+from catalog.entries.validate import load_valid_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_valid_catalog(ROOT / "catalog" / "errors")

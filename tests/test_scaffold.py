@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from catalog.codegen import write_all_atomically, write_atomically
-from catalog.loader import load_bytes
-from catalog.scaffold import Draft, class_name, file_text
+from catalog.authoring.codegen import write_all_atomically, write_atomically
+from catalog.authoring.scaffold import Draft, class_name, file_text
+from catalog.entries.loader import load_bytes
 
 
 def test_all_digit_id_stays_a_string(tmp_path: Path) -> None:

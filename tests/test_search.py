@@ -1,13 +1,13 @@
-"""Search entries of error pages (catalog/render/search.py): what word search finds a page by."""
+"""Search entries of error pages (catalog/pages/search.py): what word search finds a page by."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
-from catalog.config import load_config
-from catalog.render.search import error_doc
-from catalog.validate import load_valid_catalog
+from catalog.core.config import load_config
+from catalog.entries.validate import load_valid_catalog
+from catalog.pages.search import error_doc
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,19 +16,19 @@ from typing import Any
 
 import pytest
 
-from catalog.build import build_site
 from catalog.cli import main
-from catalog.config import load_config
-from catalog.model import Entry, Position, Status
-from catalog.render.meta import DESCRIPTION_LIMIT, error_description, first_sentence, plain_text
-from catalog.render.pages import error_page
-from catalog.render.site_settings import (
+from catalog.core.config import load_config
+from catalog.core.model import Entry, Position, Status
+from catalog.engine.site_settings import (
     PALETTE,
     THEME_FOLDER,
     add_theme_settings,
     merged_settings,
 )
-from catalog.validate import load_valid_catalog
+from catalog.entries.validate import load_valid_catalog
+from catalog.pages.meta import DESCRIPTION_LIMIT, error_description, first_sentence, plain_text
+from catalog.pages.templating import error_page
+from catalog.publish.build import build_site
 
 REPO = Path(__file__).resolve().parents[1]
 DEPLOYED = "https://errors.example.org/docs/"
@@ -281,7 +281,7 @@ def _entry(exception: str, meaning: str | None) -> Entry:
 
 
 def _header(entry: Entry) -> str:
-    from catalog.render.repository import Repository
+    from catalog.pages.repository import Repository
 
     text = error_page(
         entry,

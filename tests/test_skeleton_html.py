@@ -1,4 +1,4 @@
-"""`catalog.render.skeleton_html` writes a page frame as Python-Markdown writes it, or declines.
+"""`catalog.engine.skeleton_html` writes a page frame as Python-Markdown writes it, or declines.
 
 The oracle is Python-Markdown with errcat's extensions (`site_settings.EXTENSIONS`) and the
 accelerator's block markers: for every page the frame parser accepts, the HTML and the table of
@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.render import skeleton_html
-from catalog.render.blocks import marker
-from catalog.render.fastpath import _BlockExtension
-from catalog.render.site_settings import EXTENSIONS
+from catalog.engine import skeleton_html
+from catalog.engine.fastpath import _BlockExtension
+from catalog.engine.site_settings import EXTENSIONS
+from catalog.pages.blocks import marker
 
 
 class _Blocks:
@@ -66,7 +66,7 @@ def test_the_probe_page_is_written_as_python_markdown_writes_it() -> None:
     assert len([p for p in frame.pieces if isinstance(p, skeleton_html.Heading)]) == 5
     assert len(frame.links) == 4
     _MD.reset()
-    from catalog.render import prose_html
+    from catalog.engine import prose_html
 
     blocks = {i: prose_html.to_html(t) or "" for i, t in enumerate(skeleton_html.PROBE_BLOCKS)}
     html, tokens, ids = skeleton_html.render(frame, blocks, list(frame.links), _SETTINGS)
@@ -276,7 +276,7 @@ def test_headings_get_python_markdowns_ids_and_contents(headings: list[tuple[int
 def test_errcat_shaped_random_pages_are_mostly_written() -> None:
     """The frame is worth having only if errcat's pages are accepted: headlines of every
     character `inline` escapes, and the shapes above."""
-    from catalog.render.markdown import inline
+    from catalog.pages.plaintext import inline
 
     headlines = [
         "Expected {n} values, got '{got}' <= 3 `x` (see _docs)",

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from catalog.authoring.codegen import generate
 from catalog.cli import main
-from catalog.codegen import generate
-from catalog.config import load_config
-from catalog.stats import compute_stats
-from catalog.validate import load_valid_catalog
-from catalog.verified import example_hash
+from catalog.core.config import load_config
+from catalog.entries.validate import load_valid_catalog
+from catalog.entries.verified import example_hash
+from catalog.gate.stats import compute_stats
 
 PYPROJECT = """\
 [tool.errcat]
@@ -175,8 +175,8 @@ def test_a_second_run_counts_the_same_from_the_cache(
 ) -> None:
     """The figures of a run served from .errcat-cache/ (no catalog loaded, no message
     rewritten) are those of the first; an edited catalog is loaded again."""
-    import catalog.match
-    import catalog.validate
+    import catalog.entries.validate
+    import catalog.matching.sites
 
     capsys.readouterr()
     assert main(["stats", "--json"]) == 0
@@ -186,8 +186,8 @@ def test_a_second_run_counts_the_same_from_the_cache(
         raise AssertionError("the cache should have answered")
 
     with monkeypatch.context() as patch:
-        patch.setattr(catalog.validate, "read_catalog", refuse)
-        patch.setattr(catalog.match, "to_catalog_message", refuse)
+        patch.setattr(catalog.entries.validate, "read_catalog", refuse)
+        patch.setattr(catalog.matching.sites, "to_catalog_message", refuse)
         assert main(["stats", "--json"]) == 0
         assert capsys.readouterr().out == first
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalog.templates import parse_template, to_catalog_message
+from catalog.entries.templates import parse_template, to_catalog_message
 
 
 @pytest.mark.parametrize(

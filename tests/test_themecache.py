@@ -1,5 +1,5 @@
 """The theme's templates: compiled code kept between builds, and pure macros evaluated once per
-build, with the same text as without either (`catalog.render.themecache`)."""
+build, with the same text as without either (`catalog.engine.themecache`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import jinja2
 import pytest
 from markupsafe import Markup
 
-from catalog.render import themecache
+from catalog.engine import themecache
 
 LANGUAGES = {
     "languages/en.html": '{% macro t(key) %}{{ {"hello": "Hello", "bye": "Bye"}[key] }}'
@@ -305,7 +305,7 @@ def test_a_real_site_is_the_same_with_and_without(tmp_path_factory: pytest.TempP
     import test_build_scale as scale
     from helpers import file_digests
 
-    from catalog.render import fastpath
+    from catalog.engine import fastpath
 
     if scale._torch_optim() is None:
         pytest.skip("torch is not installed")

@@ -1,4 +1,4 @@
-"""Cross-entry findings of `catalog.validate`, each exactly (position, message, fix, severity):
+"""Cross-entry findings of `catalog.entries.validate`, each exactly (position, message, fix, severity):
 every case pins a rule that a mutant of the validator once broke unnoticed (bench/mutation.py).
 """
 
@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 
-import catalog.validate
-from catalog.findings import Severity
-from catalog.validate import CACHE_FILE, checked_catalog, draft_warnings, load_valid_catalog
+import catalog.entries.validate
+from catalog.core.findings import Severity
+from catalog.entries.validate import (
+    CACHE_FILE,
+    checked_catalog,
+    draft_warnings,
+    load_valid_catalog,
+)
 
 ENTRY = """\
   - id: {id}
@@ -199,8 +204,10 @@ def refuse_to_read(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         asked.append(folder)
         raise AssertionError(f"{folder} read again instead of served from the cache")
 
-    monkeypatch.setattr(catalog.validate, "read_catalog", refuse)
-    monkeypatch.setattr(catalog.validate, "reread_catalog", refuse)  # reusing unchanged files
+    monkeypatch.setattr(catalog.entries.validate, "read_catalog", refuse)
+    monkeypatch.setattr(
+        catalog.entries.validate, "reread_catalog", refuse
+    )  # reusing unchanged files
     return asked
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalog.model import Entry, Example, Position, Status
-from catalog.verified import (
+from catalog.core.model import Entry, Example, Position, Status
+from catalog.entries.verified import (
     Verification,
     dump_results,
     example_hash,

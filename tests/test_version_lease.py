@@ -11,8 +11,8 @@ from pathlib import Path
 import anyio
 from test_serve import write_site
 
-from catalog import lease
-from catalog.build import prune
+from catalog.core import lease
+from catalog.publish.build import prune
 from catalog.serve.app import SiteHolder
 from catalog.serve.site import load_site
 
@@ -36,7 +36,7 @@ def _holder(version: Path) -> subprocess.Popen[str]:
         f"""
         import sys
         from pathlib import Path
-        from catalog.lease import Lease
+        from catalog.core.lease import Lease
         held = Lease(Path({str(version)!r}))
         print("held" if held.holding else "not held", flush=True)
         sys.stdin.read()

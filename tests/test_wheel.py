@@ -52,7 +52,7 @@ NOT_SOURCES = shutil.ignore_patterns(
 FOREIGN_PACKAGES = frozenset({"runtime", "torch", "mlx"})
 
 PACKAGE_DATA = (
-    "catalog/render/api_schema.json",
+    "catalog/pages/api_schema.json",
     "catalog/errors/schema.json",
     "catalog/py.typed",
 )
@@ -212,10 +212,10 @@ def test_the_wheel_carries_the_templates_and_schemas(wheel: Path) -> None:
     """Every jinja template and both JSON Schemas travel in the wheel as package data."""
     templates = sorted(
         path.relative_to(REPO).as_posix()
-        for path in (REPO / "catalog" / "render" / "templates").iterdir()
+        for path in (REPO / "catalog" / "pages" / "templates").iterdir()
         if path.is_file()
     )
-    assert templates, "the checkout holds no templates under catalog/render/templates"
+    assert templates, "the checkout holds no templates under catalog/pages/templates"
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     missing = [name for name in (*templates, *PACKAGE_DATA) if name not in names]
@@ -372,7 +372,7 @@ def test_the_installed_wheel_builds_a_site_for_a_small_project(
 
     # The wheel also ships this repository's `runtime` package; the tool must not lean on it
     # (another project may have a package of that name), nor on torch or MLX.
-    assert "catalog.build" in imported["build"], "-X importtime listed no modules for build"
+    assert "catalog.publish.build" in imported["build"], "-X importtime listed no modules for build"
     leaning = {
         command: sorted(m for m in modules if m.split(".")[0] in FOREIGN_PACKAGES)
         for command, modules in imported.items()

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalog import yamlnodes
-from catalog.yamlnodes import YamlProblem, parse_document
+from catalog.entries import yamlnodes
+from catalog.entries.yamlnodes import YamlProblem, parse_document
 
 ROOT = Path(__file__).resolve().parents[1]
 

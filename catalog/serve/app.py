@@ -50,8 +50,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from catalog.ids import is_valid_id
-from catalog.lease import Lease
+from catalog.core.ids import is_valid_id
+from catalog.core.lease import Lease
 from catalog.serve.cors import Cors
 from catalog.serve.fast import (
     FAST_METHODS,
@@ -67,7 +67,7 @@ from catalog.serve.rsgi import PATHSEND, serve_rsgi
 from catalog.serve.site import BUILD_COMMAND, LoadedSite, SiteError, load_site
 
 if TYPE_CHECKING:
-    from catalog.explain import MessageMatcher
+    from catalog.matching.messages import MessageMatcher
 
 API_CACHE_CONTROL = "public, max-age=300"
 HTML_CACHE_CONTROL = "no-cache"
@@ -107,7 +107,7 @@ class Served:
                 matcher = self._matcher
                 if matcher is None:
                     # Imported on first use: a server that is never asked to match never pays.
-                    from catalog.render.match_index import site_matcher
+                    from catalog.matching.browser_index import site_matcher
 
                     matcher = await anyio.to_thread.run_sync(
                         site_matcher, self.site.root, self.site.rows
@@ -354,7 +354,7 @@ class ErrcatApp:
 
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         """The same app under granian's native interface (`catalog.serve.rsgi`)."""
-        await serve_rsgi(self, scope, proto)
+        await serve_rsgi(self.holder.current, self.general, scope, proto)
 
 
 @dataclass(frozen=True)

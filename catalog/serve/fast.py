@@ -20,7 +20,7 @@ from typing import Any
 
 from starlette.types import Scope
 
-from catalog.ids import is_valid_id
+from catalog.core.ids import is_valid_id
 from catalog.serve.guard import MAX_HEADERS, MAX_QUERY, NOSNIFF
 from catalog.serve.negotiation import accepts_gzip, none_match
 from catalog.serve.site import Document, LoadedSite

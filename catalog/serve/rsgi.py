@@ -20,15 +20,22 @@ What RSGI does not carry, and how the bridge copes:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from starlette.types import ASGIApp, Message
 
-from catalog.serve.fast import FAST_METHODS, fast_variant_rsgi
+from catalog.serve.fast import FAST_METHODS, Prepared, fast_variant_rsgi
 
-if TYPE_CHECKING:
-    from catalog.serve.app import ErrcatApp
+
+class Answering(Protocol):
+    """The site a request is answered from (`catalog.serve.app.Served`): what the fast path
+    needs of it."""
+
+    @property
+    def prepared(self) -> Mapping[str, Prepared]: ...
+
 
 PATHSEND = "http.response.pathsend"
 """The ASGI extension for sending a file by its path, which granian answers natively."""
@@ -119,18 +126,21 @@ async def asgi_bridge(app: ASGIApp, scope: Any, proto: Any) -> None:
         proto.response_empty(status, headers)
 
 
-async def serve_rsgi(app: ErrcatApp, scope: Any, proto: Any) -> None:
-    """One RSGI request: the fast path where it applies, else the general app."""
+async def serve_rsgi(
+    current: Callable[[], Awaitable[Answering]], general: ASGIApp, scope: Any, proto: Any
+) -> None:
+    """One RSGI request: the fast path where it applies (answered from the site `current`
+    gives), else the `general` app."""
     if scope.proto != "http":
         return
     method: str = scope.method
     if method in FAST_METHODS:
         path: str = scope.path
         if path.startswith("/api/"):
-            served = await app.holder.current()
+            served = await current()
             variant = fast_variant_rsgi(scope, served.prepared)
             if variant is not None:
                 body = b"" if method == "HEAD" else variant.body
                 proto.response_bytes(variant.status, variant.wire_text, body)
                 return
-    await asgi_bridge(app.general, scope, proto)
+    await asgi_bridge(general, scope, proto)

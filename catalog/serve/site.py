@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catalog.ids import is_valid_id
+from catalog.core.ids import is_valid_id
 
 BUILD_COMMAND = "errcat build"
 INDEX_PAGE = "index.html"

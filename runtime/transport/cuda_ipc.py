@@ -44,32 +44,31 @@ import os
 import threading
 import warnings
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any, cast
 
 import torch
 
 from runtime.errors import (
     ForeignCudaIpcProxy,
-    InvalidPoolByteTensor,
     ProxyDataNotTensor,
     TokenizerWorkerNumNotPositive,
     TotalPoolSizeNotPositive,
 )
 from runtime.transport.memory_pool import (
-    CONTROL_WORD_BYTES,
+    CUDA_IPC_TRANSPORT_NAME as CUDA_IPC_TRANSPORT_NAME,
+)
+from runtime.transport.memory_pool import (
     DEFAULT_MAX_INFLIGHT_SLICES,
     PoolOwner,
     StreamOrderedMmFeaturePool,
     StreamOrderedPoolConsumerMixin,
-    stream_wait_value32,
     validate_pool_arguments,
+)
+from runtime.transport.memory_pool import (
+    CudaStreamTransport as CudaStreamTransport,
 )
 
 logger = logging.getLogger(__name__)
-
-CUDA_IPC_TRANSPORT_NAME = "CUDA IPC"
-"""Transport name used in messages (e.g. ``CUDA IPC requires a CUDA tensor``)."""
 
 
 _NUMBER_KINDS = {int: "integer", float: "float"}
@@ -116,88 +115,6 @@ def get_mm_feature_pool_size_per_worker(total_pool_size: int, tokenizer_worker_n
     if tokenizer_worker_num <= 0:
         raise TokenizerWorkerNumNotPositive()
     return total_pool_size // tokenizer_worker_num
-
-
-def _is_pool_buffer(byte_tensor: torch.Tensor, memory_size: int, device_id: int) -> bool:
-    # Metadata only: this must not touch the CUDA runtime, so it can fail on a CPU-only host.
-    return (
-        byte_tensor.is_cuda
-        and byte_tensor.device.index == device_id
-        and byte_tensor.dtype == torch.uint8
-        and byte_tensor.is_contiguous()
-        and byte_tensor.numel() >= memory_size
-    )
-
-
-class CudaStreamTransport:
-    """`PoolTransport` over a uint8 tensor on one GPU, in the current stream's order.
-
-    `base_address` is the buffer's device address in this process (`byte_tensor.data_ptr()`,
-    the default); control words are awaited at `base_address + offset`.
-    """
-
-    requires_cuda_source = True
-    """`copy_tensor` rejects host tensors: the copy must be device-to-device and asynchronous."""
-
-    def __init__(
-        self,
-        byte_tensor: torch.Tensor,
-        *,
-        memory_size: int,
-        device_id: int,
-        transport_name: str = CUDA_IPC_TRANSPORT_NAME,
-        base_address: int | None = None,
-    ) -> None:
-        if not _is_pool_buffer(byte_tensor, memory_size, device_id):
-            raise InvalidPoolByteTensor(device_id=device_id)
-        self.transport_name = transport_name
-        """Name in messages and in the recycler thread's name."""
-        self.byte_tensor = byte_tensor
-        self.device_id = device_id
-        # data_ptr() reads tensor metadata; it starts no CUDA work.
-        self.base_address = byte_tensor.data_ptr() if base_address is None else base_address
-        whole_words = byte_tensor.numel() // CONTROL_WORD_BYTES * CONTROL_WORD_BYTES
-        self._words = byte_tensor[:whole_words].view(torch.int32)
-
-    def device_context(self) -> AbstractContextManager[object]:
-        """Select the pool's GPU."""
-        return torch.cuda.device(self.device_id)
-
-    def write_word(self, byte_offset: int, value: int) -> None:
-        """Queue a one-element `fill_` of the word on the current stream."""
-        with torch.cuda.device(self.device_id):
-            self._words[byte_offset // CONTROL_WORD_BYTES].fill_(value)
-
-    def publish_ready(self, byte_offset: int, generation: int) -> None:
-        """Queue the READY store on the current stream, after the copy queued there."""
-        self.write_word(byte_offset, generation)
-
-    def wait_ready(self, byte_offset: int, generation: int) -> None:
-        """Make the current stream wait until this lease's READY word reaches `generation`."""
-        with torch.cuda.device(self.device_id):
-            stream_wait_value32(
-                self.device_id, self.base_address + byte_offset, generation, self.transport_name
-            )
-
-    def confirm_ready(self, byte_offset: int, generation: int) -> None:
-        """Nothing to check: CUDA IPC leases are never reclaimed before acknowledgement."""
-
-    def copy_in(self, destination: torch.Tensor, source: torch.Tensor) -> None:
-        """Queue the copy on the pool GPU's current stream; READY is queued after it."""
-        with torch.cuda.device(self.device_id):
-            destination.copy_(source, non_blocking=True)
-
-    def copy_out(self, destination: torch.Tensor, source: torch.Tensor) -> None:
-        """Queue the copy on the current stream, after the READY wait and before the ACK."""
-        destination.copy_(source, non_blocking=True)
-
-    def synchronize(self) -> None:
-        """Wait for all work on the pool's GPU."""
-        torch.cuda.synchronize(self.device_id)
-
-    def prepare_recycler_thread(self) -> None:
-        """Make the pool's GPU current for the recycler thread."""
-        torch.cuda.set_device(self.device_id)
 
 
 class CudaIpcTensorTransportProxy(StreamOrderedPoolConsumerMixin):

@@ -15,10 +15,12 @@ generation.
 
 The pool is device-agnostic. How a control word is stored or awaited, how bytes are copied and
 how a device is synchronised is a `PoolTransport`'s business: `runtime.transport.host` runs the
-protocol in shared CPU memory across processes, `runtime.transport.cuda_ipc` on a GPU in stream
-order. The pool takes either `transport=` or, as upstream, the CUDA buffer itself
-(`byte_tensor=`, `base_address=`, `device_id=`, `transport_name=`), for which it builds the CUDA
-stream transport. The CUDA driver's stream memory operation that awaits a word
+protocol in shared CPU memory across processes, `CudaStreamTransport` (here, shared by
+`runtime.transport.cuda_ipc`) on a GPU in stream order. The pool takes either `transport=` or,
+as upstream, the CUDA buffer itself (`byte_tensor=`, `base_address=`, `device_id=`,
+`transport_name=`), for which it builds the CUDA stream transport; that transport and its
+buffer check live in this module, as upstream's check does, so that `cuda_ipc` builds on the
+pool without the pool importing it back. The CUDA driver's stream memory operation that awaits a word
 (`stream_wait_value32`, with `check_drv` for its result) lives here as upstream has it; the
 driver is loaded only when a CUDA transport first waits.
 
@@ -53,6 +55,7 @@ from runtime.errors import (
     ConsumerRankUnresolved,
     EmptyTensorTransport,
     InvalidLeaseOffsets,
+    InvalidPoolByteTensor,
     MaxInflightSlicesNotPositive,
     MemorySizeNotPositive,
     PartialConsumerAcknowledgement,
@@ -72,6 +75,8 @@ CONTROL_WORD_BYTES = 4
 """Size of one READY or ACK word (int32), in bytes."""
 DATA_ALIGNMENT = 256
 """Alignment of the data region and of every lease's start, in bytes."""
+CUDA_IPC_TRANSPORT_NAME = "CUDA IPC"
+"""Transport name used in messages (e.g. ``CUDA IPC requires a CUDA tensor``)."""
 DEFAULT_MAX_INFLIGHT_SLICES = 4096
 """Default number of slots, i.e. of leases that may be live at once."""
 MAX_SLOT_GENERATION = 0x7FFFFFFF
@@ -258,6 +263,88 @@ class PoolTransport(ControlWords, Protocol):
         ...
 
 
+def _is_pool_buffer(byte_tensor: torch.Tensor, memory_size: int, device_id: int) -> bool:
+    # Metadata only: this must not touch the CUDA runtime, so it can fail on a CPU-only host.
+    return (
+        byte_tensor.is_cuda
+        and byte_tensor.device.index == device_id
+        and byte_tensor.dtype == torch.uint8
+        and byte_tensor.is_contiguous()
+        and byte_tensor.numel() >= memory_size
+    )
+
+
+class CudaStreamTransport:
+    """`PoolTransport` over a uint8 tensor on one GPU, in the current stream's order.
+
+    `base_address` is the buffer's device address in this process (`byte_tensor.data_ptr()`,
+    the default); control words are awaited at `base_address + offset`.
+    """
+
+    requires_cuda_source = True
+    """`copy_tensor` rejects host tensors: the copy must be device-to-device and asynchronous."""
+
+    def __init__(
+        self,
+        byte_tensor: torch.Tensor,
+        *,
+        memory_size: int,
+        device_id: int,
+        transport_name: str = CUDA_IPC_TRANSPORT_NAME,
+        base_address: int | None = None,
+    ) -> None:
+        if not _is_pool_buffer(byte_tensor, memory_size, device_id):
+            raise InvalidPoolByteTensor(device_id=device_id)
+        self.transport_name = transport_name
+        """Name in messages and in the recycler thread's name."""
+        self.byte_tensor = byte_tensor
+        self.device_id = device_id
+        # data_ptr() reads tensor metadata; it starts no CUDA work.
+        self.base_address = byte_tensor.data_ptr() if base_address is None else base_address
+        whole_words = byte_tensor.numel() // CONTROL_WORD_BYTES * CONTROL_WORD_BYTES
+        self._words = byte_tensor[:whole_words].view(torch.int32)
+
+    def device_context(self) -> AbstractContextManager[object]:
+        """Select the pool's GPU."""
+        return torch.cuda.device(self.device_id)
+
+    def write_word(self, byte_offset: int, value: int) -> None:
+        """Queue a one-element `fill_` of the word on the current stream."""
+        with torch.cuda.device(self.device_id):
+            self._words[byte_offset // CONTROL_WORD_BYTES].fill_(value)
+
+    def publish_ready(self, byte_offset: int, generation: int) -> None:
+        """Queue the READY store on the current stream, after the copy queued there."""
+        self.write_word(byte_offset, generation)
+
+    def wait_ready(self, byte_offset: int, generation: int) -> None:
+        """Make the current stream wait until this lease's READY word reaches `generation`."""
+        with torch.cuda.device(self.device_id):
+            stream_wait_value32(
+                self.device_id, self.base_address + byte_offset, generation, self.transport_name
+            )
+
+    def confirm_ready(self, byte_offset: int, generation: int) -> None:
+        """Nothing to check: CUDA IPC leases are never reclaimed before acknowledgement."""
+
+    def copy_in(self, destination: torch.Tensor, source: torch.Tensor) -> None:
+        """Queue the copy on the pool GPU's current stream; READY is queued after it."""
+        with torch.cuda.device(self.device_id):
+            destination.copy_(source, non_blocking=True)
+
+    def copy_out(self, destination: torch.Tensor, source: torch.Tensor) -> None:
+        """Queue the copy on the current stream, after the READY wait and before the ACK."""
+        destination.copy_(source, non_blocking=True)
+
+    def synchronize(self) -> None:
+        """Wait for all work on the pool's GPU."""
+        torch.cuda.synchronize(self.device_id)
+
+    def prepare_recycler_thread(self) -> None:
+        """Make the pool's GPU current for the recycler thread."""
+        torch.cuda.set_device(self.device_id)
+
+
 class PoolLease(NamedTuple):
     """One live allocation: a slot with its generation and a byte range of the data region.
 
@@ -327,9 +414,6 @@ class StreamOrderedMmFeaturePool:
             recycle_interval=recycle_interval,
         )
         if transport is None:
-            # Imported here: cuda_ipc builds on this module. Importing it touches no CUDA.
-            from runtime.transport.cuda_ipc import CudaStreamTransport
-
             assert byte_tensor is not None and device_id is not None
             assert base_address is not None and transport_name is not None
             transport = CudaStreamTransport(

@@ -149,8 +149,8 @@ import os
 import sys
 from pathlib import Path
 
-from catalog.examples import current_commit, record_results, run_examples
-from catalog.loader import load_catalog
+from catalog.gate.examples import current_commit, record_results, run_examples
+from catalog.entries.loader import load_catalog
 
 root = Path.cwd()
 catalog, findings = load_catalog(root / "catalog" / "errors")

@@ -1,0 +1,194 @@
+"""What `errcat new` would write: a draft per distinct (exception, message), and why not elsewhere.
+
+Every draft is checked by the same loader and validator that `errcat check` uses before it is
+planned, so `new` never writes an entry the catalog would then reject. A site that cannot be
+drafted is a finding at the raise saying why and what to do; the other sites are unaffected.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from catalog.authoring.scaffold import Draft, catalog_path, file_text, plan_drafts
+from catalog.core.config import Config
+from catalog.core.exceptions import has_typed_class, is_builtin, site_exception
+from catalog.core.findings import Finding
+from catalog.core.model import Catalog, CatalogFile
+from catalog.core.project import (
+    defined_classes,
+    generated_module,
+    module_name,
+    package_name,
+    public_rank,
+)
+from catalog.entries.loader import load_bytes
+from catalog.entries.validate import RESERVED_NAMES, validate
+from catalog.matching.sites import Matcher, site_message
+from extractor.model import RaiseSite, ScanReport
+
+_EXEMPT = "or mark the raise # errcat: ignore[reason]"
+
+
+@dataclass(frozen=True)
+class DraftPlan:
+    """Drafts to write, the files they go to, and the sites left out."""
+
+    drafts: tuple[Draft, ...]
+    files: dict[Path, str]
+    """Catalog file → its full new text (existing text with the drafts appended)."""
+    skipped: tuple[Finding, ...]
+    """One finding per raise site that could not be drafted, at the raise."""
+
+
+def _at(site: RaiseSite, root: Path, why: str, fix: str) -> Finding:
+    return Finding(root / site.path, site.line, site.column, why, fix, stage="new")
+
+
+def _why_not(site: RaiseSite, root: Path) -> Finding | None:
+    """Why a site cannot be drafted, or None when it can."""
+    shown = site.exception
+    if shown is None:
+        return _at(
+            site,
+            root,
+            "raises the value of an expression; errcat cannot tell its class",
+            f"raise a class by name, {_EXEMPT}",
+        )
+    exception = site_exception(site.qualified_name)
+    if exception is None:
+        return _at(
+            site,
+            root,
+            f"cannot resolve {shown} to a class (a local name or an attribute of a value)",
+            f"raise a class imported by name, {_EXEMPT}",
+        )
+    if not is_builtin(exception) and not exception.rpartition(".")[2][:1].isupper():
+        return _at(
+            site,
+            root,
+            f"raises what {exception} returns; errcat cannot tell its class",
+            f"raise the class itself, {_EXEMPT}",
+        )
+    arguments = site.arguments or ()
+    if has_typed_class(exception) and (len(arguments) > 1 or site.keywords):
+        return _at(
+            site,
+            root,
+            f"passes more than a message to {exception}; its typed class takes only the "
+            "message's parameters",
+            f"raise it with one message argument, {_EXEMPT}",
+        )
+    if site_message(site) is None:
+        return _at(
+            site,
+            root,
+            f"the message of this {exception} cannot be read from the source",
+            f"pass the message as one argument, {_EXEMPT}",
+        )
+    return None
+
+
+def plan_new(config: Config, catalog: Catalog, report: ScanReport) -> DraftPlan:
+    """The drafts for every uncatalogued site of `report`, one per (exception, message)."""
+    matcher = Matcher(catalog, generated_module(config))
+    groups: dict[tuple[str, str], str] = {}
+    first_site: dict[tuple[str, str], RaiseSite] = {}
+    skipped: list[Finding] = []
+    for site in report.sites:
+        if (
+            site.reraise
+            or site.ignored is not None
+            or matcher.match(site) is not None
+            or matcher.is_generated_class(site)
+        ):
+            continue
+        problem = _why_not(site, config.root)
+        if problem is not None:
+            skipped.append(problem)
+            continue
+        exception = site_exception(site.qualified_name)
+        message = site_message(site)
+        assert exception is not None and message is not None  # _why_not ruled both out
+        key = (exception, message.message)
+        module = module_name(config, config.root / site.path)
+        # A message raised in several modules is filed under its most public one, where the
+        # users who meet it import from (ties: the first by path, as the scan orders them).
+        if key not in groups or public_rank(module, site.function) < public_rank(
+            groups[key], first_site[key].function
+        ):
+            groups[key] = module
+            first_site[key] = site
+    taken_names = {entry.name for entry in catalog}
+    taken_names |= set(dir(builtins)) | RESERVED_NAMES | set(defined_classes(config, report))
+    drafts = plan_drafts(
+        ((module, exception, message) for (exception, message), module in groups.items()),
+        package=package_name(config),
+        taken_ids={entry.id for entry in catalog},
+        taken_names=taken_names,
+    )
+    package = package_name(config)
+    accepted: list[Draft] = []
+    for draft in drafts:
+        problems = _draft_problems(draft, catalog_path(config.catalog, package, draft.module))
+        if problems:
+            site = first_site[(draft.exception, draft.message)]
+            skipped.append(
+                _at(
+                    site,
+                    config.root,
+                    f"its draft would not be a valid entry: {problems[0].message}",
+                    f"write the entry by hand, {_EXEMPT}",
+                )
+            )
+        else:
+            accepted.append(draft)
+    files = _compose_files(config, catalog, accepted, package, skipped)
+    written = {d for d in accepted if catalog_path(config.catalog, package, d.module) in files}
+    return DraftPlan(
+        drafts=tuple(d for d in accepted if d in written),
+        files=files,
+        skipped=tuple(sorted(skipped, key=lambda f: (str(f.path), f.line, f.column))),
+    )
+
+
+def _draft_problems(draft: Draft, path: Path) -> list[Finding]:
+    """What the loader and the validator would say of the draft on its own."""
+    loaded, problems = load_bytes(path, file_text(None, draft.module, [draft]).encode("utf-8"))
+    if problems or loaded is None:
+        return problems
+    return validate(Catalog(files=(loaded,)))
+
+
+def _compose_files(
+    config: Config,
+    catalog: Catalog,
+    drafts: Sequence[Draft],
+    package: str,
+    skipped: list[Finding],
+) -> dict[Path, str]:
+    """Each catalog file's new text; a file that would not load is left out and reported."""
+    by_file: dict[Path, list[Draft]] = {}
+    for draft in drafts:
+        by_file.setdefault(catalog_path(config.catalog, package, draft.module), []).append(draft)
+    planned: dict[Path, str] = {}
+    loaded_files: list[CatalogFile] = []
+    for path, file_drafts in sorted(by_file.items()):
+        existing = path.read_text(encoding="utf-8") if path.is_file() else None
+        text = file_text(existing, file_drafts[0].module, file_drafts)
+        loaded, problems = load_bytes(path, text.encode("utf-8"))
+        if problems or loaded is None:
+            # e.g. an existing file whose `errors:` list is not last, so appending breaks it
+            skipped.extend(problems)
+            continue
+        planned[path] = text
+        loaded_files.append(loaded)
+    # The drafts were checked one by one; the whole catalog after writing must hold too.
+    untouched = tuple(f for f in catalog.files if f.path not in planned)
+    problems = validate(Catalog(files=(*untouched, *loaded_files)))
+    for path in {problem.path for problem in problems} & set(planned):
+        del planned[path]
+    skipped.extend(p for p in problems if p.path in by_file)
+    return planned

@@ -1,0 +1,103 @@
+"""`errcat codegen [--check]`: write the typed-exception module (and its stub) from the catalog."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NAME = "codegen"
+HELP = "write the typed-exception module (default runtime/errors.py) from the catalog"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 with a diff when the module (or its stub) is stale",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here so that `errcat --help` and other commands do not pay for them.
+    from catalog.authoring.codegen import (
+        diff,
+        generated_classes,
+        generated_files,
+        is_generated,
+        write_all_atomically,
+    )
+    from catalog.authoring.generated_path import (
+        GeneratedPathRefused,
+        check_generated,
+        check_owned,
+    )
+    from catalog.cli.commands.common import valid_catalog_or_report
+    from catalog.core.config import load_config, read_site_settings
+    from catalog.gate.check import requires_python_findings
+
+    config = load_config()
+    try:
+        # Before anything else: a path that names someone else's file is never written.
+        check_generated(config)
+    except GeneratedPathRefused as exc:
+        print(f"errcat codegen: {exc}; nothing written", file=sys.stderr)
+        return 2
+    # The module would fail on the Pythons below the one it supports; a package declaring
+    # them must raise its floor before it ships typed raises.
+    unservable = requires_python_findings(config)
+    if unservable:
+        for finding in unservable:
+            print(finding.format(), file=sys.stderr)
+        print("errcat codegen: nothing written", file=sys.stderr)
+        return 1
+    settings = read_site_settings(config.root)
+    catalog = valid_catalog_or_report(config, "codegen")
+    if catalog is None:
+        return 1
+    classes = len(generated_classes(catalog))
+
+    def shown(target: Path) -> str:
+        if target.is_relative_to(config.root):
+            return target.relative_to(config.root).as_posix()
+        return str(target)
+
+    writes: dict[Path, str] = {}
+    removals: list[Path] = []
+    for target, expected in generated_files(catalog, settings.site_url, config.generated).items():
+        current = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
+        if expected is None:
+            # The written-out form has no stub: one left by an earlier, larger catalog goes.
+            if current is not None and is_generated(current):
+                removals.append(target)
+        elif current != expected:
+            writes[target] = expected
+    module = shown(config.generated)
+    if not writes and not removals:
+        print(f"{module} is up to date ({classes} classes)")
+        return 0
+    stale = [*writes, *removals]
+    if args.check:
+        for target in stale:
+            current = (
+                target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
+            )
+            sys.stdout.write(diff(current, writes.get(target, ""), shown(target)))
+        names = " and ".join(shown(target) for target in stale)
+        verb = "is" if len(stale) == 1 else "are"
+        print(f"{names} {verb} stale; run: errcat codegen", file=sys.stderr)
+        return 1
+    try:
+        # The stub beside the module is written only in the table form: the same rule holds.
+        for target in writes:
+            check_owned(config, target)
+    except GeneratedPathRefused as exc:
+        print(f"errcat codegen: {exc}; nothing written", file=sys.stderr)
+        return 2
+    write_all_atomically(writes)
+    for target in removals:
+        target.unlink(missing_ok=True)
+    done = [f"wrote {shown(target)}" for target in writes]
+    done += [f"removed {shown(target)}" for target in removals]
+    print(f"{', '.join(done)} ({classes} classes)")
+    return 0

@@ -1,0 +1,107 @@
+"""`errcat reproduce [ID ...] [--jobs N] [--timeout S] [--json]`: run calls that should raise
+each entry and record those seen to raise it (catalog/evidence/reproduce.py says how)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+NAME = "reproduce"
+HELP = (
+    "call public functions the way their raise sites say they fail, each in its own limited "
+    "process without network, and record in the catalog's reproduced.json the calls seen to "
+    "raise each entry (all entries, or the IDs given); the only command that runs the "
+    "package's code. Exit 0 when the run completes (1 when IDs are given and none of them is "
+    "reproduced), 2 on usage errors or an invalid catalog"
+)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from catalog.evidence.reproduce import DEFAULT_TIMEOUT
+
+    parser.add_argument("ids", nargs="*", metavar="ID", help="entries to reproduce (default: all)")
+    parser.add_argument(
+        "--jobs", type=_positive_int, default=1, help="calls run at once (default 1)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds one call may run before it is killed (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of lines"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from catalog.authoring.generated_path import check_generated
+    from catalog.cli.commands.common import valid_catalog_or_report
+    from catalog.core.config import load_config, package_problem
+    from catalog.evidence.reproduce import record_reproduced, reproduce
+
+    config = load_config()
+    problem = package_problem(config)
+    if problem is not None:
+        print(f"errcat reproduce: {problem}", file=sys.stderr)
+        return 2
+    # A `generated` outside the project is a ConfigError, reported by the CLI (exit 2).
+    check_generated(config)
+    catalog = valid_catalog_or_report(config, NAME)
+    if catalog is None:
+        return 2
+    known = catalog.by_id()
+    unknown = [entry_id for entry_id in args.ids if entry_id not in known]
+    if unknown:
+        print(
+            f"errcat reproduce: no entry with id {', '.join(unknown)}; "
+            "run: errcat explain QUERY to find one",
+            file=sys.stderr,
+        )
+        return 2
+    result = reproduce(config, catalog, only=args.ids or None, jobs=args.jobs, timeout=args.timeout)
+    record_reproduced(config.catalog, config.root, result, catalog)
+    counts = result.counts()
+    summary = (
+        f"{len(result.entries)} entries: {counts['reproduced']} reproduced, "
+        f"{counts['failed']} failed, {counts['no candidate']} without a candidate"
+    )
+    if args.json:
+        payload = {
+            "entries": [entry.as_dict() for entry in result.entries],
+            "counts": counts,
+            "seconds": round(result.seconds, 3),
+        }
+        json.dump(payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for entry in result.entries:
+            if entry.reproductions:
+                print(f"{entry.entry_id} {entry.name}: reproduced by {entry.reproductions[0].call}")
+            else:
+                print(f"{entry.entry_id} {entry.name}: not reproduced ({entry.why})")
+        print(summary)
+    if args.ids and not counts["reproduced"]:
+        return 1
+    return 0

@@ -1,0 +1,232 @@
+"""A function mapped over many items in forked worker processes, for the build's serial steps
+that cost seconds at catalog size (rendering error pages, writing the API files).
+
+Fork, not spawn: a worker inherits the parent's state as it is (the catalog, the jinja
+environment, the block markers' per-process token), so nothing but the results crosses a pipe,
+and markers a worker writes are valid in the parent. Where fork is unavailable, the job is
+too small to pay for the processes, or a worker fails, `start` and `forked_map` answer None and
+the caller does the work itself: workers only ever make a build faster, never break it.
+
+A build's processes die with it (`tied_children`): a descriptor only the build may hold (the
+build lock) is closed in every child right after the fork (`private_descriptor`), and on Linux
+each child forked meanwhile, and its own children, get SIGKILL when their parent dies
+(PR_SET_PDEATHSIG), so a killed build leaves no worker holding its lock or its pipes.
+Elsewhere the build kills what it started on the way out (`catalog.publish.api_beside`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import gc
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
+
+log = logging.getLogger("mkdocs.plugins.errcat")
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+PARALLEL_ITEMS = 200
+"""Items below which starting worker processes costs more than it saves."""
+_MAX_WORKERS = 4
+_SHARES_PER_WORKER = 4
+"""Shares per worker: items differ in cost, and a worker that finishes early takes the next."""
+
+_JOB: tuple[Callable[[list[Any]], list[Any]], Sequence[Any]] | None = None
+"""What a worker inherits through fork: the function and the items."""
+
+
+_PRIVATE: set[int] = set()
+"""Descriptors closed in every forked child (see `private_descriptor`)."""
+_TIED = 0
+"""How many `tied_children` are open; inherited, so a child's own children are tied too."""
+_PARENT = 0
+"""The pid of the process that is forking, set just before each fork."""
+_PRCTL: Callable[..., int] | None = None
+_PR_SET_PDEATHSIG = 1
+_on_start: Callable[[list[int]], None] | None = None
+"""Called with the workers' pids once a `ForkedMap` started them: a point where a test may
+hold the process (`catalog.publish.api_beside` sets it for ERRCAT_TEST_HOLD_API)."""
+
+
+@contextlib.contextmanager
+def private_descriptor(fd: int) -> Iterator[None]:
+    """While open, `fd` is closed in each child right after it is forked: a lock held through
+    it (flock is shared by every copy of a descriptor) stays this process's alone."""
+    _PRIVATE.add(fd)
+    try:
+        yield
+    finally:
+        _PRIVATE.discard(fd)
+
+
+@contextlib.contextmanager
+def tied_children() -> Iterator[None]:
+    """While open, every process forked here (and by those, and so on) is killed when its
+    parent dies, where the system can do that (Linux); elsewhere a no-op."""
+    global _PRCTL, _TIED
+    if _PRCTL is None and sys.platform.startswith("linux"):
+        import ctypes  # only here: a build pays 4 ms for it, other commands nothing
+
+        with contextlib.suppress(OSError, AttributeError):
+            function = ctypes.CDLL(None, use_errno=True).prctl
+            function.restype = ctypes.c_int
+            _PRCTL = function
+    _TIED += 1
+    try:
+        yield
+    finally:
+        _TIED -= 1
+
+
+def _before_fork() -> None:
+    global _PARENT
+    _PARENT = os.getpid()
+
+
+def _after_fork_in_child() -> None:
+    for fd in _PRIVATE:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _PRIVATE.clear()
+    if _TIED and _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        # The parent may have died before the request was made: then nobody will send it.
+        if os.getppid() != _PARENT:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+if hasattr(os, "register_at_fork"):
+    # multiprocessing's fork workers come through os.fork too; subprocess (fork and exec)
+    # does not, and O_CLOEXEC keeps private descriptors from those.
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+
+
+def worker_count() -> int:
+    """Processes worth running: the cores this process may use, at most 4 (as
+    `catalog.engine.fastpath` counts them)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return min(cpus, _MAX_WORKERS)
+
+
+def worthwhile(count: int, minimum: int | None = None) -> bool:
+    """Whether `forked_map` would use workers for `count` items (a caller that must prepare for
+    a fork asks first)."""
+    least = PARALLEL_ITEMS if minimum is None else minimum
+    if count < max(least, 1) or worker_count() < 2:
+        return False
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _share(indexes: list[int]) -> list[Any]:
+    assert _JOB is not None
+    function, items = _JOB
+    results = function([items[index] for index in indexes])
+    if len(results) != len(indexes):
+        raise ValueError(f"a share of {len(indexes)} items gave {len(results)} results")
+    return results
+
+
+class ForkedMap(Generic[R]):
+    """Results being computed in forked workers while the caller does other work; see
+    `start`. Use it as a context manager, or call `results` (which ends it)."""
+
+    def __init__(self, function: Callable[[list[Any]], list[R]], items: Sequence[Any]) -> None:
+        global _JOB
+        workers = worker_count()
+        count = min(len(items), workers * _SHARES_PER_WORKER)
+        # Striped rather than cut in runs: neighbouring items (one module's errors) cost alike.
+        self._shares = [list(range(start, len(items), count)) for start in range(count)]
+        self._size = len(items)
+        _JOB = (function, items)
+        # What exists at the fork is the workers' to read, not to collect: without this, each
+        # worker's collections walk (and copy, page by page) the whole inherited heap.
+        gc.freeze()
+        try:
+            context = multiprocessing.get_context("fork")
+            self._pool: concurrent.futures.ProcessPoolExecutor | None = (
+                concurrent.futures.ProcessPoolExecutor(workers, mp_context=context)
+            )
+            self._futures = [self._pool.submit(_share, share) for share in self._shares]
+            if _on_start is not None:
+                _on_start([p.pid or 0 for p in multiprocessing.active_children()])
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            # The workers are forked by the first submit; this process collects as usual.
+            gc.unfreeze()
+
+    def completed(self) -> Iterator[tuple[int, R]]:
+        """`(index, result)` for each item, a share at a time as the workers finish them, so
+        that the caller can use them meanwhile. A worker that fails ends the iteration early
+        (the caller does the items it did not get); the workers are stopped at the end."""
+        shares = dict(zip(self._futures, self._shares, strict=True))
+        try:
+            for future in concurrent.futures.as_completed(self._futures):
+                done = future.result()
+                yield from zip(shares[future], done, strict=True)
+        except Exception as exc:  # the caller does the rest itself
+            log.info("errcat: the worker processes stopped: %s", exc)
+        finally:
+            self.close()
+
+    def results(self) -> list[R] | None:
+        """One result per item, in the items' order; None if a worker failed."""
+        results: dict[int, R] = dict(self.completed())
+        if len(results) != self._size:
+            return None
+        return [results[index] for index in range(self._size)]
+
+    def close(self) -> None:
+        """Stop the workers (those at work finish their share first)."""
+        global _JOB
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        _JOB = None
+
+    def __enter__(self) -> ForkedMap[R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start(
+    function: Callable[[list[T]], list[R]], items: Sequence[T], *, minimum: int | None = None
+) -> ForkedMap[R] | None:
+    """Start computing one result per item in forked workers: each worker calls `function`
+    on shares of the items (a list, for work done once per share: opening a connection,
+    flushing it), which returns one result per item of its share. None where this is not
+    done (see `worthwhile`), and the caller computes the results itself.
+
+    `function` is inherited, not pickled (a closure will do); its results cross a pipe,
+    pickled, so they should be compact (bytes, text). One job at a time.
+    """
+    if not worthwhile(len(items), minimum):
+        return None
+    if _JOB is not None:  # one at a time: the caller does this one itself
+        return None
+    try:
+        return ForkedMap(function, items)
+    except Exception as exc:  # the caller does the whole job itself
+        log.info("errcat: the worker processes did not start: %s", exc)
+        return None
+
+
+def forked_map(
+    function: Callable[[list[T]], list[R]], items: Sequence[T], *, minimum: int | None = None
+) -> list[R] | None:
+    """`start`, then its results: None where the workers were not used or failed."""
+    job = start(function, items, minimum=minimum)
+    return None if job is None else job.results()

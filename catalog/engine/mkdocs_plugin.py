@@ -1,0 +1,365 @@
+"""The `errcat` MkDocs plugin: the catalog's pages as virtual files, the JSON API after the build.
+
+With it, a plain `mkdocs build --strict` or `mkdocs serve` on the project's mkdocs.yml publishes
+the same pages `errcat build` composes, and `mkdocs serve` reloads when a catalog file changes.
+
+    plugins:
+      - search
+      - errcat:
+          catalog: catalog/errors   # default: [tool.errcat] catalog in pyproject.toml
+
+The plugin also adds the Markdown extensions errcat's pages need to those mkdocs.yml lists, and a
+search plugin when there is none (`catalog.engine.site_settings`), and renders the generated
+pages through `catalog.engine.fastpath` (cached under `.errcat-cache/`). `errcat build` runs the
+same plugin on its composed folder, there only for the rendering.
+
+A catalog with findings fails a build (PluginError naming each file and line). Under `mkdocs
+serve` it does not stop the server: every page errcat generates answers with the findings
+(`catalog.pages.findings_page`) and the terminal lists them, until an edit leaves the catalog valid.
+
+A file of the package the scanner cannot parse is a warning (`path:line:col: cannot scan: ...`,
+as `errcat check` prints it): a strict build stops on it, a lax one publishes the pages without
+that file's raise sites. A strict `mkdocs serve` shows the findings page instead, as for the
+catalog, since the warning would abort the rebuild and every request would wait on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.livereload import LiveReloadServer
+from mkdocs.plugins import BasePlugin, event_priority, get_plugins
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
+
+from catalog.authoring.generated_path import check_generated
+from catalog.core.config import (
+    DEFAULT_SITE_URL,
+    Config,
+    ConfigError,
+    load_config,
+    package_problem,
+)
+from catalog.core.findings import CatalogInvalid, Finding
+from catalog.core.project import cache_folder
+from catalog.engine.fastpath import Accelerator
+from catalog.engine.site_settings import (
+    SEARCH_PLUGINS,
+    SEARCH_SEPARATOR,
+    add_extensions,
+    add_theme_settings,
+)
+from catalog.pages.content import SiteContent
+
+if TYPE_CHECKING:
+    from catalog.pages.findings_page import Subject
+    from extractor.model import ScanFailure
+
+log = logging.getLogger("mkdocs.plugins.errcat")
+
+
+# mkdocs declares `__init_subclass__` without annotations on both base classes (it builds the
+# option schema there), so strict mypy flags the class statements themselves; there is no typed
+# way to subclass them.
+class ErrcatConfig(base.Config):  # type: ignore[no-untyped-call]
+    """Options under `errcat:` in mkdocs.yml."""
+
+    catalog = c.Optional(c.Type(str))
+    """Folder of the YAML catalog, relative to mkdocs.yml; default: pyproject's setting."""
+
+
+class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
+    """Adds `errors/<id>.md`, the indexes and the home page; writes `api/` into the site."""
+
+    def __init__(self) -> None:
+        self._project: Config | None = None
+        self._api: dict[str, object] = {}
+        self._composed: SiteContent | None = None
+        self._accelerator: Accelerator | None = None
+        self._serving = False
+        self._shown: set[str] = set()
+        """Under `mkdocs serve`: the generated pages of the last build with a valid catalog,
+        which keep answering (with the findings) while the catalog is broken."""
+        self._broken = False
+        """This build shows the catalog's findings instead of its pages (`mkdocs serve` only)."""
+
+    @classmethod
+    def for_composed_build(cls, project: Config, content: SiteContent) -> ErrcatPlugin:
+        """The plugin as `errcat build` runs it on its composed folder: the pages are already
+        there and the API is written by the build, so it only renders them."""
+        plugin = cls()
+        plugin.load_config({})
+        plugin._project = project
+        plugin._composed = content
+        return plugin
+
+    def _load_project(self, config: MkDocsConfig) -> Config:
+        root = Path(config.config_file_path).resolve().parent
+        try:
+            project = load_config(root)
+        except ConfigError as exc:
+            raise PluginError(f"errcat: {exc}") from None
+        if self.config.catalog:
+            # replace(), not a new Config: every other setting (max_file_size...) is kept.
+            project = dataclasses.replace(project, catalog=(root / self.config.catalog).resolve())
+        if not project.catalog.is_dir():
+            raise PluginError(
+                f"errcat: the catalog folder {project.catalog} does not exist; "
+                "set `catalog:` under the errcat plugin or [tool.errcat] catalog in pyproject.toml"
+            )
+        # What `errcat build` checks before it writes, so that `mkdocs build` fails as clearly.
+        problem = package_problem(project)
+        if problem is not None:
+            raise PluginError(f"errcat: {problem}")
+        try:
+            check_generated(project)
+        except ConfigError as exc:
+            raise PluginError(f"errcat: {exc}") from None
+        return project
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self._serving = command == "serve"
+
+    @event_priority(100)  # before the search plugin reads its settings
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        if self._composed is None or self._project is None:
+            self._project = self._load_project(config)
+        added = add_extensions(config.markdown_extensions, config.mdx_configs)
+        if added:
+            log.debug("errcat: added the Markdown extensions %s", ", ".join(added))
+        themed = add_theme_settings(config.theme)
+        if themed:
+            log.debug("errcat: set the theme's %s", ", ".join(themed))
+        _ensure_search(config)
+        self._accelerator = Accelerator(cache_folder(self._project), self)
+        # Worker processes are forked; `mkdocs serve` runs threads, which a fork must not copy.
+        self._accelerator.parallel = not self._serving
+        # errcat build writes each version into a fresh folder that nothing rewrites.
+        self._accelerator.link_previous = self._composed is not None
+        return config
+
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        if self._accelerator is not None:
+            self._accelerator.pre_build(config)
+
+    def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
+        if self._composed is not None:
+            if self._accelerator is not None:
+                self._accelerator.set_pages(self._composed.fast, self._composed.search)
+            return files
+
+        from catalog.entries.validate import load_valid_catalog
+        from catalog.pages.content import default_nav, gather, render
+
+        project = self._project or self._load_project(config)
+        self._broken = False
+        try:
+            catalog = load_valid_catalog(project.catalog)
+        except CatalogInvalid as exc:
+            if self._serving:
+                # Aborting here would leave `mkdocs serve` stuck until the catalog is fixed,
+                # every request hanging; the author sees the findings in the browser instead.
+                return self._show_findings(
+                    files, config, project, exc.findings, _catalog_ids(project), "catalog"
+                )
+            # PluginError prints without a traceback; the findings name each file and line.
+            listed = "\n".join(finding.format(project.root) for finding in exc.findings)
+            raise PluginError(f"errcat: the catalog is invalid:\n{listed}") from None
+        site_url = (config.site_url or DEFAULT_SITE_URL).rstrip("/") + "/"
+        repo_url = config.repo_url.rstrip("/") if config.repo_url else None
+        inputs = gather(
+            project, catalog, site_url=site_url, repo_url=repo_url, site_name=config.site_name
+        )
+        unparsed = [_scan_finding(project.root, failure) for failure in inputs.scan_failures]
+        if unparsed and self._serving and config.strict:
+            ids = {entry.id for entry in catalog}
+            return self._show_findings(files, config, project, unparsed, ids, "package")
+        for finding in unparsed:
+            log.warning(
+                "errcat: %s (its raise sites are missing from the pages)",
+                finding.format(project.root),
+            )
+        content = render(inputs)
+        for path in content.fast:
+            existing = files.get_file_from_path(path)
+            if existing is not None:
+                raise PluginError(
+                    f"errcat: {Path(config.docs_dir) / existing.src_path} sits where errcat "
+                    "generates a page; move its text to another file"
+                )
+        if config.nav is None:
+            config.nav = default_nav([f.src_uri for f in files.documentation_pages()])
+        for path, text in content.pages.items():
+            files.append(File.generated(config, path, content=text))
+        self._api = content.api
+        self._shown = set(content.pages)
+        if self._accelerator is not None:
+            self._accelerator.set_pages(content.fast, content.search)
+        return files
+
+    def _show_findings(
+        self,
+        files: Files,
+        config: MkDocsConfig,
+        project: Config,
+        findings: list[Finding],
+        ids: set[str],
+        subject: Subject,
+    ) -> Files:
+        """Every page errcat would generate (`ids`: the entries that may have one), and every
+        page of the last good build, as the findings page; the findings are logged too, for the
+        terminal."""
+        from catalog.pages.content import NAV_PAGES, default_nav
+        from catalog.pages.findings_page import findings_page
+
+        self._broken = True
+        findings = sorted(findings, key=lambda f: (f.display_path(project.root), f.line, f.column))
+        # Under `strict` a warning aborts the rebuild, which is what would leave the server
+        # stuck; the findings are then logged at INFO, which mkdocs shows all the same.
+        level = logging.INFO if config.strict else logging.WARNING
+        count = f"{len(findings)} problem{'' if len(findings) == 1 else 's'}"
+        log.log(level, "errcat: the %s has %s; its pages show them until fixed:", subject, count)
+        for finding in findings:
+            log.log(level, "errcat: %s", finding.format(project.root))
+        # The pages links and open browsers may point at: the indexes, whatever the last good
+        # build had, and each entry's page.
+        paths = self._shown | set(NAV_PAGES) | {f"errors/{entry_id}.md" for entry_id in ids}
+        if config.nav is None:
+            config.nav = default_nav([f.src_uri for f in files.documentation_pages()])
+        text = findings_page(findings, project.root, subject)
+        for path in sorted(paths):
+            if files.get_file_from_path(path) is None:
+                files.append(File.generated(config, path, content=text))
+        if self._accelerator is not None:
+            self._accelerator.set_pages({}, {})
+        return files
+
+    def on_nav(
+        self, nav: Navigation, /, *, config: MkDocsConfig, files: Files
+    ) -> Navigation | None:
+        if self._accelerator is not None:
+            self._accelerator.nav(nav, config, files)
+        return nav
+
+    def on_pre_page(self, page: Page, /, *, config: MkDocsConfig, files: Files) -> Page | None:
+        if self._accelerator is not None:
+            self._accelerator.pre_page(page)
+        return page
+
+    @event_priority(-100)  # the page's front matter as every other plugin left it
+    def on_page_markdown(
+        self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        if self._accelerator is not None:
+            self._accelerator.page_markdown(page)
+        return markdown
+
+    def on_env(
+        self, env: jinja2.Environment, /, *, config: MkDocsConfig, files: Files
+    ) -> jinja2.Environment | None:
+        if self._accelerator is not None:
+            self._accelerator.env(env, files)
+        return env
+
+    @event_priority(-100)
+    def on_page_context(
+        self, context: Any, /, *, page: Page, config: MkDocsConfig, nav: Navigation
+    ) -> Any:
+        if self._accelerator is not None:
+            self._accelerator.page_context(page, context)
+        return context
+
+    @event_priority(100)  # the theme's output as it came, before any plugin changes it
+    def on_post_page(self, output: str, /, *, page: Page, config: MkDocsConfig) -> str | None:
+        if self._accelerator is not None:
+            return self._accelerator.post_page(page, output)
+        return output
+
+    @event_priority(-100)  # after the search plugin has written its index
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        from catalog.pages.api import write_api
+
+        if self._accelerator is not None:
+            self._accelerator.post_build(config)
+            self._accelerator.finish(succeeded=True)
+        if self._composed is None and not self._broken:
+            write_api(Path(config.site_dir), self._api)
+
+    def on_build_error(self, *, error: Exception) -> None:
+        if self._accelerator is not None:
+            self._accelerator.finish(succeeded=False)
+
+    def on_serve(
+        self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any
+    ) -> LiveReloadServer | None:
+        project = self._project or self._load_project(config)
+        # A YAML edit changes pages; a code edit moves the raise sites the pages show.
+        server.watch(str(project.catalog))
+        if project.package.is_dir():
+            server.watch(str(project.package))
+        return server
+
+
+def _catalog_ids(project: Config) -> set[str]:
+    """The entries an invalid catalog holds, loaded or not: every entry the files mention."""
+    from catalog.entries.loader import read_catalog
+
+    loaded = read_catalog(project.catalog)
+    ids = {entry.id for entry in loaded.catalog} | set(loaded.broken)
+    for finding in loaded.findings:
+        ids |= _written_ids(finding.path)
+    return ids
+
+
+def _scan_finding(root: Path, failure: ScanFailure) -> Finding:
+    """A file the scanner could not read, worded as `errcat check` reports it."""
+    return Finding(
+        root / failure.path,
+        failure.line,
+        failure.column,
+        f"cannot scan: {failure.message}",
+        "fix the file so Python can parse it",
+        stage="sites",
+    )
+
+
+_WRITTEN_ID = re.compile(r"""^[ -]*id: *["']?([0-9a-f]{16})["']? *$""", re.MULTILINE)
+
+
+def _written_ids(path: Path) -> set[str]:
+    """The ids a catalog file seems to hold, read from its text: a file that is not YAML any
+    more still says which pages an author may have open. Used to pick URLs, never as data."""
+    try:
+        return set(_WRITTEN_ID.findall(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return set()
+
+
+def _ensure_search(config: MkDocsConfig) -> None:
+    """A search plugin for the error pages, with errcat's separator unless one is set; runs
+    before the search plugin's own on_config, which reads the setting."""
+    for name, plugin in config.plugins.items():
+        if name in SEARCH_PLUGINS:
+            if hasattr(plugin.config, "separator") and not plugin.config.separator:
+                plugin.config.separator = SEARCH_SEPARATOR
+            return
+    available = get_plugins()
+    theme_search = "material/search" if config.theme.name == "material" else "search"
+    name = theme_search if theme_search in available else "search"
+    plugin = available[name].load()()
+    errors, _ = plugin.load_config({"separator": SEARCH_SEPARATOR}, config.config_file_path)
+    if errors:
+        raise PluginError(f"errcat: cannot add the search plugin: {errors}")
+    # Added while MkDocs runs the on_config handlers: the list is walked in order, so the new
+    # plugin's own on_config (lower priority than errcat's) still runs.
+    config.plugins[name] = plugin

@@ -1,0 +1,201 @@
+"""The MkDocs settings errcat's pages need, merged into the project's own mkdocs.yml.
+
+Error pages are Markdown that uses admonitions (draft and retired notes), attribute lists
+(`{ data-search-exclude }` on headings), Markdown inside HTML (`<section markdown>`), tables (the
+indexes), heading ids (toc) and highlighted code with line numbers and a marked line
+(pymdownx.highlight and superfences). A project without mkdocs.yml, or whose mkdocs.yml lists
+other extensions, would otherwise show those as raw text.
+
+The rule, the same for `errcat build` and the MkDocs plugin:
+
+- every extension below that the project does not list is added with errcat's settings; one
+  the project lists keeps the project's settings, whatever they are;
+- no `theme` means Material; a project's theme is kept;
+- with Material, a theme without a `palette` gets errcat's (light and dark following the
+  system's preference, with a toggle) and one without a `font` gets `font: false` (the system's
+  fonts: Material's default loads Google Fonts, a request to another origin on every view); a
+  project's palette or font is kept;
+- with Material, errcat's theme folder (`catalog/pages/theme`: link previews, the stylesheet,
+  the search box's matching, the 404 page, a repository link that fetches nothing) joins the
+  theme's template folders after the project's `custom_dir`, so a project's own templates win
+  (a project's main.html keeps errcat's additions by extending "errcat_main.html");
+- a search plugin is added when the project lists none, and a search plugin without a
+  `separator` gets errcat's (it splits pasted messages on punctuation); the project's other
+  search settings and plugins are kept.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from catalog.pages import THEME_FOLDER
+
+SEARCH_SEPARATOR = r"""[\s\-,:;!=\[\]()<>{}"'/|]+|\.(?!\d)"""
+"""lunr reads `:` as a field separator and messages are full of `:`, `,`, quotes, brackets, `=`
+and dots: splitting on them lets a pasted message with concrete values match its template."""
+
+EXTENSIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("admonition", {}),
+    ("attr_list", {}),
+    ("md_in_html", {}),
+    ("tables", {}),
+    ("toc", {}),
+    (
+        "pymdownx.highlight",
+        {"anchor_linenums": True, "line_spans": "__span", "pygments_lang_class": True},
+    ),
+    ("pymdownx.superfences", {}),
+)
+"""The Markdown extensions error pages use, with the settings errcat gives them when a project
+lists none of its own."""
+
+SEARCH_PLUGINS = ("search", "material/search")
+
+PALETTE: tuple[dict[str, Any], ...] = (
+    {
+        "media": "(prefers-color-scheme: light)",
+        "scheme": "default",
+        "primary": "indigo",
+        "accent": "indigo",
+        "toggle": {"icon": "material/brightness-7", "name": "Switch to dark mode"},
+    },
+    {
+        "media": "(prefers-color-scheme: dark)",
+        "scheme": "slate",
+        "primary": "indigo",
+        "accent": "indigo",
+        "toggle": {"icon": "material/brightness-4", "name": "Switch to light mode"},
+    },
+)
+"""Material's palette for a theme that sets none: the scheme the system prefers first, and a
+header toggle to the other one."""
+
+
+def merged_theme(value: object) -> object:
+    """The project's `theme`: Material when there is none; for Material, errcat's palette and
+    the system's fonts where the project chose neither."""
+    if not value or value == "material":
+        value = {"name": "material"}
+    if not isinstance(value, dict) or value.get("name") != "material":
+        return value
+    theme = dict(value)
+    if "palette" not in theme:
+        theme["palette"] = [{**option, "toggle": dict(option["toggle"])} for option in PALETTE]
+    theme.setdefault("font", False)
+    return theme
+
+
+def _extension_names(value: object) -> Iterator[str]:
+    if isinstance(value, dict):
+        yield from (str(name) for name in value)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                yield item
+            elif isinstance(item, dict):
+                yield from (str(name) for name in item)
+
+
+def merged_extensions(value: object) -> object:
+    """The project's `markdown_extensions` with the ones errcat needs appended where missing."""
+    present = set(_extension_names(value))
+    missing = [(name, options) for name, options in EXTENSIONS if name not in present]
+    if isinstance(value, dict):
+        return {**value, **{name: dict(options) for name, options in missing}}
+    items = list(value) if isinstance(value, list) else []
+    return items + [{name: dict(options)} if options else name for name, options in missing]
+
+
+def _plugin_name(item: object) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and len(item) == 1:
+        return str(next(iter(item)))
+    return None
+
+
+def _with_separator(name: str, options: object) -> dict[str, Any]:
+    table = dict(options) if isinstance(options, dict) else {}
+    table.setdefault("separator", SEARCH_SEPARATOR)
+    return {name: table}
+
+
+def merged_plugins(value: object) -> object:
+    """The project's `plugins` with a search plugin (and its separator) where missing."""
+    if value is None:
+        return [_with_separator("search", None)]
+    if isinstance(value, dict):
+        found = next((name for name in value if name in SEARCH_PLUGINS), None)
+        if found is None:
+            return {**_with_separator("search", None), **value}
+        return {**value, **_with_separator(found, value[found])}
+    items = list(value) if isinstance(value, list) else []
+    for index, item in enumerate(items):
+        name = _plugin_name(item)
+        if name in SEARCH_PLUGINS:
+            options = item[name] if isinstance(item, dict) else None
+            items[index] = _with_separator(name, options)
+            return items
+    return [_with_separator("search", None), *items]
+
+
+MATERIAL_DEFAULT_FONT = {"text": "Roboto", "code": "Roboto Mono"}
+"""What a loaded Material theme holds as `font` when the project set none (Google Fonts)."""
+
+
+def add_theme_settings(theme: Any) -> list[str]:
+    """For a loaded MkDocs theme (the plugin's route): errcat's palette where a Material theme
+    has none and `font: false` where its font is Material's default; return the keys set.
+
+    A loaded theme no longer tells a font the project chose from Material's default, so a
+    project that names exactly Roboto and Roboto Mono gets the system's fonts too."""
+    if getattr(theme, "name", None) != "material":
+        return []
+    added = []
+    if "palette" not in theme or theme["palette"] is None:
+        theme["palette"] = [{**option, "toggle": dict(option["toggle"])} for option in PALETTE]
+        added.append("palette")
+    if "font" not in theme or theme["font"] == MATERIAL_DEFAULT_FONT:
+        theme["font"] = False
+        added.append("font")
+    if add_theme_folder(theme):
+        added.append("templates")
+    return added
+
+
+def add_theme_folder(theme: Any) -> bool:
+    """Put errcat's theme folder among a loaded theme's template folders, right after the
+    project's `custom_dir` (whose templates win) and before the theme's own; return whether it
+    was added (it is added once, however often MkDocs calls the plugin)."""
+    dirs = getattr(theme, "dirs", None)
+    if not isinstance(dirs, list):
+        return False
+    folder = str(THEME_FOLDER)
+    if any(os.path.realpath(d) == folder for d in dirs):
+        return False
+    dirs.insert(1 if getattr(theme, "custom_dir", None) else 0, folder)
+    return True
+
+
+def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` (a project's mkdocs.yml) with everything errcat's pages need merged in."""
+    merged = dict(settings)
+    merged["theme"] = merged_theme(merged.get("theme"))
+    merged["markdown_extensions"] = merged_extensions(merged.get("markdown_extensions"))
+    merged["plugins"] = merged_plugins(merged.get("plugins"))
+    return merged
+
+
+def add_extensions(names: list[str], options: dict[str, Any]) -> list[str]:
+    """For a loaded MkDocs config (its `markdown_extensions` and `mdx_configs`): add what is
+    missing, in place; return the names added."""
+    added = []
+    for name, defaults in EXTENSIONS:
+        if name not in names:
+            names.append(name)
+            if defaults:
+                options[name] = dict(defaults)
+            added.append(name)
+    return added

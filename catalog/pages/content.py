@@ -1,0 +1,337 @@
+"""Everything a site holds, computed once from the project: the generated Markdown pages (paths
+relative to the docs folder) and the JSON API documents (paths relative to the site folder).
+
+Both `errcat build` and the MkDocs plugin start here, so the two routes publish the same pages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from catalog.core.config import Config
+from catalog.core.model import Catalog, Entry, Status
+from catalog.core.project import generated_module
+from catalog.entries.verified import RESULTS_FILE, Verification, load_results, verified_on
+from catalog.evidence.reproduce import load_reproduced
+from catalog.evidence.tested import tested_by_entry
+from catalog.gate.stats import Stats, catalog_stats
+from catalog.matching import browser_index
+from catalog.matching.messages import catalog_rows
+from catalog.pages import api, blocks, entry_schema, templating
+from catalog.pages.errorpages import ErrorPages, Todo
+from catalog.pages.knowledge import KnowledgeItem, knowledge_by_entry, reproduced_items
+from catalog.pages.pagecache import PageCache
+from catalog.pages.related import related_entries
+from catalog.pages.repository import Repository, read_repository
+from catalog.pages.search import SearchDoc, error_doc
+from catalog.pages.sources import Source, _repository_path, sources_by_entry
+from extractor.expectations import Expectation, read_expectations
+from extractor.model import ScanFailure
+
+HOME_PAGE = "index.md"
+ERRORS_INDEX = "errors/index.md"
+MODULES_INDEX = "errors/modules/index.md"
+EXCEPTIONS_INDEX = "errors/exceptions/index.md"
+NAV_PAGES = (HOME_PAGE, ERRORS_INDEX, MODULES_INDEX, EXCEPTIONS_INDEX)
+"""The generated pages a navigation needs; error and group pages stay out of it."""
+MATCH_INDEX = "match-index"
+"""The name the match index is kept under in the page cache (`PageCache.find_text`)."""
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """What the pages are made of."""
+
+    config: Config
+    catalog: Catalog
+    sources: Mapping[str, tuple[Source, ...]]
+    """Raise sites by entry id."""
+    scan_failures: tuple[ScanFailure, ...]
+    """Files of the package the scanner could not read (their sites are missing from pages)."""
+    repository: Repository
+    verified: Mapping[str, list[Verification]]
+    site_url: str
+    """Ends in `/`."""
+    site_name: str
+    stats: Stats
+    """The coverage figures `errcat stats` prints, for the home page."""
+    knowledge: Mapping[str, tuple[KnowledgeItem, ...]] = field(default_factory=dict)
+    """What the package itself says of each entry, by id (`catalog.pages.knowledge`)."""
+
+
+class _Markdown(Mapping[str, str]):
+    """Each page's Markdown, expanded from its recorded form only when asked for: a whole
+    catalog's pages are not held twice."""
+
+    def __init__(self, fast: Mapping[str, blocks.FastPage]) -> None:
+        self._fast = fast
+
+    def __getitem__(self, path: str) -> str:
+        return self._fast[path].markdown()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fast)
+
+    def __len__(self) -> int:
+        return len(self._fast)
+
+
+@dataclass(frozen=True)
+class SiteContent:
+    """The generated part of a site."""
+
+    fast: dict[str, blocks.FastPage]
+    """Docs-relative path → the page as rendered (text with block markers, and the blocks),
+    sorted by path."""
+    api: dict[str, object]
+    """Site-relative path → JSON value."""
+    search: dict[str, SearchDoc] = field(default_factory=dict)
+    """Docs-relative path of an error page → its search entry."""
+
+    @property
+    def pages(self) -> Mapping[str, str]:
+        """Docs-relative path → Markdown, sorted by path."""
+        return _Markdown(self.fast)
+
+
+def gather(
+    config: Config, catalog: Catalog, *, site_url: str, repo_url: str | None, site_name: str
+) -> SiteInputs:
+    """Scan the package and read the repository and the verified examples for `catalog`."""
+    from catalog.core.project import cache_folder, generated_module, scan_package
+    from catalog.matching.sites import Matcher, SiteMessages
+    from extractor.calls import reaches
+
+    report = scan_package(config)
+    repository = read_repository(config.root, repo_url)
+    results_path = config.catalog / RESULTS_FILE
+    module = generated_module(config)
+    # One matcher for the sources and the figures, with each site's catalog message as `errcat
+    # check` and `errcat stats` remember it: rewriting 15,000 scan templates, twice, cost
+    # seconds of every build.
+    cache = cache_folder(config)
+    messages = SiteMessages.load(cache) if cache is not None else SiteMessages()
+    matcher = Matcher(catalog, module, messages)
+    sources = sources_by_entry(catalog, report, module, repository, matcher)
+    stats = catalog_stats(catalog, report, module, results_path, matcher)
+    if cache is not None:
+        messages.save(cache)
+    # Who reaches each raise, for the facts read from the code (summaries cached with the scan).
+    graph = reaches(report, cwd=config.root, cache_dir=cache)
+    derived = api.derived_sources(sources, report, graph, repository, config.root)
+    return SiteInputs(
+        config=config,
+        catalog=catalog,
+        sources=derived,
+        scan_failures=tuple(report.failures),
+        repository=repository,
+        verified=load_results(results_path),
+        site_url=site_url,
+        site_name=site_name,
+        # What `compute_stats` counts, from the same catalog and scan the pages come from.
+        stats=stats,
+        knowledge=knowledge_by_entry(
+            (entry.id for entry in catalog),
+            derived,
+            _expectations(config, catalog, repository),
+            _reproduced(config, repository),
+        ),
+    )
+
+
+def _reproduced(config: Config, repository: Repository) -> dict[str, list[KnowledgeItem]]:
+    """What `errcat reproduce` saw raise each entry, for code that has not changed since (the
+    build never runs the package's code itself)."""
+    return {
+        entry_id: [
+            replace(item, path=_repository_path(repository, str(config.root / item.path)))
+            if item.path is not None
+            else item
+            for item in reproduced_items(reproductions)
+        ]
+        for entry_id, reproductions in load_reproduced(config.catalog, config.root).items()
+    }
+
+
+def _expectations(
+    config: Config, catalog: Catalog, repository: Repository
+) -> dict[str, tuple[Expectation, ...]]:
+    """The package's tests that expect each entry, their paths relative to the repository."""
+    found, _failures = read_expectations(list(config.tests), cwd=config.root)
+    # A test file that does not parse costs its expectations only: pages never depend on it.
+    paired = tested_by_entry(catalog, found, generated_module=generated_module(config))
+    return {
+        entry_id: tuple(
+            replace(
+                expectation,
+                path=_repository_path(repository, str(config.root / expectation.path)),
+            )
+            for expectation in expectations
+        )
+        for entry_id, expectations in paired.items()
+    }
+
+
+def _groups(entries: list[Entry], key: str) -> list[templating.Group]:
+    grouped: dict[str, list[Entry]] = defaultdict(list)
+    for entry in entries:
+        grouped[getattr(entry, key)].append(entry)
+    return [templating.Group(name, name, tuple(grouped[name])) for name in sorted(grouped)]
+
+
+def _recorded(page: Callable[..., str], *args: Any, **kwargs: Any) -> blocks.FastPage:
+    """`page(*args, **kwargs)`, with the blocks it emits kept apart."""
+    with blocks.recording() as recorded:
+        text = page(*args, **kwargs)
+    return blocks.FastPage(text, tuple(recorded))
+
+
+def render(inputs: SiteInputs) -> SiteContent:
+    """Every generated page and API document; an error page comes from the page cache where an
+    earlier build rendered it from the same inputs (`catalog.pages.pagecache`)."""
+    from catalog.core.project import cache_folder
+
+    cache = PageCache(cache_folder(inputs.config))
+    succeeded = False
+    try:
+        content = _render(inputs, cache)
+        succeeded = True
+    finally:
+        cache.close(succeeded)
+    return content
+
+
+def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
+    entries = list(inputs.catalog)
+    by_id = inputs.catalog.by_id()
+    related = related_entries(inputs.catalog, inputs.sources)
+    package = inputs.config.package.name
+    typed_module = generated_module(inputs.config)
+    site_path = urlsplit(inputs.site_url).path or "/"
+    results = dict(inputs.verified)
+    verified = {entry.id: verified_on(entry, results) for entry in entries}
+    todo: Todo = []
+    for entry in entries:
+        replacement = by_id.get(entry.replaced_by) if entry.replaced_by else None
+        page_inputs: dict[str, Any] = dict(
+            entry=entry,
+            package=package,
+            generated=typed_module,
+            sources=inputs.sources.get(entry.id, ()),
+            related=related[entry.id],
+            replacement=replacement,
+            verified=verified[entry.id],
+            repository=inputs.repository,
+            site_path=site_path,
+            page_url=api.page_url(inputs.site_url, entry.id),
+            knowledge=inputs.knowledge.get(entry.id, ()),
+        )
+        todo.append((f"errors/{entry.id}.md", page_inputs))
+    # The match index reads the entries' matcher rows only, which an edit of prose leaves as
+    # they were: looked up before the workers start (the cache is theirs while they run).
+    rows = [list(row.values()) for row in catalog_rows(inputs.catalog)]
+    material = json.dumps([typed_module, rows], ensure_ascii=False).encode("utf-8")
+    matched = cache.find_text(MATCH_INDEX, material)
+    # Started first: worker processes make the error pages while this process makes the rest.
+    with ErrorPages(todo, cache) as error_pages:
+        generated, documents, search = _the_rest(
+            inputs, entries, related, verified, site_path, matched
+        )
+        generated.update(error_pages.pages())
+    made = documents[browser_index.MATCH_FILE]
+    if matched is None and isinstance(made, str):
+        cache.store_text(MATCH_INDEX, material, made)
+    return SiteContent(fast=dict(sorted(generated.items())), api=documents, search=search)
+
+
+def _the_rest(
+    inputs: SiteInputs,
+    entries: list[Entry],
+    related: Mapping[str, tuple[Entry, ...]],
+    verified: Mapping[str, list[dict[str, str]]],
+    site_path: str,
+    matched: str | None,
+) -> tuple[dict[str, blocks.FastPage], dict[str, object], dict[str, SearchDoc]]:
+    """The pages but the error pages, the API documents and the search entries; `matched`:
+    the match index an earlier build made from the same entries, if any."""
+    package = inputs.config.package.name
+    generated: dict[str, blocks.FastPage] = {}
+    search: dict[str, SearchDoc] = {}
+    documents: dict[str, object] = {}
+    for entry in entries:
+        search[f"errors/{entry.id}.md"] = error_doc(entry)
+        documents[f"{api.ERRORS_FOLDER}/{entry.id}.json"] = api.entry_document(
+            entry,
+            sources=inputs.sources.get(entry.id, ()),
+            related=related[entry.id],
+            verified=verified[entry.id],
+            repository=inputs.repository,
+            site_url=inputs.site_url,
+            knowledge=inputs.knowledge.get(entry.id, ()),
+        )
+    documents[api.INDEX_FILE] = [api.index_row(entry, inputs.site_url) for entry in entries]
+    documents[api.SCHEMA_FILE] = entry_schema.schema()
+    # What the search box matches pasted errors against (written as compact JSON text).
+    documents[browser_index.MATCH_FILE] = matched or browser_index.dumps(
+        browser_index.match_index(inputs.catalog, generated_module(inputs.config))
+    )
+
+    ordered = sorted(entries, key=lambda e: (e.module, e.message, e.id))
+    generated[ERRORS_INDEX] = _recorded(templating.errors_index, ordered)
+    for folder, title, label, key in (
+        ("modules", "Errors by module", "Module", "module"),
+        ("exceptions", "Errors by exception type", "Exception", "exception"),
+    ):
+        groups = _groups(ordered, key)
+        generated[f"errors/{folder}/index.md"] = _recorded(
+            templating.groups_index, title, label, groups
+        )
+        for group in groups:
+            generated[f"errors/{folder}/{group.slug}.md"] = _recorded(
+                templating.group_page, label, group
+            )
+    counts = {
+        "entries": len(entries),
+        "active": sum(e.status is Status.ACTIVE for e in entries),
+        "draft": sum(e.status is Status.DRAFT for e in entries),
+        "retired": sum(e.status is Status.RETIRED for e in entries),
+        "modules": len({e.module for e in entries}),
+    }
+    generated[HOME_PAGE] = _recorded(
+        templating.home_page,
+        site_name=inputs.site_name,
+        package=package,
+        counts=counts,
+        stats=inputs.stats,
+        repository=inputs.repository,
+        site_path=site_path,
+    )
+    return generated, documents, search
+
+
+def clashes(docs_dir: Path, content: SiteContent) -> list[Path]:
+    """Hand-written files that sit where a generated page goes (the generated page would hide them)."""
+    return [docs_dir / path for path in content.pages if (docs_dir / path).exists()]
+
+
+def default_nav(handwritten: list[str]) -> list[object]:
+    """A navigation for a project whose mkdocs.yml has none: the generated indexes, then the
+    hand-written pages. Without one, MkDocs would list every error page on every page."""
+    nav: list[object] = [
+        {"Home": HOME_PAGE},
+        {
+            "Errors": [
+                {"All errors": ERRORS_INDEX},
+                {"By module": MODULES_INDEX},
+                {"By exception type": EXCEPTIONS_INDEX},
+            ]
+        },
+    ]
+    nav += sorted(path for path in handwritten if path not in NAV_PAGES)
+    return nav

@@ -1,0 +1,248 @@
+"""What the package itself says about an error, gathered for its page and its `knowledge` list.
+
+Nothing here is authored in the catalog: each item is read from the package (see CONTRACTS,
+`knowledge`) and says where it was read.
+
+- `documented`: the raising function's docstring names this exception in its raises section
+  (read by `extractor.docstrings`, attached to the raise site);
+- `tested`: a test of the package expects this error (`extractor.expectations`, paired with the
+  entry by `catalog.evidence.tested`);
+- `remedy`: the raise sits under an `if` that tests only parameters of the public function that
+  raises it, so a caller avoids it by passing values for which the test is false; the test is
+  turned around by `extractor.conditions.negated`, exactly (`not a <= b` gives `a <= b`,
+  `x is None` gives `x is not None`, `x < 0` gives `not (x < 0)`);
+- `reproduced`: a call `errcat reproduce` ran and saw raise this entry at its site
+  (`reproduced_items`, from the results `catalog.evidence.reproduce` stores beside the catalog).
+
+`verified` is true for `reproduced` items only: errcat read the others and ran nothing (only
+`errcat reproduce` runs the package's code, never the build).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from catalog.core.project import public_rank
+from catalog.evidence.reproduce import def_header
+from catalog.pages.plaintext import code_span
+from extractor.conditions import negated
+
+if TYPE_CHECKING:
+    from catalog.evidence.reproduce import Reproduction
+    from catalog.pages.sources import Source
+    from extractor.expectations import Expectation
+
+KINDS = ("documented", "tested", "reproduced", "remedy")
+_BUILTINS = frozenset(dir(builtins))
+MAX_TESTED = 5
+"""Tests an entry lists; the JSON lists the same ones (the rest are more of the same)."""
+
+
+@dataclass(frozen=True)
+class KnowledgeItem:
+    """One thing the package says about an error (the API's `knowledge[]` item)."""
+
+    kind: str
+    text: str
+    """Markdown of the safe subset: code in code spans."""
+    code: str | None = None
+    path: str | None = None
+    """Where it was read, relative to the repository root; None with `line` when unknown."""
+    line: int | None = None
+    verified: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "code": self.code,
+            "source": None if self.path is None else {"path": self.path, "line": self.line},
+            "verified": self.verified,
+        }
+
+
+@functools.lru_cache(maxsize=65536)
+def _parameters(signature: str) -> tuple[str, ...]:
+    """The parameter names of a `def` header as written, `self` and `cls` left out; () if it
+    does not parse."""
+    node = def_header(signature)
+    if node is None:
+        return ()
+    arguments = node.args
+    every = [
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        *(arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None),
+    ]
+    return tuple(arg.arg for arg in every if arg.arg not in ("self", "cls"))
+
+
+class _Written:
+    """`extractor.conditions`' view of a test's text: each node as written in it."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def text(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.code, node) or ast.unparse(node)
+
+    def starts_with(self, node: ast.stmt, word: str) -> bool:
+        # Only statements are asked this (`if` against `elif`); a test has none.
+        return False
+
+
+@functools.lru_cache(maxsize=65536)
+def turned_around(code: str) -> str | None:
+    """The test that must hold for `code` not to, by the extractor's own rule (the one the
+    "Raised when" phrases use): exact, so `not X` gives `X` and `x is None` gives `x is not
+    None`, while `x < 0` gives `not x < 0` (a NaN is neither below 0 nor at or above it); None
+    for code that is not Python."""
+    code = code.strip()
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return None
+    return negated(tree.body, _Written(code))
+
+
+@functools.lru_cache(maxsize=65536)
+def _names(code: str) -> frozenset[str]:
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return frozenset()
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
+
+
+def remedies(source: Source) -> list[KnowledgeItem]:
+    """What to pass instead, from the innermost `if` that tests only the public function's
+    parameters.
+
+    Only an enclosing `if` counts: a `guard` holds because an earlier check raised or returned
+    otherwise, so turning it around would send the caller into that earlier raise. And every
+    name the test reads must be a parameter (or a built-in such as `len`): with a local in it
+    (`age > max_age`, `age` computed inside), no value of the parameters is known to avoid it.
+    """
+    function = getattr(source, "function", None)
+    signature = getattr(source, "signature", None)
+    conditions = getattr(source, "conditions", ())
+    # Public as `public_rank` counts it: no private part (`__init__`, `__call__` are how a
+    # public class is called).
+    if not function or not signature or public_rank("", function)[0]:
+        return []
+    parameters = set(_parameters(signature))
+    for condition in conditions:
+        if condition.kind != "if" or not condition.code:
+            continue
+        # A parameter may shadow a built-in's name (`id`, `type`, `format`): it stays a name read.
+        read = _names(condition.code) - (_BUILTINS - parameters)
+        named = sorted(read)
+        if not named or not read <= parameters:
+            continue
+        wanted = turned_around(condition.code)
+        if wanted is None:
+            continue
+        which = ", ".join(code_span(name) for name in named)
+        caller = function.removesuffix(".__init__")
+        return [
+            KnowledgeItem(
+                kind="remedy",
+                text=(
+                    f"Call {code_span(caller)} with {which} such that {code_span(wanted)}: "
+                    f"it raises this error when {code_span(condition.code)} "
+                    f"(line {condition.line})."
+                ),
+                path=source.path,
+                line=condition.line,
+            )
+        ]
+    return []
+
+
+def documented(source: Source) -> list[KnowledgeItem]:
+    """The raising function's docstring on this error, as the site's record holds it."""
+    items = []
+    for note in getattr(source, "documented", ()):
+        if not note.text:
+            continue
+        items.append(
+            KnowledgeItem(
+                kind="documented",
+                text=f"The docstring of {code_span(note.function)}: {note.text}",
+                path=source.path,
+                line=note.line,
+            )
+        )
+    return items
+
+
+def tested(expectations: Sequence[Expectation]) -> list[KnowledgeItem]:
+    """A test of the package that expects this error, with its code."""
+    items = []
+    for expectation in expectations[:MAX_TESTED]:
+        where = code_span(expectation.function) if expectation.function else "A test"
+        matched = (
+            f", with a message matching {code_span(expectation.pattern)}"
+            if expectation.pattern
+            else ""
+        )
+        items.append(
+            KnowledgeItem(
+                kind="tested",
+                text=f"{where} expects {code_span(expectation.exception)}{matched}.",
+                code=expectation.code,
+                path=expectation.path,
+                line=expectation.line,
+            )
+        )
+    return items
+
+
+def reproduced_items(reproductions: Iterable[Reproduction]) -> list[KnowledgeItem]:
+    """The calls `errcat reproduce` saw raise the entry at its site: executed, so verified."""
+    return [
+        KnowledgeItem(
+            kind="reproduced",
+            text=(
+                f"Reproduced by errcat: {code_span(r.call)} raised it at "
+                f"{code_span(f'{r.path}:{r.line}')}."
+            ),
+            code=r.call,
+            path=r.path,
+            line=r.line,
+            verified=True,
+        )
+        for r in reproductions
+    ]
+
+
+def knowledge_by_entry(
+    entry_ids: Iterable[str],
+    sources: Mapping[str, Sequence[Source]],
+    expectations: Mapping[str, Sequence[Expectation]],
+    reproduced: Mapping[str, Sequence[KnowledgeItem]] | None = None,
+) -> dict[str, tuple[KnowledgeItem, ...]]:
+    """Each entry's items in the order of `KINDS`: documented, tested, the calls `errcat
+    reproduce` saw raise it (`reproduced`, made by `catalog.evidence.reproduce`), then remedies; the
+    same text once."""
+    found: dict[str, tuple[KnowledgeItem, ...]] = {}
+    for entry_id in entry_ids:
+        items: list[KnowledgeItem] = []
+        at = sources.get(entry_id, ())
+        for source in at:
+            items += documented(source)
+        items += tested(expectations.get(entry_id, ()))
+        items += (reproduced or {}).get(entry_id, ())
+        for source in at:
+            items += remedies(source)
+        unique: dict[tuple[str, str], KnowledgeItem] = {}
+        for item in items:
+            unique.setdefault((item.kind, item.text), item)
+        found[entry_id] = tuple(unique.values())
+    return found
