@@ -68,38 +68,38 @@ TARGETS = (
     Target(
         "catalog/entries/validate.py",
         (
-            "tests/test_validate_mutants.py",
-            "tests/test_loader.py",
-            "tests/test_bad_yaml.py",
-            "tests/test_loader_resilience.py",
-            "tests/test_drafting.py",
-            "tests/test_ids.py",
+            "tests/entries/test_validate_mutants.py",
+            "tests/entries/test_loader.py",
+            "tests/entries/test_bad_yaml.py",
+            "tests/entries/test_loader_resilience.py",
+            "tests/authoring/test_drafting.py",
+            "tests/core/test_ids.py",
         ),
     ),
     Target(
         "extractor/templates.py",
         (
-            "tests/test_templates_mutants.py",
-            "tests/test_extractor_templates.py",
-            "tests/test_extractor_scan.py",
+            "tests/entries/test_templates_mutants.py",
+            "tests/extractor/test_extractor_templates.py",
+            "tests/extractor/test_extractor_scan.py",
         ),
     ),
     Target(
         "runtime/transport/memory_pool.py",
         (
-            "tests/test_pool_mutants.py",
-            "tests/test_memory_pool.py",
-            "tests/test_pool_stateful.py",
-            "tests/test_cuda_ipc.py",  # its CPU tests fake the CUDA driver calls
+            "tests/runtime/test_pool_mutants.py",
+            "tests/runtime/test_memory_pool.py",
+            "tests/runtime/test_pool_stateful.py",
+            "tests/runtime/test_cuda_ipc.py",  # its CPU tests fake the CUDA driver calls
         ),
     ),
     Target(
         "catalog/gate/check.py",
         (
-            "tests/test_check_mutants.py",
-            "tests/test_check_cache.py",
-            "tests/test_check.py",
-            "tests/test_check_findings.py",
+            "tests/gate/test_check_mutants.py",
+            "tests/gate/test_check_cache.py",
+            "tests/gate/test_check.py",
+            "tests/gate/test_check_findings.py",
         ),
     ),
 )

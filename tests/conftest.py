@@ -25,7 +25,7 @@ def _mps_available() -> bool:
 @pytest.fixture(autouse=True)
 def _no_docs_links(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runtime tests match messages exactly (`...$`); pytest also matches PEP 678 notes, so the
-    docs-link note is switched off here and tested on its own in tests/test_runtime_errors.py."""
+    docs-link note is switched off here and tested on its own in tests/runtime/test_runtime_errors.py."""
     monkeypatch.setenv("ERRCAT_DOCS_LINKS", "0")
 
 

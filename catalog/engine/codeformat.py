@@ -9,7 +9,7 @@ none, line anchors and spans, highlighted lines, any first line number. `Layout.
 options off the formatter and declines (None) any other option, value or formatter class; the
 caller then lets Pygments format the block, so the HTML is the same either way.
 
-`tests/test_codeformat.py` compares `write` with Pygments on random code, and the highlighter
+`tests/engine/test_codeformat.py` compares `write` with Pygments on random code, and the highlighter
 compares every probe block (`PROBES`) both ways once per build before trusting it, so another
 Pygments or pymdownx release that writes something differently turns this off rather than
 changing a site.

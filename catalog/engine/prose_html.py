@@ -7,7 +7,7 @@ words. At whole-torch size Python-Markdown spent more time parsing that shape th
 rest of an error page but its code. `to_html` converts exactly that shape and declines (returns
 None) as soon as a text holds anything else, so that the caller gives such a text to
 Python-Markdown instead: the HTML is the same either way, which the tests check against
-Python-Markdown itself (`tests/test_prose_html.py`, and whole sites built both ways).
+Python-Markdown itself (`tests/engine/test_prose_html.py`, and whole sites built both ways).
 
 The rules are deliberately narrower than Markdown's. Declined, among others: any backslash,
 HTML, entity, link or image character (`\\ < > & [ ] !`), underscores and unbalanced asterisks

@@ -13,7 +13,7 @@ declined page costs a parse and nothing is done twice. Links are left as targets
 to resolve (MkDocs rewrites them and reports the broken ones); headings come back with what the
 `toc` extension needs to number them.
 
-`tests/test_skeleton_html.py` compares every accepted shape with Python-Markdown itself, and the
+`tests/engine/test_skeleton_html.py` compares every accepted shape with Python-Markdown itself, and the
 accelerator compares a page of every shape once per build before trusting this module
 (`probe()`), so a Python-Markdown release that writes something differently turns it off rather
 than changing a site.

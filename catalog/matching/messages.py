@@ -39,7 +39,7 @@ a weak template of theirs matches after it, and an entry's `name` is only a labe
 A query that is only an id or a class name (bare or qualified, or the class of entries without
 a generated one) names its entries directly: that is how people search for what a traceback
 printed. catalog/pages/theme/assets/errcat-match.js applies these same rules in the browser, to the
-template index the site ships (catalog/matching/browser_index.py); tests/test_match_index.py holds
+template index the site ships (catalog/matching/browser_index.py); tests/matching/test_match_index.py holds
 the two to the same answers.
 
 Everything that does not depend on the text matched is precomputed once into a `MatcherTable`,
