@@ -4,11 +4,8 @@ An entry's key hashes the file's bytes and its module name (relative imports and
 in the module depend on it); the folder's name hashes the extractor's version, its own source
 files, the Python version (which decides what `ast` accepts) and libcst's version. Any change to
 the rules therefore looks in a fresh folder, and stale folders are removed when one is created.
-Entries are written to a temporary name and renamed, so readers never see half a file. Each
-entry starts with a BLAKE2b digest of the marshalled record after it: `marshal` decodes a
-changed byte into another value as readily as it refuses it, so an entry whose digest does not
-match (a flipped bit on disk, a file written by something else) is a miss, as is one that
-cannot be read. The call graph's per-file summaries (`calls.py`) live beside the
+Entries are sealed, written and kept in generation folders as `extractor.store` writes every
+cache file: an entry that is damaged or cannot be read is a miss. The call graph's per-file summaries (`calls.py`) live beside the
 scan results under the same fingerprint, in folders of their own prefix (`calls-`).
 """
 
@@ -17,12 +14,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import marshal
-import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from extractor import store
 from extractor.imports import ModuleName
 from extractor.model import (
     Condition,
@@ -37,7 +33,6 @@ EXTRACTOR_VERSION = "2"
 """Bump when the meaning of a record changes in a way the source hash would not catch."""
 
 _PREFIX = "scan-"
-_DIGEST_SIZE = 16
 
 
 def _libcst_version() -> str:
@@ -73,8 +68,8 @@ class Cache:
         # Each kind of record (scan results, call summaries) has its own prefix, so that one
         # kind's stale folders are removed without touching the other's current one.
         self.prefix = prefix
-        self.folder = folder / f"{prefix}{self.rules[:20]}"
-        self._ready = self.folder.is_dir()
+        self._generation = store.Generation(folder, prefix, self.rules)
+        self.folder = self._generation.folder
 
     def key(self, data: bytes, module: ModuleName) -> str:
         """The entry name for a file's bytes as a given module."""
@@ -98,14 +93,10 @@ class Cache:
 
     def get_record(self, key: str) -> Any:
         """The marshalled value stored under `key`, or None when there is none (or it is bad)."""
-        if not self._ready:
+        if not self._generation.exists:
             return None
-        try:
-            with open(self.folder / key, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return None
-        payload = _verified(data)
+        data = store.read(self.folder / key)
+        payload = None if data is None else store.unseal(data)
         if payload is None:
             return None
         try:
@@ -116,34 +107,11 @@ class Cache:
     def put_record(self, key: str, record: Any) -> None:
         """Store a marshal-friendly value under `key`; failing to write only costs speed."""
         try:
-            if not self._ready:
-                self._create()
-            temporary = self.folder / f".{key}.{os.getpid()}.tmp"
+            self._generation.make()
             payload = marshal.dumps(record)
-            temporary.write_bytes(_digest(payload) + payload)
-            os.replace(temporary, self.folder / key)
         except (OSError, ValueError):
-            pass
-
-    def _create(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        for stale in self.root.glob(f"{self.prefix}*"):
-            if stale.name != self.folder.name:
-                shutil.rmtree(stale, ignore_errors=True)
-        self.folder.mkdir(exist_ok=True)
-        self._ready = True
-
-
-def _digest(payload: bytes) -> bytes:
-    return hashlib.blake2b(payload, digest_size=_DIGEST_SIZE).digest()
-
-
-def _verified(data: bytes) -> bytes | None:
-    """The payload of an entry as `put_record` wrote it, or None when any byte differs."""
-    payload = data[_DIGEST_SIZE:]
-    if len(data) < _DIGEST_SIZE or data[:_DIGEST_SIZE] != _digest(payload):
-        return None
-    return payload
+            return
+        store.write_atomic(self.folder / key, store.seal(payload))
 
 
 def result_to_record(result: FileResult) -> tuple[Any, ...]:

@@ -1,8 +1,8 @@
-"""Checksummed cache files under `.errcat-cache/`: a format line, the key, a CRC, the payload.
+"""The catalog's cache files under `.errcat-cache/`: a format line, the key, the sealed payload,
+written and read by `extractor.store` like every cache file errcat keeps.
 
 A cache only ever costs speed: a file that is missing, for another key or damaged reads as
-None, and one that cannot be written is skipped. Writes are atomic (a temporary file, then
-`os.replace`), so a reader never sees half a file.
+None, and one that cannot be written is skipped.
 
 Every key includes `code_digest()`: a cached value is shaped by errcat's code as a whole (a
 fix in any stage may change it), so a key that left one module out would keep a wrong value
@@ -11,12 +11,11 @@ alive after that module's fix.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-import os
-import zlib
 from pathlib import Path
+
+from extractor import store
 
 _HOME = Path(__file__).resolve().parents[2]
 _CODE = (".py", ".j2", ".html", ".js", ".css", ".json")
@@ -43,29 +42,10 @@ def code_digest() -> bytes:
 
 
 def read_payload(path: Path, magic: bytes, key: str) -> bytes | None:
-    """The payload stored at `path` under `magic` and `key`, checksum verified, or None."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    header = magic + key.encode() + b"\n"
-    if not data.startswith(header):
-        return None
-    check, newline, payload = data[len(header) :].partition(b"\n")
-    if not newline or check != b"%08x" % zlib.crc32(payload):
-        return None
-    return payload
+    """The payload stored at `path` under `magic` and `key`, verified, or None."""
+    return store.read_sealed(path, magic + key.encode() + b"\n")
 
 
 def write_payload(path: Path, magic: bytes, key: str, payload: bytes) -> None:
     """Store `payload` for `key` at `path` atomically; a cache that cannot be written is skipped."""
-    data = b"%s%s\n%08x\n%s" % (magic, key.encode(), zlib.crc32(payload), payload)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except OSError:
-        # When the folder itself is unusable there is nothing to clean up either.
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
+    store.write_sealed(path, magic + key.encode() + b"\n", payload)

@@ -2,8 +2,10 @@
 that cost seconds at catalog size (rendering error pages, writing the API files).
 
 Fork, not spawn: a worker inherits the parent's state as it is (the catalog, the jinja
-environment, the block markers' per-process token), so nothing but the results crosses a pipe,
-and markers a worker writes are valid in the parent. Where fork is unavailable, the job is
+environment), so nothing but the results crosses a pipe. The job itself (the function and its
+items) is handed to each worker explicitly, as the pool's initializer arguments, which fork
+passes without pickling; nothing a worker needs is read from a global the parent set before
+forking. Where fork is unavailable, the job is
 too small to pay for the processes, or a worker fails, `start` and `forked_map` answer None and
 the caller does the work itself: workers only ever make a build faster, never break it.
 
@@ -24,8 +26,11 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
+
+from extractor.jobs import available_cpus
 
 log = logging.getLogger("mkdocs.plugins.errcat")
 
@@ -39,7 +44,9 @@ _SHARES_PER_WORKER = 4
 """Shares per worker: items differ in cost, and a worker that finishes early takes the next."""
 
 _JOB: tuple[Callable[[list[Any]], list[Any]], Sequence[Any]] | None = None
-"""What a worker inherits through fork: the function and the items."""
+"""In a worker: the job its initializer received (`_receive`)."""
+_RUNNING = 0
+"""In the parent: how many jobs are running (one at a time)."""
 
 
 _PRIVATE: set[int] = set()
@@ -109,13 +116,8 @@ if hasattr(os, "register_at_fork"):
 
 
 def worker_count() -> int:
-    """Processes worth running: the cores this process may use, at most 4 (as
-    `catalog.engine.fastpath` counts them)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    return min(cpus, _MAX_WORKERS)
+    """Processes worth running: the cores this process may use, at most 4."""
+    return min(available_cpus(), _MAX_WORKERS)
 
 
 def worthwhile(count: int, minimum: int | None = None) -> bool:
@@ -125,6 +127,12 @@ def worthwhile(count: int, minimum: int | None = None) -> bool:
     if count < max(least, 1) or worker_count() < 2:
         return False
     return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _receive(function: Callable[[list[Any]], list[Any]], items: Sequence[Any]) -> None:
+    """A worker's initializer: the job it works on."""
+    global _JOB
+    _JOB = (function, items)
 
 
 def _share(indexes: list[int]) -> list[Any]:
@@ -141,20 +149,22 @@ class ForkedMap(Generic[R]):
     `start`. Use it as a context manager, or call `results` (which ends it)."""
 
     def __init__(self, function: Callable[[list[Any]], list[R]], items: Sequence[Any]) -> None:
-        global _JOB
+        global _RUNNING
         workers = worker_count()
         count = min(len(items), workers * _SHARES_PER_WORKER)
         # Striped rather than cut in runs: neighbouring items (one module's errors) cost alike.
         self._shares = [list(range(start, len(items), count)) for start in range(count)]
         self._size = len(items)
-        _JOB = (function, items)
+        self._running = True
+        _RUNNING += 1
         # What exists at the fork is the workers' to read, not to collect: without this, each
         # worker's collections walk (and copy, page by page) the whole inherited heap.
         gc.freeze()
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         try:
             context = multiprocessing.get_context("fork")
-            self._pool: concurrent.futures.ProcessPoolExecutor | None = (
-                concurrent.futures.ProcessPoolExecutor(workers, mp_context=context)
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                workers, mp_context=context, initializer=_receive, initargs=(function, items)
             )
             self._futures = [self._pool.submit(_share, share) for share in self._shares]
             if _on_start is not None:
@@ -189,11 +199,13 @@ class ForkedMap(Generic[R]):
 
     def close(self) -> None:
         """Stop the workers (those at work finish their share first)."""
-        global _JOB
+        global _RUNNING
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        _JOB = None
+        if self._running:
+            self._running = False
+            _RUNNING -= 1
 
     def __enter__(self) -> ForkedMap[R]:
         return self
@@ -210,12 +222,13 @@ def start(
     flushing it), which returns one result per item of its share. None where this is not
     done (see `worthwhile`), and the caller computes the results itself.
 
-    `function` is inherited, not pickled (a closure will do); its results cross a pipe,
-    pickled, so they should be compact (bytes, text). One job at a time.
+    `function` and `items` reach the workers as the pool's initializer arguments: inherited
+    through fork, not pickled (a closure will do). The results cross a pipe, pickled, so they
+    should be compact (bytes, text). One job at a time.
     """
     if not worthwhile(len(items), minimum):
         return None
-    if _JOB is not None:  # one at a time: the caller does this one itself
+    if _RUNNING:  # one at a time: the caller does this one itself
         return None
     try:
         return ForkedMap(function, items)
@@ -230,3 +243,114 @@ def forked_map(
     """`start`, then its results: None where the workers were not used or failed."""
     job = start(function, items, minimum=minimum)
     return None if job is None else job.results()
+
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+_MESSAGE_BYTES = 4000
+"""How much of a failure's message a `ForkedChild` sends back (less than a pipe holds)."""
+
+
+def other_threads() -> bool:
+    """Whether threads besides this one run: a fork then could copy a lock one of them holds
+    (logging's, the import lock) into a child that never gets it released."""
+    return threading.active_count() > 1
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL to the process group `pid` leads (a child and what it started), and to the
+    child itself in case it had not yet made its group."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+class ForkedChild:
+    """One function run in a forked child that leads a process group of its own, so that
+    stopping it stops the workers it forks too.
+
+    Its end is seen by waiting on its pid, never on end of file of its pipe: its workers
+    inherit the pipe, and a killed child's workers would keep it open for ever. A failure in
+    the child comes back as the text of its exception (`wait`)."""
+
+    def __init__(self, pid: int, reader: int) -> None:
+        self.pid = pid
+        self._reader: int | None = reader
+
+    @classmethod
+    def start(cls, run: Callable[[], object]) -> ForkedChild | None:
+        """Fork a child that calls `run` and exits 0, or 1 with the exception's text; None
+        without `os.fork`. The caller first asks `other_threads()`: a fork while other threads
+        run is not safe."""
+        if not hasattr(os, "fork"):
+            return None
+        reader, writer = os.pipe()
+        # Held off until the child is recorded, so that an interrupt cannot leave it unknown.
+        masked = hasattr(signal, "pthread_sigmask")
+        if masked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            pid = os.fork()
+            if pid == 0:  # the child: run, say what failed, and end without any clean-up
+                _child_main(run, reader, writer, masked)
+            with contextlib.suppress(OSError):  # as the child does: whichever runs first
+                os.setpgid(pid, pid)
+            os.close(writer)
+            return cls(pid, reader)
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+
+    def wait(self) -> tuple[str, int]:
+        """The child's message and wait status, once it ended; what it started is stopped.
+        The child stays known (`kill` still applies) until it is reaped."""
+        assert self._reader is not None
+        if hasattr(os, "waitid"):
+            # Seen ended but not reaped: its pid, and so its group's id, stay its own while
+            # what it left running is killed.
+            os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            kill_group(self.pid)
+            _, status = os.waitpid(self.pid, 0)
+        else:
+            _, status = os.waitpid(self.pid, 0)
+            kill_group(self.pid)
+        # Whatever it wrote is in the pipe by now; its workers may still hold the other end.
+        os.set_blocking(self._reader, False)
+        chunks = []
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self._reader, _MESSAGE_BYTES):
+                chunks.append(chunk)
+        self._close()
+        return b"".join(chunks).decode("utf-8", "replace"), status
+
+    def kill(self) -> None:
+        """Stop the child and every process it started, if they still run."""
+        kill_group(self.pid)
+        with contextlib.suppress(ChildProcessError):  # reaped by a `wait` cut short
+            os.waitpid(self.pid, 0)
+        self._close()
+
+    def _close(self) -> None:
+        if self._reader is not None:
+            os.close(self._reader)
+            self._reader = None
+
+
+def _child_main(run: Callable[[], object], reader: int, writer: int, masked: bool) -> NoReturn:
+    status = 1
+    try:
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
+        # A background group writing to a terminal set to `tostop` would be stopped.
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        if masked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+        os.close(reader)
+        run()
+        status = 0
+    except BaseException as exc:
+        message = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
+        with contextlib.suppress(OSError):
+            os.write(writer, message[:_MESSAGE_BYTES])
+    finally:
+        os._exit(status)

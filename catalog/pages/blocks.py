@@ -12,7 +12,9 @@ marker line. From that one rendering come two forms:
   distinct block and cached by content, tables straight to HTML. Python-Markdown then only
   parses what is left, which is small.
 
-Markers carry a random per-process token, so no catalog text can forge one.
+Markers carry a random token, so no catalog text can forge one. It is drawn once per build
+and handed to every process the build starts through the environment (`TOKEN_ENV`), so that a
+marker a worker writes is valid in the parent however the worker was started.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import contextlib
 import functools
 import hashlib
 import html
+import os
 import re
 import secrets
 from collections.abc import Callable, Iterator
@@ -31,7 +34,20 @@ import markupsafe
 
 from catalog.pages.plaintext import inline
 
-_TOKEN = secrets.token_hex(8)
+TOKEN_ENV = "ERRCAT_BLOCK_TOKEN"
+"""Where a process finds the markers' token of the build that started it."""
+
+
+def _token() -> str:
+    inherited = os.environ.get(TOKEN_ENV, "")
+    if re.fullmatch(r"[0-9a-f]{16}", inherited):
+        return inherited
+    token = secrets.token_hex(8)
+    os.environ[TOKEN_ENV] = token
+    return token
+
+
+_TOKEN = _token()
 MARKER = re.compile(
     rf"^(?P<indent>[ \t]*)\ue000errcat-{_TOKEN}-(?P<index>\d+)\ue001$", re.MULTILINE
 )

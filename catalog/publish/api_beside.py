@@ -9,13 +9,11 @@ which the record of API files keeps for the next build's links (`api.write_api`)
 A file of the API replaces one MkDocs wrote at the same path, as when it was written after.
 
 Where a process cannot be forked safely (no `os.fork`, or threads running that a child would
-inherit in the middle of their work), the files are written after MkDocs, as before. A plain
-fork, not `catalog.core.workers.start`: its process pool keeps a thread running in the build
-for as long as the job lasts, and MkDocs forks workers of its own meanwhile.
-
-The child leads a process group of its own, so that stopping it stops the workers it forked
-too (`os.killpg`), and its end is seen by waiting on its pid, never on end of file of its pipe:
-its workers inherit the pipe, and a killed child's workers would keep it open for ever.
+inherit in the middle of their work), the files are written after MkDocs, as before. One
+child (`catalog.core.workers.ForkedChild`), not a pool (`catalog.core.workers.start`): a
+process pool keeps a thread running in the build for as long as the job lasts, and MkDocs
+forks workers of its own meanwhile. The child leads a process group of its own, so stopping
+it stops the workers it forked too.
 
 For the tests: with `ERRCAT_TEST_HOLD_API` naming a folder, the child, once its workers are
 started, writes `api-child.json` there (its pid and theirs) and waits up to a minute for a
@@ -24,25 +22,18 @@ file `release` to appear, so that a test can kill or interrupt the build at that
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NoReturn
 
 from catalog.core import exit_status, workers
 from catalog.pages.api import write_api
 
-_MESSAGE_BYTES = 4000
-"""How much of a failure's message the child sends back (less than a pipe holds)."""
 HOLD_ENV = "ERRCAT_TEST_HOLD_API"
 _HOLD_SECONDS = 60.0
-_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 class ApiWriteFailed(Exception):
@@ -69,7 +60,7 @@ class ApiBeside:
         self._documents = documents
         self._previous = previous
         self._cache = cache
-        self._child: tuple[int, int] | None = None
+        self._child: workers.ForkedChild | None = None
 
     def start(self) -> None:
         """Fork the child that writes the files, where that is safe."""
@@ -80,50 +71,19 @@ class ApiBeside:
         # One of a killed build whose pid this process has now: nobody else's (the build lock).
         shutil.rmtree(self._staging, ignore_errors=True)
         self._staging.mkdir()
-        reader, writer = os.pipe()
-        # Held off until the child is recorded, so that an interrupt cannot leave it unknown.
-        masked = hasattr(signal, "pthread_sigmask")
-        if masked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-        try:
-            pid = os.fork()
-            if pid == 0:  # the child: write, say what failed, and end without any clean-up
-                self._run_child(reader, writer, masked)
-            with contextlib.suppress(OSError):  # as the child does: whichever runs first
-                os.setpgid(pid, pid)
-            os.close(writer)
-            self._child = (pid, reader)
-        finally:
-            if masked:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+        self._child = workers.ForkedChild.start(self._write_in_child)
 
-    def _run_child(self, reader: int, writer: int, masked: bool) -> NoReturn:
-        status = 1
-        try:
-            with contextlib.suppress(OSError):
-                os.setpgid(0, 0)
-            # A background group writing to a terminal set to `tostop` would be stopped.
-            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-            if masked:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
-            os.close(reader)
-            hold = os.environ.get(HOLD_ENV)
-            if hold:
-                workers._on_start = lambda pids: _hold(Path(hold), pids)
-            write_api(
-                self._staging,
-                self._documents,
-                previous=self._previous,
-                cache=self._cache,
-                published_as=self._site_dir,
-            )
-            status = 0
-        except BaseException as exc:
-            message = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
-            with contextlib.suppress(OSError):
-                os.write(writer, message[:_MESSAGE_BYTES])
-        finally:
-            os._exit(status)
+    def _write_in_child(self) -> None:
+        hold = os.environ.get(HOLD_ENV)
+        if hold:
+            workers._on_start = lambda pids: _hold(Path(hold), pids)
+        write_api(
+            self._staging,
+            self._documents,
+            previous=self._previous,
+            cache=self._cache,
+            published_as=self._site_dir,
+        )
 
     def finish(self) -> None:
         """Wait for the child and move its files into the site (or write them now, if no
@@ -131,8 +91,9 @@ class ApiBeside:
         if self._child is None:
             write_api(self._site_dir, self._documents, previous=self._previous, cache=self._cache)
             return
-        pid = self._child[0]
-        message, status = self._wait()
+        pid = self._child.pid
+        message, status = self._child.wait()
+        self._child = None
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             shutil.rmtree(self._staging, ignore_errors=True)
             raise ApiWriteFailed(
@@ -149,54 +110,15 @@ class ApiBeside:
         """Stop the child and every process it started, if they still run, and remove what
         it wrote."""
         if self._child is not None:
-            pid, reader = self._child
-            _kill_group(pid)
-            with contextlib.suppress(ChildProcessError):  # reaped by a _wait cut short
-                os.waitpid(pid, 0)
-            os.close(reader)
+            self._child.kill()
             self._child = None
         shutil.rmtree(self._staging, ignore_errors=True)
 
-    def _wait(self) -> tuple[str, int]:
-        """The child's message and wait status, once it ended; what it started is stopped.
-
-        `self._child` is kept until the child is reaped, so that an interrupt meanwhile still
-        leaves it to `abandon`."""
-        assert self._child is not None
-        pid, reader = self._child
-        if hasattr(os, "waitid"):
-            # Seen ended but not reaped: its pid, and so its group's id, stay its own while
-            # what it left running is killed.
-            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-            _kill_group(pid)
-            _, status = os.waitpid(pid, 0)
-        else:
-            _, status = os.waitpid(pid, 0)
-            _kill_group(pid)
-        # Whatever it wrote is in the pipe by now; its workers may still hold the other end.
-        os.set_blocking(reader, False)
-        chunks = []
-        with contextlib.suppress(BlockingIOError):
-            while chunk := os.read(reader, _MESSAGE_BYTES):
-                chunks.append(chunk)
-        os.close(reader)
-        self._child = None
-        return b"".join(chunks).decode("utf-8", "replace"), status
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL to the child's process group (it and its workers), and to the child itself in
-    case it had not yet made its group."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
 
 def other_threads() -> bool:
-    """Whether threads besides this one run: a fork then could copy a lock one of them holds
-    (logging's, the import lock) into a child that never gets it released."""
-    return threading.active_count() > 1
+    """Whether a fork here is unsafe (`catalog.core.workers.other_threads`); a test may say
+    otherwise."""
+    return workers.other_threads()
 
 
 def _hold(folder: Path, pids: list[int]) -> None:
