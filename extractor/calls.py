@@ -29,7 +29,6 @@ import contextlib
 import gc
 import hashlib
 import os
-import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from extractor.imports import (
     target_names,
 )
 from extractor.jobs import auto_jobs
+from extractor.jobs import pool as jobs_pool
 from extractor.model import ScanReport
 
 DEFAULT_DEPTH = 3
@@ -456,18 +456,12 @@ def _summarise_all(work: Sequence[tuple[bytes, ModuleName]]) -> list[Summary]:
 
 
 def _summarise_parallel(work: Sequence[tuple[bytes, ModuleName]], jobs: int) -> list[Summary]:
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    context = None
-    if sys.platform == "linux":
-        import multiprocessing
-
-        context = multiprocessing.get_context("fork")
     size = max(1, len(work) // (jobs * 4) + 1)
     batches = [list(work[start : start + size]) for start in range(0, len(work), size)]
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with jobs_pool(jobs) as pool:
             done = list(pool.map(_summarise_all, batches))
     except BrokenProcessPool:
         # A worker died (killed, or crashed in native code): do the work here instead.

@@ -20,6 +20,7 @@ from extractor.calls import CACHE_PREFIX, summary_of_tree
 from extractor.files import Globs, discover, printable
 from extractor.imports import ModuleName, module_name_for
 from extractor.jobs import auto_jobs
+from extractor.jobs import pool as jobs_pool
 from extractor.model import FileResult, ScanFailure, ScanReport
 
 PROGRESS_MIN_FILES = 50
@@ -172,24 +173,19 @@ def _batches(work: Sequence[_Work], count: int) -> list[list[_Work]]:
 def _extract_parallel(
     work: Sequence[_Work], cache: Cache | None, jobs: int, show: bool
 ) -> list[FileResult]:
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    context = None
-    if sys.platform == "linux":
-        import multiprocessing
+    # Forked workers share modules imported here, libcst included, instead of each importing
+    # them again.
+    import extractor.extract  # noqa: F401
 
-        # Forked workers share modules imported here, libcst included, instead of each
-        # importing them again.
-        import extractor.extract  # noqa: F401
-
-        context = multiprocessing.get_context("fork")
     # A few batches per worker balance uneven files without much messaging.
     batches = _batches(work, jobs * 4)
     done: dict[int, list[FileResult]] = {}
     bar = None
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with jobs_pool(jobs) as pool:
             futures = {
                 pool.submit(_extract_all, batch, cache): i for i, batch in enumerate(batches)
             }
