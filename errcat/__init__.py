@@ -88,7 +88,7 @@ def run() -> NoReturn:
 
     By the time a command returns, everything it opened is closed (files, the caches' SQLite
     connections, worker processes), and what is left is the interpreter tearing down every
-    object it still holds: 2 s of the 17 s of a rebuild of 12,000 pages, measured. Output is
+    object it still holds, a noticeable share of a whole-torch rebuild. Output is
     flushed first; a command that raises ends the ordinary way."""
     import contextlib
     import logging

@@ -27,8 +27,8 @@ PROGRESS_MIN_FILES = 50
 """A progress bar is worth showing from this many files to parse."""
 DEFAULT_MAX_FILE_SIZE = 2_000_000
 """Files larger than this many bytes are skipped as failures: parsing holds 100 to 200 times a
-file's size in memory (a 64 MB generated table took 5.6 GB), and hand-written modules with raise
-sites worth cataloguing stay well below 2 MB."""
+file's size in memory (`tests/extractor/test_file_size_limit.py`), and hand-written modules
+with raise sites worth cataloguing stay well below 2 MB."""
 
 
 @dataclass(frozen=True)

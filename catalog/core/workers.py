@@ -79,7 +79,7 @@ def tied_children() -> Iterator[None]:
     parent dies, where the system can do that (Linux); elsewhere a no-op."""
     global _PRCTL, _TIED
     if _PRCTL is None and sys.platform.startswith("linux"):
-        import ctypes  # only here: a build pays 4 ms for it, other commands nothing
+        import ctypes  # only here: a build pays for loading it, other commands do not
 
         with contextlib.suppress(OSError, AttributeError):
             function = ctypes.CDLL(None, use_errno=True).prctl

@@ -15,8 +15,8 @@ line runs in two steps so that a log of mostly noise costs little:
    text, so the earliest place of a piece leaves the most room for the rest) and reads each
    placeholder's value as its shortest possible text. The work is linear in the line's length
    for a given template (a few `find` calls per piece, plus one per occurrence of a piece that
-   fails a word-edge test), where lazy regex groups backtracked polynomially: an 8 KB line of
-   one template's pieces took 20 s of CPU.
+   fails a word-edge test), where lazy regex groups backtracked polynomially on a long line
+   made of one template's pieces (`tests/matching/test_match_bounded.py` holds such lines).
 
 The most specific match wins: the one with the most literal characters; ties are all returned.
 A template with fewer than `MIN_LITERAL_CHARS` literal non-space characters (e.g.

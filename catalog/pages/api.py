@@ -308,15 +308,15 @@ def write_api(
     description and the files static hosts and nginx read (`catalog.pages.deploy`). A `str`
     value is JSON text already, written as it is.
 
-    An entry file per error: for 11,000 of them, formatting and writing cost about 3 s of one
+    An entry file per error: at whole-torch size formatting and writing them is seconds of one
     core, so with enough of them forked workers share it (`catalog.core.workers`), and with
     `cache` (the project's `.errcat-cache/`) and `previous` (the version `site_dir` replaces,
     or a link to it) a file that version holds as this build would write it is hard-linked
     from there instead: after a one-entry edit, one entry file and what lists it are written.
 
     How a file is known to be unchanged without formatting it: `cache` holds, for each recent
-    version, every API file's `_key` (a digest of its document: at torch size 0.3 s, where
-    formatting takes 2.3 s) with its inode, size and modification time as written. A file whose key is
+    version, every API file's `_key` (a digest of its document, several times cheaper than
+    formatting it) with its inode, size and modification time as written. A file whose key is
     the same, and which is still that very file (an edit in place changes its time), is
     linked. Files are only ever created, never opened for writing where one exists (a link
     shares the previous version's inode: writing through it would change that version too).

@@ -2,8 +2,8 @@
 (`catalog.pages.pagecache`); with enough of them, in forked worker processes
 (`catalog.core.workers`) while the build goes on with its other pages and documents.
 
-For 11,000 pages of a cold build, keys, rendering and storing cost about 15 s of one core, the
-longest serial step before MkDocs; in workers, both cores share it. A worker stores the pages
+At whole-torch size, keys, rendering and storing are the longest serial step of a cold build
+before MkDocs (`bench/site_torch.py`); in workers, every core shares it. A worker stores the pages
 it renders in the site cache itself, on a connection of its own, and sends them here in the
 cache's compact form. Pages the cache holds already are read here, not in the workers: reading
 one marks it as used by this build, which keeps it from being forgotten.

@@ -1,9 +1,9 @@
 """Error pages' Markdown as an earlier build rendered it, by a digest of what it was made from.
 
 Rendering an error page is a pure function of the template's inputs (the entry, its sources,
-related entries, the repository, the URLs) and of errcat's own code and templates. For a
-catalog of 11,000 entries the templates took about 8 s of every build, most of a rebuild after
-one entry changed; a lookup costs a tenth of that. The key is a SHA-256 over a digest of
+related entries, the repository, the URLs) and of errcat's own code and templates. At
+whole-torch size rendering the templates was most of a rebuild after one entry changed, and a
+lookup costs a small fraction of a render (`bench/site_torch.py` measures both). The key is a SHA-256 over a digest of
 errcat's sources and the pickled inputs, so a changed input or a changed errcat gives a new key,
 never a stale page. The values live in the site cache (`catalog.core.sitecache`), which
 forgets what recent builds did not use.

@@ -1,7 +1,7 @@
 """The API files written while MkDocs builds the pages, in a process of their own.
 
 MkDocs' build has long stretches on one core (reading every page, writing every page), and the
-API files (one per entry: 11,000 for all of torch) took 4 s of the end of a cold build on
+API files (one per entry: 11,000 for all of torch) were seconds at the end of a cold build on
 their own. A forked child writes them beside the build instead, into a folder of its own next
 to the site (MkDocs empties the site folder when it starts, so they cannot go there yet), and
 once MkDocs is done they are moved into the site: renames on one file system, so their inodes,
