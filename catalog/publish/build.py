@@ -3,7 +3,8 @@ JSON API beside the pages, then switch the published folder to it in one step.
 
 Layout under the project's `build/` folder (nothing is written into `site/`)::
 
-    build/docs/            hand-written site/docs + generated pages (rebuilt every time)
+    build/docs/            the project's docs_dir (MkDocs' `docs/` unless mkdocs.yml names
+                           another; `site/docs` here) + generated pages (rebuilt every time)
     build/mkdocs.yml       the project's mkdocs.yml pointed at build/docs (no errcat plugin)
     build/site-<stamp>-<pid>.partial/   a build in progress (or the leftover of a killed one)
     build/site-<stamp>-<pid>/   one finished build (renamed from .partial once complete)
@@ -23,6 +24,7 @@ import contextlib
 import dataclasses
 import fcntl
 import json
+import logging
 import os
 import re
 import shutil
@@ -52,7 +54,7 @@ from catalog.publish.api_beside import ApiBeside, ApiWriteFailed
 
 COMPOSED_DOCS = "docs"
 COMPOSED_CONFIG = "mkdocs.yml"
-DEFAULT_DOCS_DIR = "site/docs"
+DEFAULT_DOCS_DIR = "docs"
 LOCK_NAME = ".errcat-build.lock"
 PARTIAL = ".partial"
 WAIT_SECONDS = 600.0
@@ -373,6 +375,9 @@ def run_mkdocs(
 
     from catalog.engine.mkdocs_plugin import ErrcatPlugin
 
+    warnings = _Warnings()
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(warnings)
     try:
         with _source_date(timestamp):
             # Always strict: a site with broken links or other warnings is not published.
@@ -384,7 +389,23 @@ def run_mkdocs(
                 mkdocs_config.plugins["errcat"] = ErrcatPlugin.for_composed_build(project, content)
             build(mkdocs_config)
     except exceptions.MkDocsException as exc:
-        raise BuildError(f"mkdocs stopped: {exc}") from None
+        # Strict mode ends with a count; the warnings themselves are what the author fixes.
+        said = "".join(f"\n  {line}" for line in warnings.lines)
+        raise BuildError(f"mkdocs stopped: {exc}{said}") from None
+    finally:
+        logger.removeHandler(warnings)
+
+
+class _Warnings(logging.Handler):
+    """The warnings MkDocs logs during one build, as `mkdocs build` prints them."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):  # a message that cannot be formatted is skipped
+            self.lines.append(f"{record.levelname:<8} {record.getMessage()}")
 
 
 def _version_pattern(name: str) -> re.Pattern[str]:
