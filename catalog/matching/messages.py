@@ -516,6 +516,7 @@ class MessageMatcher:
         self._folded_anchors: dict[bytes, list[int]] | None = None
         self._folded_starts: list[tuple[str, int]] | None = None
         self._folded: dict[int, LiteralPattern] = {}
+        self._by_ends: dict[str, list[str]] | None = None
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, str]]) -> MessageMatcher:
@@ -556,8 +557,23 @@ class MessageMatcher:
     def by_class(self, exception: str) -> list[MatchResult]:
         """The entries raised as `exception` when that class has no generated classes (`via`
         is `class`): `packaging.version.InvalidVersion` finds every entry of that class."""
-        found = [self._template(i) for i in self.table.by_untyped_class.get(exception, ())]
+        qualified = self.untyped_class(exception)
+        indices = self.table.by_untyped_class.get(qualified, ()) if qualified else ()
+        found = [self._template(i) for i in indices]
         return sorted((t.result(None, "class") for t in found), key=lambda r: r.id)
+
+    def untyped_class(self, qualified: str) -> str | None:
+        """The class without generated classes that `qualified` names: itself, or the one
+        class with the same package and class name (`httpx.TooManyRedirects`, as the package
+        re-exports it, names `httpx._exceptions.TooManyRedirects`, as it is defined)."""
+        if qualified in self.table.by_untyped_class:
+            return qualified
+        if self._by_ends is None:
+            self._by_ends = {}
+            for known in self.table.by_untyped_class:
+                self._by_ends.setdefault(_ends(known), []).append(known)
+        found = self._by_ends.get(_ends(qualified), [])
+        return found[0] if len(found) == 1 else None
 
     def match(self, message: str) -> list[MatchResult]:
         """The entries `message` matches, best first: the most specific one and its ties.
@@ -714,7 +730,7 @@ class MessageMatcher:
             if found:
                 return found
             candidates = list(self._candidates(rest))
-            if not _reads_as_class(name, named, qualified in self.table.by_untyped_class):
+            if not _reads_as_class(name, named, self.untyped_class(qualified) is not None):
                 # `torch.nn.functional: bad value`: the text before the colon may be the
                 # message's own, so the whole line competes with the text after the colon.
                 whole = list(self._candidates(text))
@@ -735,8 +751,9 @@ class MessageMatcher:
         """Templates a class name before a colon points at: the strong candidates of `rest`
         raised as that class, every template of a class without generated classes, and the
         entry whose name (a label, not a class of its own) is the class's."""
-        picked = [i for i in self._candidates(rest) if self._template(i).row[2] == qualified]
-        picked += self.table.by_untyped_class.get(qualified, ())
+        defined = self.untyped_class(qualified) or qualified
+        picked = [i for i in self._candidates(rest) if self._template(i).row[2] == defined]
+        picked += self.table.by_untyped_class.get(defined, ())
         if named is not None:
             picked.append(named)
         return list(dict.fromkeys(picked))
@@ -815,6 +832,12 @@ class MessageMatcher:
 
 
 _CLASS_NAME = re.compile(r"_*[A-Z]")
+
+
+def _ends(qualified: str) -> str:
+    """A dotted class name's package and class name: what a re-export keeps of it."""
+    parts = qualified.split(".")
+    return f"{parts[0]}.{parts[-1]}" if len(parts) > 1 else qualified
 
 
 def _reads_as_class(name: str, named: int | None, untyped: bool) -> bool:

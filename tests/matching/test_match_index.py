@@ -68,6 +68,8 @@ EDGE_ROWS = [
     {"id": "00000000000000c4", "message": "bad value {v} for the cache",
      "exception": "TypeError", "name": "BadCacheType"},
     {"id": "00000000000000c5", "message": "", "exception": "SystemExit", "name": "BareExit"},
+    {"id": "00000000000000c6", "message": "Exceeded {limit} redirects.",
+     "exception": "httpx._exceptions.TooManyRedirects", "name": "RedirectLimit"},
     {"id": "00000000000000d1", "message": "bad value ", "exception": "ValueError",
      "name": "BadValueSpaced"},
     {"id": "00000000000000d2", "message": "expected {n} \t", "exception": "ValueError",
@@ -122,6 +124,10 @@ APPROXIMATE = [
     ("ERROR(S) IN LOADING STATE_DICT FOR Net:\nmore of it", ["00000000000000e1"]),
 ]
 EDGE_QUERIES = [
+    "httpx.TooManyRedirects",
+    "httpx._exceptions.TooManyRedirects",
+    "httpx.TooManyRedirects: Exceeded 20 redirects.",
+    "httpx.other.TooManyRedirects: Exceeded 20 redirects.",
     "packaging.version.InvalidVersion: Invalid version: 'x' is out of range",
     "Invalid version: 'x' is out of range",
     "packaging.version.InvalidVersion: Invalid version: 'x'",
@@ -259,6 +265,7 @@ def test_the_index_of_an_in_place_class_says_it_has_no_generated_class() -> None
         "RuntimeError": 1,
         "TypeError": 1,
         "SystemExit": 0,
+        "httpx._exceptions.TooManyRedirects": 0,
     }
 
 
@@ -336,3 +343,16 @@ def test_other_cases_and_cut_pastes_are_approximate_answers() -> None:
         assert all(r.via == "approximate" for r in found), paste
     # An exact answer leaves no room for approximate ones.
     assert [r.via for r in matcher.match("Not a valid integer.")] == ["message"]
+
+
+def test_a_class_is_found_by_the_public_path_its_package_re_exports_it_under() -> None:
+    """A traceback or a query names the class as the package exports it (`httpx.X`) while the
+    entry names it where it is defined (`httpx._exceptions.X`): same package, same class name."""
+    matcher = MessageMatcher.from_rows(EDGE_ROWS)
+    for query in (
+        "httpx.TooManyRedirects",
+        "httpx._exceptions.TooManyRedirects",
+        "httpx.TooManyRedirects: Exceeded 20 redirects.",
+    ):
+        assert [r.id for r in matcher.match(query)] == ["00000000000000c6"], query
+    assert matcher.match("otherpkg.TooManyRedirects") == []

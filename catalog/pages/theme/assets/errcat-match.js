@@ -283,6 +283,12 @@
   }
 
   /* `MessageMatcher` of catalog/matching/messages.py, over a loaded template index. */
+  /* A dotted class name's package and class name: what a re-export keeps of it. */
+  function classEnds(qualified) {
+    const parts = qualified.split(".");
+    return parts.length > 1 ? parts[0] + "." + parts[parts.length - 1] : qualified;
+  }
+
   class Matcher {
     constructor(index) {
       if (!index || index.format !== FORMAT) throw new Error("not an errcat template index");
@@ -296,6 +302,7 @@
       this.byName = new Map();
       this.byAnchor = new Map();
       this.byUntypedClass = new Map();
+      this.byEnds = null;
       index.entries.forEach((row, i) => {
         const [id, name, exception, , anchor] = row;
         if (!this.byId.has(id)) this.byId.set(id, i);
@@ -310,6 +317,22 @@
           this.byUntypedClass.get(qualified).push(i);
         }
       });
+    }
+
+    /* `MessageMatcher.untyped_class`: the class without generated classes a qualified name
+       names, itself or the one with the same package and class name (a re-export's path). */
+    untypedClass(qualified) {
+      if (this.byUntypedClass.has(qualified)) return qualified;
+      if (this.byEnds === null) {
+        this.byEnds = new Map();
+        for (const known of this.byUntypedClass.keys()) {
+          const ends = classEnds(known);
+          if (!this.byEnds.has(ends)) this.byEnds.set(ends, []);
+          this.byEnds.get(ends).push(known);
+        }
+      }
+      const found = this.byEnds.get(classEnds(qualified)) || [];
+      return found.length === 1 ? found[0] : null;
     }
 
     get size() {
@@ -438,7 +461,8 @@
         return [this.template(this.byId.get(query)).result("link")];
       }
       if (DOTTED.test(query)) {
-        const ofClass = (this.byUntypedClass.get(query) || [])
+        const defined = this.untypedClass(query);
+        const ofClass = (defined === null ? [] : this.byUntypedClass.get(defined))
           .map((i) => this.template(i).result("class")).sort(compareIds);
         if (ofClass.length) return ofClass;
         const named = this.byName.get(query.split(".").pop());
@@ -469,7 +493,8 @@
           : [];
         if (found.length) return found;
         const candidates = this.candidates(rest);
-        if (!(this.byUntypedClass.has(qualified) || named !== undefined || CLASS_NAME.test(name))) {
+        if (!(this.untypedClass(qualified) !== null || named !== undefined ||
+              CLASS_NAME.test(name))) {
           // `torch.nn.functional: bad value`: the text before the colon may be the message's
           // own, so the whole line competes with the text after the colon.
           const whole = this.candidates(text);
@@ -484,8 +509,9 @@
     }
 
     ofClass(qualified, named, rest) {
-      const picked = this.candidates(rest).filter((i) => this.template(i).exception === qualified);
-      picked.push(...(this.byUntypedClass.get(qualified) || []));
+      const defined = this.untypedClass(qualified) || qualified;
+      const picked = this.candidates(rest).filter((i) => this.template(i).exception === defined);
+      picked.push(...(this.byUntypedClass.get(defined) || []));
       if (named !== undefined) picked.push(named);
       return [...new Set(picked)];
     }
