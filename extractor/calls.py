@@ -142,6 +142,12 @@ class _Class:
     methods: dict[str, int]
 
 
+def _public_rank(dotted: str) -> tuple[int, int]:
+    """How far from the public API a dotted name is: its private parts, then its length."""
+    parts = dotted.split(".")
+    return (sum(part.startswith("_") for part in parts), len(parts))
+
+
 class CallGraph:
     """Functions of the scanned files and who calls whom, built from per-file summaries."""
 
@@ -155,12 +161,56 @@ class CallGraph:
         self._imports: dict[str, dict[str, str]] = {}
         self._stars: dict[str, tuple[str, ...]] = {}
         self._callers: dict[int, set[int]] = {}
+        self._top_classes: dict[str, set[str]] = {}
+        self._exports: dict[str, list[str]] | None = None
         # The same names are called all over a package (`torch.tensor` thousands of times).
         self._resolved: dict[str, int | None] = {}
         for path, summary in summaries:
             self._add_definitions(path, summary)
         for path, summary in summaries:
             self._add_calls(path, summary)
+
+    def public_name(self, qualified: str) -> str:
+        """The path users import the class `qualified` by: the most public of its own path and
+        every name a module binds to it by import under a public name (`httpx/__init__.py`'s
+        `from ._exceptions import TooManyRedirects` gives `httpx.TooManyRedirects`), followed
+        through further imports and `*` imports. Fewest private parts wins, then the shortest
+        path; on a tie the class's own path stays."""
+        exports = self._reverse_exports()
+        best, best_rank = qualified, _public_rank(qualified)
+        seen = {qualified}
+        frontier = [qualified]
+        while frontier:
+            following = []
+            for name in frontier:
+                for alias in exports.get(name, ()):
+                    if alias in seen:
+                        continue
+                    seen.add(alias)
+                    following.append(alias)
+                    rank = _public_rank(alias)
+                    if rank < best_rank:
+                        best, best_rank = alias, rank
+            frontier = following
+        return best
+
+    def _reverse_exports(self) -> dict[str, list[str]]:
+        """For each imported target, the public names modules bind to it."""
+        if self._exports is not None:
+            return self._exports
+        exports: dict[str, list[str]] = {}
+        for module in sorted(self._imports):
+            for local, target in sorted(self._imports[module].items()):
+                if not local.startswith("_"):
+                    exports.setdefault(target, []).append(f"{module}.{local}")
+        for module in sorted(self._stars):
+            for base in self._stars[module]:
+                names = set(self._imports.get(base, {})) | self._top_classes.get(base, set())
+                for local in sorted(names):
+                    if not local.startswith("_"):
+                        exports.setdefault(f"{base}.{local}", []).append(f"{module}.{local}")
+        self._exports = exports
+        return exports
 
     @property
     def functions(self) -> int:
@@ -224,6 +274,7 @@ class CallGraph:
                 records[owner].methods.setdefault(method, index)
         self._imports.setdefault(module, dict(imports))
         self._stars.setdefault(module, tuple(stars))
+        self._top_classes.setdefault(module, {name for name in class_names if "." not in name})
 
     def _add_calls(self, path: str, summary: Summary) -> None:
         calls = summary[6]
@@ -386,10 +437,23 @@ class KnownCallers:
     """`CallGraph.callers` answered from answers kept for the same graph; a question they do
     not hold builds the graph (once) and asks it."""
 
-    def __init__(self, answers: dict[tuple[str, str], Callers | None], build: Any) -> None:
+    def __init__(
+        self,
+        answers: dict[tuple[str, str], Callers | None],
+        build: Any,
+        public: dict[str, str] | None = None,
+    ) -> None:
         self._answers = answers
         self._build = build
+        self._public = public or {}
         self._graph: CallGraph | None = None
+
+    def public_name(self, qualified: str) -> str:
+        if qualified in self._public:
+            return self._public[qualified]
+        if self._graph is None:
+            self._graph = self._build()
+        return self._graph.public_name(qualified)
 
     def callers(self, path: str, qualname: str, depth: int = DEFAULT_DEPTH) -> Callers | None:
         if depth == DEFAULT_DEPTH and (path, qualname) in self._answers:
@@ -414,12 +478,18 @@ def _answer(record: Any) -> Callers | None:
 
 
 def reaches(
-    report: ScanReport, *, cwd: Path, cache_dir: Path | None = None, jobs: int | None = None
+    report: ScanReport,
+    *,
+    cwd: Path,
+    cache_dir: Path | None = None,
+    jobs: int | None = None,
+    classes: Sequence[str] = (),
 ) -> CallGraph | KnownCallers:
     """Who reaches each function a raise site of `report` is in (`callers` at the default
-    depth), for the facts shown with the site: `call_graph`, or, when the cache holds the
-    answers for a graph of the very same summaries, those answers without building the graph
-    (a rebuild after a prose edit). The answers are a function of the files' bytes alone."""
+    depth), for the facts shown with the site, and the `public_name` of each of `classes`:
+    `call_graph`, or, when the cache holds the answers for a graph of the very same summaries,
+    those answers without building the graph (a rebuild after a prose edit). The answers are a
+    function of the files' bytes alone."""
     if cache_dir is None:
         return call_graph(report, cwd=cwd, jobs=jobs)
     summaries = Cache(cache_dir, prefix=CACHE_PREFIX)
@@ -431,6 +501,9 @@ def reaches(
     wanted = sorted({(s.path, s.function) for s in report.sites if s.function is not None})
     for where in wanted:
         digest.update(f"{where[0]}\0{where[1]}\0".encode())
+    named = sorted(set(classes))
+    for name in named:
+        digest.update(f"class\0{name}\0".encode())
     key = digest.hexdigest()
 
     def build() -> CallGraph:
@@ -438,11 +511,20 @@ def reaches(
         return call_graph(report, cwd=cwd, cache_dir=cache_dir, jobs=jobs)
 
     stored = answers.get_record(key)
-    if isinstance(stored, dict):
-        with contextlib.suppress(TypeError, ValueError):
-            return KnownCallers({where: _answer(record) for where, record in stored.items()}, build)
+    if isinstance(stored, tuple) and len(stored) == 2:
+        with contextlib.suppress(TypeError, ValueError, AttributeError):
+            callers, public = stored
+            return KnownCallers(
+                {where: _answer(record) for where, record in callers.items()}, build, dict(public)
+            )
     graph = _graph(files, cache_dir, jobs)
-    answers.put_record(key, {where: _answer_record(graph.callers(*where)) for where in wanted})
+    answers.put_record(
+        key,
+        (
+            {where: _answer_record(graph.callers(*where)) for where in wanted},
+            {name: graph.public_name(name) for name in named},
+        ),
+    )
     # Only the newest answers are worth keeping: any edit of the code makes another key.
     with contextlib.suppress(OSError):
         for other in answers.folder.iterdir():

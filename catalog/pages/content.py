@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from catalog.core.config import Config
+from catalog.core.exceptions import has_typed_class
 from catalog.core.model import Catalog, Entry, Status
 from catalog.core.project import generated_module
 from catalog.entries.verified import RESULTS_FILE, Verification, load_results, verified_on
@@ -63,6 +64,9 @@ class SiteInputs:
     """The coverage figures `errcat stats` prints, for the home page."""
     knowledge: Mapping[str, tuple[KnowledgeItem, ...]] = field(default_factory=dict)
     """What the package itself says of each entry, by id (`catalog.pages.knowledge`)."""
+    public_names: Mapping[str, str] = field(default_factory=dict)
+    """Classes catalogued in place that the package exports under a more public path than the
+    one they are defined at (`httpx._exceptions.X` → `httpx.X`): the name users know."""
 
 
 class _Markdown(Mapping[str, str]):
@@ -123,7 +127,11 @@ def gather(
     if cache is not None:
         messages.save(cache)
     # Who reaches each raise, for the facts read from the code (summaries cached with the scan).
-    graph = reaches(report, cwd=config.root, cache_dir=cache)
+    in_place = sorted({e.exception for e in catalog if not has_typed_class(e.exception)})
+    graph = reaches(report, cwd=config.root, cache_dir=cache, classes=in_place)
+    public_names = {
+        name: public for name in in_place if (public := graph.public_name(name)) != name
+    }
     derived = api.derived_sources(sources, report, graph, repository, config.root)
     return SiteInputs(
         config=config,
@@ -142,6 +150,7 @@ def gather(
             _expectations(config, catalog, repository),
             _reproduced(config, repository),
         ),
+        public_names=public_names,
     )
 
 
@@ -231,6 +240,7 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
             site_path=site_path,
             page_url=api.page_url(inputs.site_url, entry.id),
             knowledge=inputs.knowledge.get(entry.id, ()),
+            public=inputs.public_names.get(entry.exception),
         )
         todo.append((f"errors/{entry.id}.md", page_inputs))
     # The match index reads the entries' matcher rows only, which an edit of prose leaves as

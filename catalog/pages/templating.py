@@ -147,8 +147,10 @@ def error_page(
     site_path: str,
     page_url: str,
     knowledge: Sequence[KnowledgeItem] = (),
+    public: str | None = None,
 ) -> str:
-    """The Markdown of `errors/<id>.md`."""
+    """The Markdown of `errors/<id>.md`. `public`: the path the package exports an in-place
+    class under, when it is not where the class is defined."""
     typed = has_typed_class(entry.exception)
     # Before `codegen` and `migrate` ran in the package, its code raises the built-in: the
     # header must name what a traceback prints there, not a class the package lacks.
@@ -161,6 +163,7 @@ def error_page(
             entry=entry,
             package=package,
             class_path=class_path(entry, generated),
+            public=public,
             typed=typed and not as_builtin,
             as_builtin=as_builtin,
             description=error_description(entry),
