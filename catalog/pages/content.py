@@ -321,6 +321,14 @@ def _the_rest(
         stats=inputs.stats,
         repository=inputs.repository,
         site_path=site_path,
+        # Typed classes (and their docs links) reach users only once the package raises them.
+        typed_raised=any(
+            (getattr(source, "qualified_name", None) or "").startswith(
+                f"{generated_module(inputs.config)}."
+            )
+            for sources in inputs.sources.values()
+            for source in sources
+        ),
     )
     return generated, documents, search
 

@@ -217,8 +217,11 @@ def home_page(
     stats: Stats,
     repository: Repository,
     site_path: str,
+    typed_raised: bool = True,
 ) -> str:
-    """The Markdown of the home page (`index.md`), with the coverage figures of `errcat stats`."""
+    """The Markdown of the home page (`index.md`), with the coverage figures of `errcat stats`.
+    `typed_raised`: whether the package raises any generated class (before `codegen` and
+    `migrate` ran there it raises none, and no error it raises carries a docs link)."""
     return (
         environment()
         .get_template("home.md.j2")
@@ -229,5 +232,6 @@ def home_page(
             figures=stats.as_dict(),
             repository=repository,
             api_base=site_path,
+            typed_raised=typed_raised,
         )
     )

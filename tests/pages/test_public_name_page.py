@@ -52,6 +52,10 @@ def test_the_page_of_a_re_exported_class_names_its_public_path(
     page = (root / "build" / "site" / "errors" / entry["id"] / "index.html").read_text("utf-8")
     assert "<code>shop.OutOfStock</code>" in page
     assert "defined as <code>shop._errors.OutOfStock</code>" in page
+    # The package raises no generated class: the home page promises no docs links in errors.
+    home = (root / "build" / "site" / "index.html").read_text("utf-8")
+    assert "For further information visit" not in home
+    assert "typed exceptions" not in home
     for query in ("shop.OutOfStock", "shop._errors.OutOfStock", "shop.OutOfStock: no pear left"):
         assert main(["explain", "--json", query]) == 0
         assert [m["id"] for m in json.loads(capsys.readouterr().out)["matches"]] == [entry["id"]]
