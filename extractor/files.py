@@ -16,11 +16,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from extractor.model import ScanFailure
 
 
-class PathError(Exception):
+class ExtractorError(Exception):
+    """A failure of the scanner that a person reads. The extractor may not import the catalog,
+    so this is its own small base; `catalog.core.errors` handles it beside `ErrcatError`, and
+    like it the class carries the exit status (the contract: 1 findings, 2 usage or
+    environment error)."""
+
+    exit_code: ClassVar[int] = 2
+
+
+class PathError(ExtractorError):
     """A path given to a scan does not exist (a usage error, not a scan failure)."""
 
     def __init__(self, path: str) -> None:

@@ -12,7 +12,9 @@ import codecs
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import ClassVar
 
+from extractor.files import ExtractorError
 from extractor.imports import Scope
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
@@ -21,8 +23,11 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-class DecodeProblem(Exception):
-    """The bytes of a file are not text in its declared encoding."""
+class DecodeProblem(ExtractorError):
+    """The bytes of a file are not text in its declared encoding. The scan turns it into a
+    failure of that file (which fails `--strict`, hence exit 1 should one ever escape)."""
+
+    exit_code: ClassVar[int] = 1
 
     def __init__(self, line: int, column: int, message: str) -> None:
         super().__init__(message)

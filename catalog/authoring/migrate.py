@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import TypeVar
 
+from catalog.core.errors import FindingsError
+
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
 _BOM = "\ufeff"
@@ -43,8 +45,8 @@ class Rewrite:
     """Keyword parameter → source expression that supplies it."""
 
 
-class MigrateError(Exception):
-    """A requested rewrite could not be applied; the file is left unchanged."""
+class MigrateError(FindingsError):
+    """A requested rewrite could not be applied; the file is left unchanged (exit 1)."""
 
 
 @dataclass(frozen=True)

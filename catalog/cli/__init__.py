@@ -2,7 +2,9 @@
 
 Exit codes: 0 ok, 1 findings, 2 usage or environment error; 130 when interrupted, 143 when
 terminated (`errcat build`) and 141 when the reader of stdout goes away (the shell conventions
-for SIGINT, SIGTERM and SIGPIPE).
+for SIGINT, SIGTERM and SIGPIPE). A failure that escapes a command is an `ErrcatError` (or the
+extractor's `ExtractorError`) whose class carries its exit code (`catalog.core.errors`): `main`
+reports it and returns that code, here and nowhere else.
 """
 
 from __future__ import annotations
@@ -17,11 +19,9 @@ from collections.abc import Iterator, Sequence
 
 from catalog import __version__
 from catalog.cli.commands import COMMANDS
-from catalog.core.config import ConfigError
+from catalog.core.errors import EXIT_USAGE, ErrcatError, report
+from extractor.files import ExtractorError
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -65,7 +65,7 @@ _READ_CATALOG = frozenset({"explain"})
 def _project_problem(args: argparse.Namespace) -> str | None:
     """Why the project cannot serve this command, or None. Checked before the command runs, so
     that it writes nothing (no cache, no site, no generated module) for a wrong folder."""
-    from catalog.core.config import catalog_problem, load_config, package_problem
+    from catalog.core.config import ConfigError, catalog_problem, load_config, package_problem
 
     command = args.command
     if command == "scan" and args.paths:
@@ -124,9 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         with _terminate_raises(args.command):
             return int(args.handler(args))
-    except ConfigError as exc:
-        print(f"errcat: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except (ErrcatError, ExtractorError) as exc:
+        print(report(exc, args.command), file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("errcat: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

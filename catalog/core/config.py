@@ -1,24 +1,35 @@
 """Project configuration: `[tool.errcat]` in pyproject.toml.
 
 Paths in the table are relative to the folder that holds pyproject.toml (the project root).
+No default names errcat's own checkout: without `package`, the package is found as `errcat
+init` finds it (`find_package`), and `generated` defaults to the file init would name inside it.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catalog.core.errors import ErrcatError
 from extractor.scan import DEFAULT_MAX_FILE_SIZE
 
-DEFAULT_PACKAGE = "runtime"
 DEFAULT_CATALOG = "catalog/errors"
-DEFAULT_GENERATED = "runtime/errors.py"
+GENERATED_NAME = "_errcat_errors.py"
+"""File name of the generated module inside the package, when `generated` is not set: not
+`errors.py`, which a package may well have of its own."""
 DEFAULT_INCLUDE = ("**/*.py",)
 
 
-class ConfigError(Exception):
-    """The configuration cannot be read or holds a value of the wrong kind."""
+class ConfigError(ErrcatError):
+    """The configuration cannot be read or holds a value of the wrong kind (exit 2).
+
+    Reported as `errcat: ...`, without the command: the configuration is every command's.
+    """
+
+    def report(self, command: str) -> str:
+        return f"errcat: {self}"
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,88 @@ class Config:
     """Bytes above which a file is reported as a scan failure and not parsed."""
     tests: tuple[Path, ...] = ()
     """Absolute folders and files of the package's own tests, read for "tested" knowledge."""
+    package_unfound: str | None = None
+    """Why no package could be found when `package` is not set (then `package` names no
+    folder); `package_problem` reports it before any command scans."""
+
+
+_NOT_PACKAGES = frozenset({"tests", "test", "docs", "examples", "build", "dist", "venv", "src"})
+"""Folders that hold a package's companions, not the package: never proposed as the package."""
+
+
+def normalise_name(name: str) -> str:
+    """A distribution name as an import name: lowercase, runs of `-`, `_` and `.` as one `_`."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def package_candidates(root: Path) -> list[Path]:
+    """Top-level import packages (folders with `__init__.py`) directly under `root` or `src/`."""
+    found: list[Path] = []
+    for base in (root, root / "src"):
+        if not base.is_dir():
+            continue
+        for child in sorted(base.iterdir(), key=lambda p: p.name):
+            name = child.name
+            if (
+                name.startswith(".")
+                or name in _NOT_PACKAGES
+                # `my-tool/` cannot be imported whatever it holds.
+                or not name.isidentifier()
+                or not child.is_dir()
+                or not (child / "__init__.py").is_file()
+            ):
+                continue
+            found.append(child)
+    return found
+
+
+def find_package(root: Path, project_name: str | None) -> tuple[Path | None, list[Path]]:
+    """The project's one package, or None when there is not exactly one (or several, one named
+    after the project); and every candidate, for the caller to word why none was chosen.
+
+    `errcat init` proposes what this finds, and `load_config` uses it when `package` is unset.
+    """
+    candidates = package_candidates(root)
+    if len(candidates) == 1:
+        return candidates[0], candidates
+    if candidates and project_name is not None:
+        wanted = normalise_name(project_name)
+        matching = [c for c in candidates if c.name.lower() == wanted]
+        if len(matching) == 1:
+            return matching[0], candidates
+    return None, candidates
+
+
+_NO_PACKAGE = ".errcat-no-package"
+"""What `package` names when none was found: no folder, so nothing is scanned by mistake."""
+
+
+def _project_name(data: dict[str, object]) -> str | None:
+    project = data.get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _unfound(
+    root: Path, candidates: list[Path], project_name: str | None, where: Path | None
+) -> str:
+    """Why no package was chosen, and how to name one (`where`: the pyproject.toml, if any)."""
+    if where is None:
+        fix = (
+            f"no pyproject.toml in {root} or above it; run errcat in the project's folder, or "
+            "errcat init there to configure it"
+        )
+    else:
+        fix = f"set [tool.errcat] package in {where} to the folder to scan, or run errcat init"
+    if not candidates:
+        sets = "" if where is None else " and [tool.errcat] sets none"
+        return (
+            f"no package found in {root} (a folder with __init__.py at the root or under "
+            f"src/){sets}; {fix}"
+        )
+    listed = ", ".join(c.relative_to(root).as_posix() for c in candidates)
+    named = f" and none is named after the project {project_name!r}" if project_name else ""
+    return f"several packages found: {listed}{named}; {fix}"
 
 
 def find_root(start: Path) -> Path | None:
@@ -111,6 +204,7 @@ def load_config(start: Path | None = None) -> Config:
     start = (start or Path.cwd()).resolve()
     root = find_root(start)
     table: dict[str, object] = {}
+    data: dict[str, object] = {}
     if root is not None:
         pyproject = root / "pyproject.toml"
         try:
@@ -124,16 +218,35 @@ def load_config(start: Path | None = None) -> Config:
         table = raw
     where = (root or start) / "pyproject.toml"
     base = root or start
+    unfound = None
+    if "package" in table:
+        package = base / _string(table, "package", "", where)
+    else:
+        name = _project_name(data)
+        found, candidates = find_package(base, name)
+        if found is None:
+            unfound = _unfound(base, candidates, name, where if root is not None else None)
+            # A folder that is not there, never the root (which could hold a virtualenv):
+            # every command that scans asks package_problem first, which reports `unfound`.
+            package = base / _NO_PACKAGE
+        else:
+            package = found
+    generated = (
+        base / _string(table, "generated", "", where)
+        if "generated" in table
+        else package / GENERATED_NAME
+    )
     return Config(
         root=base,
-        package=base / _string(table, "package", DEFAULT_PACKAGE, where),
+        package=package,
         catalog=base / _string(table, "catalog", DEFAULT_CATALOG, where),
-        generated=base / _string(table, "generated", DEFAULT_GENERATED, where),
+        generated=generated,
         include=_string_list(table, "include", DEFAULT_INCLUDE, where),
         exclude=_string_list(table, "exclude", (), where),
         has_pyproject=root is not None,
         max_file_size=_positive_int(table, "max_file_size", DEFAULT_MAX_FILE_SIZE, where),
         tests=_tests(table, base, where),
+        package_unfound=unfound,
     )
 
 
@@ -158,6 +271,8 @@ def package_problem(config: Config) -> str | None:
     Checked before a command that scans the package does anything, so that a wrong folder is
     one line on stderr instead of a traceback, and nothing (cache, site) is written for it.
     """
+    if config.package_unfound is not None:
+        return config.package_unfound
     return _folder_problem(config, "package", "the folder to scan, or run errcat init")
 
 

@@ -7,6 +7,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from catalog.core.errors import FindingsError
+
 if TYPE_CHECKING:
     from catalog.core.model import Position
 
@@ -77,8 +79,8 @@ class Finding:
         }
 
 
-class CatalogInvalid(Exception):
-    """Loading stopped on findings; nothing may be written from this catalog."""
+class CatalogInvalid(FindingsError):
+    """Loading stopped on findings; nothing may be written from this catalog (exit 1)."""
 
     def __init__(self, findings: list[Finding]) -> None:
         super().__init__(f"{len(findings)} problem(s) in the catalog")

@@ -10,6 +10,8 @@ import re
 import string
 from dataclasses import dataclass
 
+from catalog.core.errors import FindingsError
+
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
@@ -30,8 +32,9 @@ class Placeholder:
         return self.field.split(".", 1)[0]
 
 
-class PlaceholderError(ValueError):
-    """A message template is not a valid catalog template; the text says what and where."""
+class PlaceholderError(FindingsError, ValueError):
+    """A message template is not a valid catalog template; the text says what and where.
+    Still a ValueError, as callers outside errcat's own `except` clauses may expect."""
 
 
 def parse_placeholders(message: str) -> tuple[Placeholder, ...]:

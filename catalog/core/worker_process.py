@@ -18,14 +18,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from catalog.core.errors import ErrcatError
 from catalog.core.example_worker import OUTPUT_LIMIT
 
 WORKER_GRACE = 20.0
 """Seconds a worker may take beyond a task's own time limit before it is given up on."""
 
 
-class WorkerFailed(Exception):
-    """The worker process died or stopped answering."""
+class WorkerFailed(ErrcatError):
+    """The worker process died or stopped answering (exit 2: the machine, not the project)."""
 
 
 class WorkerProcess:

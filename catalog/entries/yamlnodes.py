@@ -14,6 +14,8 @@ from typing import Any, cast
 
 import yaml
 
+from catalog.core.errors import FindingsError
+
 JsonPath = tuple[str | int, ...]
 """Keys and list indexes from the document root to a value."""
 
@@ -52,8 +54,9 @@ class Document:
         return Mark(1, 1)
 
 
-class YamlProblem(Exception):
-    """The text is not a catalog-shaped YAML document; `mark` says where."""
+class YamlProblem(FindingsError):
+    """The text is not a catalog-shaped YAML document; `mark` says where. The loader turns it
+    into a finding (exit 1)."""
 
     def __init__(self, mark: Mark, message: str) -> None:
         super().__init__(message)

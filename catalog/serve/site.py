@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catalog.core.errors import ErrcatError
 from catalog.core.ids import is_valid_id
 
 BUILD_COMMAND = "errcat build"
@@ -31,8 +32,9 @@ logger = logging.getLogger("errcat.serve")
 GZIP_LEVEL = 9
 
 
-class SiteError(Exception):
-    """The site folder is missing, incomplete or unreadable; the message says how to fix it."""
+class SiteError(ErrcatError):
+    """The site folder is missing, incomplete or unreadable; the message says how to fix it
+    (exit 2)."""
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,8 @@ def test_outside_a_project_each_command_says_so_and_writes_nothing(
     assert code == 2
     assert "Traceback" not in err and out == ""
     assert err.count("\n") == 1, err
-    assert err.startswith(f"errcat {argv[0]}: no package folder {empty / 'runtime'} and no ")
+    # No `package` default names a folder: the package is looked for as `errcat init` does.
+    assert err.startswith(f"errcat {argv[0]}: no package found in {empty} (a folder with ")
     assert f"no pyproject.toml in {empty} or above it" in err
     assert "errcat init" in err
     assert everything_under(empty) == []

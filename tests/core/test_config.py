@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.core.config import ConfigError, load_config
+from catalog.core.config import ConfigError, load_config, package_problem
 
 
 def _project(tmp_path: Path, table: str) -> Path:
@@ -17,15 +17,46 @@ def _project(tmp_path: Path, table: str) -> Path:
 
 
 def test_defaults_without_table(tmp_path: Path) -> None:
-    """A pyproject.toml without [tool.errcat] gives the documented defaults."""
+    """A pyproject.toml without [tool.errcat] gives the documented defaults: the package is the
+    one `errcat init` would find, and the generated module the file init would name in it."""
     root = _project(tmp_path, "[project]\nname = 'x'\n")
+    (root / "src" / "x").mkdir(parents=True)
+    (root / "src" / "x" / "__init__.py").write_text("", encoding="utf-8")
     config = load_config(root / "sub")
     assert config.root == root.resolve()
-    assert config.package == root.resolve() / "runtime"
+    assert config.package == root.resolve() / "src/x"
+    assert config.package_unfound is None and package_problem(config) is None
     assert config.catalog == root.resolve() / "catalog/errors"
-    assert config.generated == root.resolve() / "runtime/errors.py"
+    assert config.generated == root.resolve() / "src/x/_errcat_errors.py"
     assert config.include == ("**/*.py",)
     assert config.exclude == ()
+
+
+def test_no_default_names_a_folder_of_errcat_s_own(tmp_path: Path) -> None:
+    """Without `package` and without a package to find, no folder is assumed (`runtime` was
+    errcat's sample package): the commands that scan say why, naming the fix."""
+    root = _project(tmp_path, "[project]\nname = 'x'\n")
+    (root / "runtime").mkdir()
+    (root / "runtime" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "other").mkdir()
+    (root / "other" / "__init__.py").write_text("", encoding="utf-8")
+    config = load_config(root)
+    assert not config.package.exists()
+    assert package_problem(config) == (
+        "several packages found: other, runtime and none is named after the project 'x'; set "
+        f"[tool.errcat] package in {root.resolve() / 'pyproject.toml'} to the folder to scan, "
+        "or run errcat init"
+    )
+    (root / "other" / "__init__.py").unlink()
+    assert load_config(root).package == root.resolve() / "runtime"
+
+
+def test_a_project_named_package_is_chosen_among_several(tmp_path: Path) -> None:
+    root = _project(tmp_path, "[project]\nname = 'My-Tool'\n")
+    for name in ("my_tool", "helpers"):
+        (root / name).mkdir()
+        (root / name / "__init__.py").write_text("", encoding="utf-8")
+    assert load_config(root).package == root.resolve() / "my_tool"
 
 
 def test_overrides(tmp_path: Path) -> None:

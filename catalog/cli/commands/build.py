@@ -95,13 +95,15 @@ def run(args: argparse.Namespace) -> int:
             result = build_site(
                 config, out, wait=wait, on_wait=_announce_wait, site_url=args.site_url
             )
+    # Caught here rather than in catalog.cli for build's own wording (the command's name, and
+    # what became of the published site); the exit codes are still the classes'.
     except ConfigError as exc:
         print(f"errcat build: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except CatalogInvalid as exc:
         print_findings(exc.findings, as_json=False)
         print(f"errcat build: {len(exc.findings)} problem(s); nothing was built", file=sys.stderr)
-        return 1
+        return exc.exit_code
     except OutputRefused as exc:
         # Checked before anything was built: a usage error, and nothing at --out was touched.
         print(f"errcat build: {exc}; nothing was built", file=sys.stderr)

@@ -237,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
             examples = _run_examples(config, result)
         except WorkerFailed as exc:
             print(f"errcat check: cannot run the examples: {exc}", file=sys.stderr)
-            return 2
+            return exc.exit_code
     findings = sort_findings(result.findings)
     errors = result.errors
     summary: dict[str, object] = {

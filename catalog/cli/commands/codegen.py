@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         check_generated(config)
     except GeneratedPathRefused as exc:
         print(f"errcat codegen: {exc}; nothing written", file=sys.stderr)
-        return 2
+        return exc.exit_code
     # The module would fail on the Pythons below the one it supports; a package declaring
     # them must raise its floor before it ships typed raises.
     unservable = requires_python_findings(config)
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             check_owned(config, target)
     except GeneratedPathRefused as exc:
         print(f"errcat codegen: {exc}; nothing written", file=sys.stderr)
-        return 2
+        return exc.exit_code
     write_all_atomically(writes)
     for target in removals:
         target.unlink(missing_ok=True)

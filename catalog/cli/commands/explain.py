@@ -19,6 +19,8 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from catalog.core.errors import FindingsError
+
 if TYPE_CHECKING:
     from catalog.matching.message_index import ExplainEntry, ExplainIndex
     from catalog.matching.messages import MatchResult, MessageMatcher
@@ -154,12 +156,8 @@ def _as_json(
     }
 
 
-class InputProblem(Exception):
-    """Standard input cannot be explained; `code` is the exit status."""
-
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.code = code
+class InputProblem(FindingsError):
+    """Standard input cannot be explained: nothing in it can match (exit 1, as no match)."""
 
 
 def looks_binary(sample: bytes) -> bool:
@@ -198,18 +196,14 @@ def read_lines(stream: BinaryIO) -> Iterator[str]:
     """
     head = stream.read(SAMPLE_BYTES)
     if looks_binary(head):
-        raise InputProblem(
-            "errcat explain: standard input looks binary, not a log; pipe a traceback or a "
-            "text log",
-            1,
-        )
+        raise InputProblem("standard input looks binary, not a log; pipe a traceback or a text log")
     while head and not head.strip():  # leading blank space: look further before calling it empty
         more = stream.read(CHUNK_BYTES)
         if not more:
             break
         head = head[-1:] + more
     if not head.strip():
-        raise InputProblem("errcat explain: standard input is empty; pipe a traceback or a log", 1)
+        raise InputProblem("standard input is empty; pipe a traceback or a log")
     return _split(chain([head], iter(lambda: stream.read(CHUNK_BYTES), b"")))
 
 
@@ -224,9 +218,6 @@ def _explain_stream(matcher: MessageMatcher, index: ExplainIndex, as_json: bool)
 
     try:
         counts = matcher.scan_lines(counted(read_lines(sys.stdin.buffer)))
-    except InputProblem as problem:
-        print(problem, file=sys.stderr)
-        return problem.code
     except OSError as exc:
         print(f"errcat explain: cannot read standard input: {exc}", file=sys.stderr)
         return 2
@@ -268,6 +259,7 @@ def _explain_stream(matcher: MessageMatcher, index: ExplainIndex, as_json: bool)
 
 def run(args: argparse.Namespace) -> int:
     from catalog.core.config import load_config
+    from catalog.core.errors import CatalogUnusable
     from catalog.core.findings import CatalogInvalid
     from catalog.matching.message_index import load_index
     from catalog.matching.messages import lookup
@@ -276,11 +268,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         index = load_index(config)
     except CatalogInvalid as exc:
-        print(
-            f"errcat explain: the catalog has {len(exc.findings)} problem(s); run: errcat check",
-            file=sys.stderr,
-        )
-        return 2
+        raise CatalogUnusable(len(exc.findings)) from exc
     matcher = index.matcher()
     if args.query == "-":
         return _explain_stream(matcher, index, args.json)

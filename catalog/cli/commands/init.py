@@ -7,11 +7,13 @@ git-ignores errcat's scan cache and build folder. The existing bytes of both fil
 from __future__ import annotations
 
 import argparse
-import re
-import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
+
+from catalog.core.config import GENERATED_NAME, find_package
+from catalog.core.errors import EXIT_FINDINGS, ErrcatError
 
 NAME = "init"
 HELP = (
@@ -26,14 +28,8 @@ Not `catalog/errors` as in errcat's own checkout: a `catalog/` folder in the ado
 would be importable as a namespace package named `catalog`, the name of errcat's core package.
 """
 
-GENERATED_NAME = "_errcat_errors.py"
-"""File name of the generated module, inside the package."""
-
 IGNORED = (".errcat-cache/", "build/")
 """Folders errcat writes at the project root that do not belong in git."""
-
-# Folders that hold a package's companions, not the package: never proposed as the package.
-_NOT_PACKAGES = frozenset({"tests", "test", "docs", "examples", "build", "dist", "venv", "src"})
 
 
 @dataclass(frozen=True)
@@ -52,12 +48,15 @@ class Plan:
     """The whole new .gitignore, or None when it needs no change."""
 
 
-class InitError(Exception):
-    """init cannot go on; the text says why and what to do."""
+class InitError(ErrcatError):
+    """init cannot go on; the text says why and what to do (exit 2)."""
 
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
+
+class AlreadyConfigured(InitError):
+    """The project has a `[tool.errcat]` already: not misuse, a finding about the project that
+    init leaves to the person (exit 1)."""
+
+    exit_code: ClassVar[int] = EXIT_FINDINGS
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -71,51 +70,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def normalise_name(name: str) -> str:
-    """A distribution name as an import name: lowercase, runs of `-`, `_` and `.` as one `_`."""
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def package_candidates(root: Path) -> list[Path]:
-    """Top-level import packages (folders with `__init__.py`) directly under `root` or `src/`."""
-    found: list[Path] = []
-    for base in (root, root / "src"):
-        if not base.is_dir():
-            continue
-        for child in sorted(base.iterdir(), key=lambda p: p.name):
-            name = child.name
-            if (
-                name.startswith(".")
-                or name in _NOT_PACKAGES
-                # `my-tool/` cannot be imported whatever it holds.
-                or not name.isidentifier()
-                or not child.is_dir()
-                or not (child / "__init__.py").is_file()
-            ):
-                continue
-            found.append(child)
-    return found
-
-
 def _relative(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
 def detect_package(root: Path, project_name: str | None) -> Path:
-    """The one package of the project, or InitError saying why there is none."""
-    candidates = package_candidates(root)
-    if len(candidates) == 1:
-        return candidates[0]
+    """The one package of the project (`catalog.core.config.find_package`, which `load_config`
+    also uses when `package` is unset), or InitError saying why there is none."""
+    found, candidates = find_package(root, project_name)
+    if found is not None:
+        return found
     if not candidates:
         raise InitError(
             f"no package found in {root} (a folder with __init__.py at the root or under src/); "
             "pass the folder to scan: errcat init --package PATH"
         )
-    if project_name is not None:
-        wanted = normalise_name(project_name)
-        matching = [c for c in candidates if c.name.lower() == wanted]
-        if len(matching) == 1:
-            return matching[0]
     listed = ", ".join(_relative(root, c) for c in candidates)
     named = f" and none is named after the project {project_name!r}" if project_name else ""
     raise InitError(
@@ -213,10 +182,9 @@ def plan(root: Path, given_package: str | None) -> Plan:
         raise InitError(f"{pyproject_path}: not valid TOML: {exc}") from None
     tool = data.get("tool")
     if isinstance(tool, dict) and "errcat" in tool:
-        raise InitError(
+        raise AlreadyConfigured(
             f"{pyproject_path}: errcat is already configured ([tool.errcat] exists); "
-            "nothing written. Edit the table by hand to change it",
-            code=1,
+            "nothing written. Edit the table by hand to change it"
         )
     project = data.get("project")
     name = project.get("name") if isinstance(project, dict) else None
@@ -276,17 +244,11 @@ def run(args: argparse.Namespace) -> int:
 
     root = find_root(Path.cwd())
     if root is None:
-        print(
-            f"errcat init: no pyproject.toml in {Path.cwd()} or any folder above it; "
-            "run errcat init in the project's root (create a pyproject.toml first)",
-            file=sys.stderr,
+        raise InitError(
+            f"no pyproject.toml in {Path.cwd()} or any folder above it; "
+            "run errcat init in the project's root (create a pyproject.toml first)"
         )
-        return 2
-    try:
-        planned = plan(root, args.package)
-    except InitError as exc:
-        print(f"errcat init: {exc}", file=sys.stderr)
-        return exc.code
+    planned = plan(root, args.package)
     ignores = "".join(f"    {line}\n" for line in planned.ignore_lines)
     if args.dry_run:
         print(f"errcat init: dry run; nothing written\nwould append to {root / 'pyproject.toml'}:")

@@ -93,26 +93,23 @@ def _attach_entries(sites: Sequence[RaiseSite], config: Config) -> list[RaiseSit
 
 def run(args: argparse.Namespace) -> int:
     """Scan, print the sites, and return 0, 1 (failures with --strict) or 2 (bad PATH)."""
-    from extractor import PathError, scan_paths
+    from extractor import scan_paths
 
     # A missing package folder is reported before this runs (catalog.cli), like every
     # command's; a missing PATH is the scan's own to report.
     config = load_config()
     paths: list[str | Path] = list(args.paths) or [config.package]
-    try:
-        report = scan_paths(
-            paths,
-            base=config.package,
-            include=config.include,
-            exclude=config.exclude,
-            cache_dir=None if args.no_cache else config.root / CACHE_FOLDER,
-            jobs=args.jobs,
-            progress=sys.stderr.isatty(),
-            max_file_size=config.max_file_size,
-        )
-    except PathError as exc:
-        print(f"errcat scan: {exc}", file=sys.stderr)
-        return 2
+    # A missing PATH raises PathError, which catalog.cli reports (exit 2).
+    report = scan_paths(
+        paths,
+        base=config.package,
+        include=config.include,
+        exclude=config.exclude,
+        cache_dir=None if args.no_cache else config.root / CACHE_FOLDER,
+        jobs=args.jobs,
+        progress=sys.stderr.isatty(),
+        max_file_size=config.max_file_size,
+    )
     sites = _attach_entries(report.sites, config)
     failures = report.failures
     for failure in failures:

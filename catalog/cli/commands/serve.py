@@ -63,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
     from catalog.serve import (
         BindError,
         ServeOptions,
-        SiteError,
         bind,
         create_app,
         serve,
@@ -76,12 +75,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         site = args.site
         hint = f"run: errcat build --out {args.site}"
-    try:
-        # Loads the whole API before a port is bound: a missing site is reported, not served.
-        app = create_app(site, build_hint=hint)
-    except SiteError as exc:
-        print(f"errcat serve: {exc}", file=sys.stderr)
-        return 2
+    # Loads the whole API before a port is bound: a missing site is reported (SiteError, by
+    # catalog.cli), not served.
+    app = create_app(site, build_hint=hint)
     try:
         sock = bind(args.host, args.port)
     except BindError as exc:

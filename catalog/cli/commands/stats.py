@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from catalog.core.config import load_config
+    from catalog.core.errors import CatalogUnusable
     from catalog.core.findings import CatalogInvalid
     from catalog.gate.stats import compute_stats
 
@@ -40,11 +41,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         stats = compute_stats(config)
     except CatalogInvalid as exc:
-        print(
-            f"errcat stats: the catalog has {len(exc.findings)} problem(s); run: errcat check",
-            file=sys.stderr,
-        )
-        return 2
+        # An invalid catalog is check's finding; stats merely cannot count from one.
+        raise CatalogUnusable(len(exc.findings)) from exc
     if args.json:
         json.dump(stats.as_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
