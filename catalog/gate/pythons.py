@@ -2,18 +2,24 @@
 
 The generated typed-exception module runs on `OLDEST_PYTHON` (3.7) and later. A package that
 declares `requires-python = ">=3.6"` would install on 3.6 and fail there, so `errcat codegen`
-and `errcat check` refuse it. The declared range is read with a small PEP 440 specifier evaluator
-(errcat does not depend on `packaging`): the range starts too low when any final release
-2.7.0-2.7.99 or 3.0.0-3.6.99 satisfies every clause.
+and `errcat check` refuse it: the range starts too low when any final release 2.7.0-2.7.99 or
+3.0.0-3.6.99 satisfies it.
+
+The range is read by `packaging.specifiers`, as pip reads it, so PEP 440 holds exactly (local
+labels, pre-, post- and dev-releases included). What errcat adds is the wording: packaging says
+only that a specifier is invalid, and the finding says which clause and why (`_clause_problem`).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from catalog.core.exceptions import OLDEST_PYTHON
 from catalog.core.findings import Finding
@@ -22,177 +28,47 @@ _OLDER_SERIES = ((2, 7), *((3, minor) for minor in range(OLDEST_PYTHON[1])))
 _NEWER_SERIES = tuple((3, minor) for minor in range(OLDEST_PYTHON[1], 40))
 _MICROS = range(100)
 
-_VERSION = re.compile(
-    r"""
-    v?
-    (?:(?P<epoch>[0-9]+)!)?
-    (?P<release>[0-9]+(?:\.[0-9]+)*)
-    (?:[-_.]?(?P<pre_l>alpha|a|beta|b|preview|pre|c|rc)[-_.]?(?P<pre_n>[0-9]+)?)?
-    (?:-(?P<post_implicit>[0-9]+)|[-_.]?(?P<post_l>post|rev|r)[-_.]?(?P<post_n>[0-9]+)?)?
-    (?:[-_.]?(?P<dev_l>dev)[-_.]?(?P<dev_n>[0-9]+)?)?
-    (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?
-    """,
-    re.VERBOSE | re.IGNORECASE,
-)
 _CLAUSE = re.compile(r"(?P<op>~=|===|==|!=|<=|>=|<|>)\s*(?P<version>\S*)")
-_PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
-
-_Key = tuple[object, ...]
-
-
-@dataclass(frozen=True)
-class Version:
-    """A PEP 440 version, as far as comparing it needs."""
-
-    epoch: int
-    release: tuple[int, ...]
-    pre: tuple[int, int] | None = None
-    """(rank, number): a=0, b=1, rc=2."""
-    post: int | None = None
-    dev: int | None = None
-    local: tuple[int | str, ...] = ()
-
-    @property
-    def is_prerelease(self) -> bool:
-        """Whether it is a pre-release or a development release."""
-        return self.pre is not None or self.dev is not None
-
-    def base(self) -> Version:
-        """Epoch and release only: `3.9.1rc1.post2` gives `3.9.1`."""
-        return Version(self.epoch, self.release)
-
-    def public(self) -> Version:
-        """Without the local label."""
-        return Version(self.epoch, self.release, self.pre, self.post, self.dev)
-
-    def key(self) -> _Key:
-        """The PEP 440 sort key: trailing zeros of the release do not count."""
-        release = list(self.release)
-        while len(release) > 1 and release[-1] == 0:
-            release.pop()
-        # A dev release sorts before every pre-release of its version; a final after them all.
-        if self.pre is not None:
-            pre: tuple[int, int] = self.pre
-        elif self.dev is not None and self.post is None:
-            pre = (-1, 0)
-        else:
-            pre = (3, 0)
-        post = -1 if self.post is None else self.post
-        dev = (1, 0) if self.dev is None else (0, self.dev)
-        # Numeric local segments sort above alphanumeric ones.
-        local = tuple(
-            (1, part, "") if isinstance(part, int) else (0, 0, part) for part in self.local
-        )
-        return (self.epoch, tuple(release), pre, post, dev, local)
 
 
 def parse_version(text: str) -> Version | None:
     """The version `text` spells (any PEP 440 spelling), or None when it is not one."""
-    match = _VERSION.fullmatch(text.strip())
-    if match is None:
+    try:
+        return Version(text)
+    except InvalidVersion:
         return None
-    pre = None
-    if match["pre_l"] is not None:
-        pre = (_PRE_RANK[match["pre_l"].lower()], int(match["pre_n"] or 0))
-    post = None
-    if match["post_implicit"] is not None:
-        post = int(match["post_implicit"])
-    elif match["post_l"] is not None:
-        post = int(match["post_n"] or 0)
-    dev = None if match["dev_l"] is None else int(match["dev_n"] or 0)
-    local: tuple[int | str, ...] = ()
-    if match["local"] is not None:
-        local = tuple(
-            int(part) if part.isdigit() else part.lower()
-            for part in re.split(r"[-_.]", match["local"])
-        )
-    return Version(
-        epoch=int(match["epoch"] or 0),
-        release=tuple(int(part) for part in match["release"].split(".")),
-        pre=pre,
-        post=post,
-        dev=dev,
-        local=local,
-    )
 
 
-def _release_prefix(candidate: Version, epoch: int, prefix: tuple[int, ...]) -> bool:
-    padded = candidate.release + (0,) * max(0, len(prefix) - len(candidate.release))
-    return candidate.epoch == epoch and padded[: len(prefix)] == prefix
-
-
-Clause = Callable[[Version, str], bool]
-"""A parsed clause: whether a candidate version (and its text, for `===`) satisfies it."""
-
-
-def _clause(op: str, text: str) -> Clause:
-    """The test for one `op version` clause; ValueError saying what is wrong with it."""
+def _clause_problem(op: str, text: str) -> str:
+    """Why `op text`, which packaging refused, is not a clause, in words a person can act on."""
     if op == "===":
-        if not text:
-            raise ValueError("=== needs a version after it")
-        return lambda _candidate, written: written.lower() == text.lower()
+        return "=== needs a version after it"
     wildcard = text.endswith(".*")
     version = parse_version(text[:-2] if wildcard else text)
     if version is None:
-        raise ValueError(f"{text!r} is not a PEP 440 version" if text else f"{op} needs a version")
-    if wildcard:
-        if op not in ("==", "!="):
-            raise ValueError(f"a .* wildcard works only with == and !=, not {op}")
-        if (version.pre, version.post, version.dev, version.local) != (None, None, None, ()):
-            raise ValueError(f"{text!r}: a .* wildcard may follow only a release like 3.10")
-        epoch, prefix = version.epoch, version.release
-        if op == "==":
-            return lambda candidate, _written: _release_prefix(candidate, epoch, prefix)
-        return lambda candidate, _written: not _release_prefix(candidate, epoch, prefix)
-    if version.local and op not in ("==", "!="):
-        raise ValueError(f"{text!r}: a local version (+...) works only with == and !=")
-    key = version.key()
-    if op in ("==", "!="):
-        # A local label on the candidate counts only when the specifier names one.
-        def equal(candidate: Version) -> bool:
-            return (candidate if version.local else candidate.public()).key() == key
-
-        if op == "==":
-            return lambda candidate, _written: equal(candidate)
-        return lambda candidate, _written: not equal(candidate)
-    if op == "~=":
-        if len(version.release) < 2:
-            raise ValueError(f"~= needs at least two release numbers, got {text!r}")
-        epoch, prefix = version.epoch, version.release[:-1]
-        return lambda candidate, _written: (
-            candidate.public().key() >= key and _release_prefix(candidate, epoch, prefix)
-        )
-    if op == "<=":
-        return lambda candidate, _written: candidate.public().key() <= key
-    if op == ">=":
-        return lambda candidate, _written: candidate.public().key() >= key
-    base = version.base().key()
-    if op == "<":
-        # `<3.9` does not admit 3.9rc1, unless the specifier is itself a pre-release.
-        return lambda candidate, _written: (
-            candidate.public().key() < key
-            and not (
-                not version.is_prerelease
-                and candidate.is_prerelease
-                and candidate.base().key() == base
-            )
-        )
-    # `>3.9` does not admit 3.9.post1 (unless it names a post-release) nor 3.9+local.
-    return lambda candidate, _written: (
-        candidate.public().key() > key
-        and not (
-            version.post is None and candidate.post is not None and candidate.base().key() == base
-        )
-        and not (candidate.local and candidate.base().key() == base)
-    )
+        return f"{text!r} is not a PEP 440 version" if text else f"{op} needs a version"
+    if wildcard and op not in ("==", "!="):
+        return f"a .* wildcard works only with == and !=, not {op}"
+    if wildcard and (version.pre, version.post, version.dev, version.local) != (
+        None,
+        None,
+        None,
+        None,
+    ):
+        return f"{text!r}: a .* wildcard may follow only a release like 3.10"
+    if version.local is not None and op not in ("==", "!="):
+        return f"{text!r}: a local version (+...) works only with == and !="
+    if op == "~=" and len(version.release) < 2:
+        return f"~= needs at least two release numbers, got {text!r}"
+    return f"{op}{text!r} is not a PEP 440 clause"
 
 
-def parse_specifier(text: str) -> list[Clause]:
-    """The clauses of a comma-separated PEP 440 specifier; ValueError saying what is wrong.
+def parse_specifier(text: str) -> SpecifierSet:
+    """The comma-separated PEP 440 specifier `text`; ValueError saying what is wrong.
 
-    An empty specifier (or clause list) admits every version, as installers read it.
+    An empty specifier (or empty clauses) admits every version, as installers read it.
     """
-    clauses: list[Clause] = []
+    clauses: list[Specifier] = []
     for part in (part.strip() for part in text.split(",")):
         if not part:
             continue
@@ -201,18 +77,29 @@ def parse_specifier(text: str) -> list[Clause]:
             raise ValueError(
                 f"{part!r} is not an operator (>=, >, <=, <, ==, !=, ~=, ===) and a version"
             )
-        clauses.append(_clause(match["op"], match["version"]))
-    return clauses
+        try:
+            clauses.append(Specifier(part))
+        except InvalidSpecifier:
+            raise ValueError(_clause_problem(match["op"], match["version"])) from None
+    return SpecifierSet(clauses)
 
 
-def _admitted(clauses: list[Clause], series: Iterable[tuple[int, int]]) -> str | None:
-    """The lowest final release in `series` that every clause admits, as written for people."""
-    for major, minor in series:
-        for micro in _MICROS:
-            candidate = Version(0, (major, minor, micro))
-            written = f"{major}.{minor}.{micro}"
-            if all(clause(candidate, written) for clause in clauses):
-                return f"{major}.{minor}" if micro == 0 else written
+@cache
+def _finals(series: tuple[tuple[int, int], ...]) -> tuple[tuple[Version, str], ...]:
+    """Every final release of `series`, X.Y.0 to X.Y.99, parsed once per process."""
+    return tuple(
+        (Version(f"{major}.{minor}.{micro}"), f"{major}.{minor}" if micro == 0 else
+         f"{major}.{minor}.{micro}")
+        for major, minor in series
+        for micro in _MICROS
+    )  # fmt: skip
+
+
+def _admitted(specifier: SpecifierSet, series: tuple[tuple[int, int], ...]) -> str | None:
+    """The lowest final release in `series` the specifier admits, as written for people."""
+    for version, shown in _finals(series):
+        if specifier.contains(version):
+            return shown
     return None
 
 

@@ -86,14 +86,32 @@ def test_version_ordering() -> None:
     spelled = ["3.9.dev1", "3.9a1", "3.9b2", "3.9rc1", "3.9", "3.9.post1", "3.9.1", "3.10"]
     versions = [parse_version(text) for text in spelled]
     assert all(v is not None for v in versions)
-    keys = [v.key() for v in versions if v is not None]
-    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+    assert versions == sorted(versions) and len(set(versions)) == len(versions)  # type: ignore[type-var]
     same = [parse_version(t) for t in ("3.9", "3.9.0", "v3.9.0.0", " V3.9.0 ")]
-    assert len({v.key() for v in same if v is not None}) == 1
-    alpha, also_alpha = parse_version("3.9.0-ALPHA.1"), parse_version("3.9a1")
-    assert alpha is not None and also_alpha is not None and alpha.key() == also_alpha.key()
+    assert len(set(same)) == 1 and None not in same
+    assert parse_version("3.9.0-ALPHA.1") == parse_version("3.9a1") is not None
     assert parse_version("3.9-1") == parse_version("3.9.post1")
     assert parse_version("not a version") is None
+
+
+@pytest.mark.parametrize(
+    ("specifier", "admitted"),
+    [
+        # The hand-written evaluator errcat had before rejected the first: a local label
+        # counts against > only when the release equals the specifier's, and 3.7 > 3.7.dev0.
+        (">3.7.dev0", True),
+        ("<3.7.0rc1", False),
+        ("==3.7", True),
+        ("==3.7.0+local", True),
+    ],
+)
+def test_pep_440_exactly(specifier: str, admitted: bool) -> None:
+    """Candidates are read as packaging reads them, which is how pip installs."""
+    from catalog.gate.pythons import parse_specifier
+
+    candidate = parse_version("3.7+local")
+    assert candidate is not None
+    assert parse_specifier(specifier).contains(candidate, prereleases=True) is admitted
 
 
 @pytest.mark.parametrize(
