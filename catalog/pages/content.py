@@ -7,11 +7,12 @@ Both `errcat build` and the MkDocs plugin start here, so the two routes publish 
 from __future__ import annotations
 
 import json
+import posixpath
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from catalog.core.config import Config
@@ -35,6 +36,11 @@ from catalog.pages.sources import Source, _repository_path, sources_by_entry
 from extractor.expectations import Expectation, read_expectations
 from extractor.model import ScanFailure
 
+T = TypeVar("T")
+
+ROWS_PER_PAGE = 400
+"""Rows of an index page at most: at whole-torch size one page of every entry was megabytes of
+HTML that a phone took seconds to lay out; pages of this many rows stay well under 200 KB."""
 HOME_PAGE = "index.md"
 ERRORS_INDEX = "errors/index.md"
 MODULES_INDEX = "errors/modules/index.md"
@@ -194,6 +200,27 @@ def _groups(entries: list[Entry], key: str) -> list[templating.Group]:
     return [templating.Group(name, name, tuple(grouped[name])) for name in sorted(grouped)]
 
 
+def _paged(
+    first: str, folder: str, rows: Sequence[T]
+) -> Iterator[tuple[str, Sequence[T], templating.Pager]]:
+    """An index of `rows` cut into pages of at most `ROWS_PER_PAGE`: the first at `first`, the
+    others at `<folder>page-<n>.md`; each with the part it shows and its `Pager`. One page when
+    the rows fit, as every index was before paging (so a small catalog's pages are unchanged).
+    """
+    count = max(1, -(-len(rows) // ROWS_PER_PAGE))
+    if count == 1:
+        yield first, rows, templating.SINGLE
+        return
+    paths = [first] + [f"{folder}page-{number}.md" for number in range(2, count + 1)]
+    home = posixpath.dirname(first)
+    for index, path in enumerate(paths):
+        here = posixpath.dirname(path)
+        links = tuple(None if other == path else posixpath.relpath(other, here) for other in paths)
+        up = posixpath.relpath(home, here) + "/" if here != home else ""
+        shown = rows[index * ROWS_PER_PAGE : (index + 1) * ROWS_PER_PAGE]
+        yield path, shown, templating.Pager(index + 1, links, up)
+
+
 def _recorded(page: Callable[..., str], *args: Any, **kwargs: Any) -> blocks.FastPage:
     """`page(*args, **kwargs)`, with the blocks it emits kept apart."""
     with blocks.recording() as recorded:
@@ -293,19 +320,22 @@ def _the_rest(
     )
 
     ordered = sorted(entries, key=lambda e: (e.module, e.message, e.id))
-    generated[ERRORS_INDEX] = _recorded(templating.errors_index, ordered)
+    for path, shown, pager in _paged(ERRORS_INDEX, "errors/", ordered):
+        generated[path] = _recorded(templating.errors_index, ordered, shown, pager)
     for folder, title, label, key in (
         ("modules", "Errors by module", "Module", "module"),
         ("exceptions", "Errors by exception type", "Exception", "exception"),
     ):
         groups = _groups(ordered, key)
-        generated[f"errors/{folder}/index.md"] = _recorded(
-            templating.groups_index, title, label, groups
-        )
-        for group in groups:
-            generated[f"errors/{folder}/{group.slug}.md"] = _recorded(
-                templating.group_page, label, group
+        base = f"errors/{folder}/"
+        for path, shown_groups, pager in _paged(f"{base}index.md", base, groups):
+            generated[path] = _recorded(
+                templating.groups_index, title, label, groups, shown_groups, pager
             )
+        for group in groups:
+            first = f"{base}{group.slug}.md"
+            for path, shown, pager in _paged(first, f"{base}{group.slug}/", group.entries):
+                generated[path] = _recorded(templating.group_page, label, group, shown, pager)
     counts = {
         "entries": len(entries),
         "active": sum(e.status is Status.ACTIVE for e in entries),

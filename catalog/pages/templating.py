@@ -180,32 +180,67 @@ def error_page(
     )
 
 
-def errors_index(entries: Sequence[Entry]) -> str:
-    """The Markdown of `errors/index.md`: every entry, with links to both group indexes."""
+@dataclass(frozen=True)
+class Pager:
+    """Where one page of a paged index stands: its number, and a link to every page of the
+    index relative to it (None for itself). `up` leads from the page's folder to the folder
+    its first page is in."""
+
+    number: int
+    links: tuple[str | None, ...]
+    up: str = ""
+
+    @property
+    def count(self) -> int:
+        return len(self.links)
+
+
+SINGLE = Pager(1, (None,))
+"""An index that fits on one page."""
+
+
+def errors_index(entries: Sequence[Entry], shown: Sequence[Entry], pager: Pager = SINGLE) -> str:
+    """The Markdown of `errors/index.md` (or one of its further pages): the `shown` part of
+    every entry, with links to both group indexes."""
     return (
         environment()
         .get_template("errors.md.j2")
         .render(
             entries=entries,
+            shown=shown,
+            pager=pager,
             drafts=sum(e.status is Status.DRAFT for e in entries),
             retired=sum(e.status is Status.RETIRED for e in entries),
         )
     )
 
 
-def groups_index(title: str, label: str, groups: Sequence[Group]) -> str:
-    """An index of groups (`errors/modules/index.md`, `errors/exceptions/index.md`)."""
+def groups_index(
+    title: str, label: str, groups: Sequence[Group], shown: Sequence[Group], pager: Pager = SINGLE
+) -> str:
+    """An index of groups (`errors/modules/index.md`, `errors/exceptions/index.md`, or one of
+    their further pages): the `shown` part of `groups`."""
     return (
-        environment().get_template("groups.md.j2").render(title=title, label=label, groups=groups)
+        environment()
+        .get_template("groups.md.j2")
+        .render(title=title, label=label, groups=groups, shown=shown, pager=pager)
     )
 
 
-def group_page(label: str, group: Group) -> str:
-    """One group's table of entries."""
+def group_page(
+    label: str, group: Group, shown: Sequence[Entry] | None = None, pager: Pager = SINGLE
+) -> str:
+    """One group's table of entries (or one page of it: `shown`)."""
     return (
         environment()
         .get_template("group.md.j2")
-        .render(label=label, name=group.name, entries=group.entries)
+        .render(
+            label=label,
+            name=group.name,
+            entries=group.entries,
+            shown=group.entries if shown is None else shown,
+            pager=pager,
+        )
     )
 
 
