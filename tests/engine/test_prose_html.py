@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.engine.fastpath import _PLAIN_TEXT_EXTENSIONS
+from catalog.engine.block_markdown import PLAIN_TEXT_EXTENSIONS
 from catalog.engine.prose_html import to_html
 from catalog.engine.site_settings import EXTENSIONS
 
@@ -22,10 +22,10 @@ _MD = markdown.Markdown(
     extension_configs={name: dict(options) for name, options in EXTENSIONS if options},
 )
 # The site build uses the converter with any set of the extensions that leave plain text alone
-# (`fastpath._PLAIN_TEXT_EXTENSIONS`); here all of them at once, but codehilite, which
+# (`block_markdown.PLAIN_TEXT_EXTENSIONS`); here all of them at once, but codehilite, which
 # pymdownx.highlight replaces.
 _ALL_PLAIN = markdown.Markdown(
-    extensions=sorted(_PLAIN_TEXT_EXTENSIONS - {"codehilite"}),
+    extensions=sorted(PLAIN_TEXT_EXTENSIONS - {"codehilite"}),
     extension_configs={name: dict(options) for name, options in EXTENSIONS if options},
 )
 

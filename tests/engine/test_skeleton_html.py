@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog.engine import skeleton_html
-from catalog.engine.fastpath import _BlockExtension
+from catalog.engine.block_markdown import BlockExtension
 from catalog.engine.site_settings import EXTENSIONS
 from catalog.pages.blocks import marker
 
@@ -29,7 +29,7 @@ class _Blocks:
 
 _BLOCKS = _Blocks()
 _MD = markdown.Markdown(
-    extensions=[name for name, _ in EXTENSIONS] + [_BlockExtension(_BLOCKS)],
+    extensions=[name for name, _ in EXTENSIONS] + [BlockExtension(_BLOCKS)],
     extension_configs={name: dict(options) for name, options in EXTENSIONS if options},
 )
 _TOC = _MD.treeprocessors["toc"]
@@ -76,7 +76,7 @@ def test_the_probe_page_is_written_as_python_markdown_writes_it() -> None:
             return blocks[index]
 
     md = markdown.Markdown(
-        extensions=[name for name, _ in EXTENSIONS] + [_BlockExtension(Prose())],
+        extensions=[name for name, _ in EXTENSIONS] + [BlockExtension(Prose())],
         extension_configs={name: dict(options) for name, options in EXTENSIONS if options},
     )
     assert (html, tokens) == (md.convert(text), md.toc_tokens)
