@@ -10,7 +10,7 @@ import pytest
 from test_build_project import make_project
 
 from catalog.core.config import load_config
-from catalog.pages import content
+from catalog.pages import content, templating
 from catalog.publish.build import build_site
 
 
@@ -55,3 +55,17 @@ def test_paging_cuts_rows_in_order_and_links_relative_to_each_page(
     assert [pager.up for _, _, pager in pages] == ["", "../", "../"]
     (single,) = content._paged("errors/index.md", "errors/", [1, 2])
     assert single[0] == "errors/index.md" and single[2].count == 1
+
+
+def test_an_error_raised_at_many_sites_shows_the_facts_of_the_first_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `SOURCES_WITH_CODE` sites (none here), a page says where the other sites' facts
+    are instead of listing them: a message raised at hundreds of sites stays a light page."""
+    project = make_project(tmp_path / "project")
+    monkeypatch.setattr(templating, "SOURCES_WITH_CODE", 0)
+    site = project / "build" / "site"
+    build_site(load_config(project), site)
+    page = (site / "errors" / "1111111111111111" / "index.html").read_text("utf-8")
+    assert "Raised when" not in page
+    assert "The 1 other sites" in page and 'href="/api/errors/1111111111111111.json"' in page
