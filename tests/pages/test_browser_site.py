@@ -59,10 +59,16 @@ new PerformanceObserver((list) => list.getEntries().forEach((e) => note(e.name))
 TOGGLE = 'label.md-header__button[for^="__palette"]:not([hidden])'
 
 
+MISSED: list[str] = []
+"""Every path the static server answered 404 (404.html), in order."""
+
+
 class _StaticFiles(SimpleHTTPRequestHandler):
     """Files as they are, and 404.html with status 404 for a path that has none."""
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        if code == 404:
+            MISSED.append(self.path)
         page = Path(str(self.directory)) / "404.html"
         if code != 404 or not page.is_file():
             super().send_error(code, message, explain)
@@ -307,6 +313,7 @@ def test_no_request_leaves_the_sites_origin(base: str, page: WebDriver, path: st
     the site itself, the search included (it is opened and used on each)."""
     from selenium.webdriver.common.by import By
 
+    MISSED.clear()
     _open(page, base + path)
     box = page.find_element(By.CSS_SELECTOR, "input.md-search__input")
     box.click()
@@ -322,6 +329,9 @@ def test_no_request_leaves_the_sites_origin(base: str, page: WebDriver, path: st
     assert requested, "no request was recorded: the recorder did not run"
     elsewhere = sorted({url for url in requested if urlsplit(url).netloc != origin})
     assert not elsewhere, elsewhere
+    # Nothing the page asks for is missing (Material once fetched /api/errors/sitemap.xml for
+    # the JSON link of an error page): only the 404 page's own address answers 404.
+    assert [missed for missed in MISSED if missed != "/" + path] == []
 
 
 @needs_browser
