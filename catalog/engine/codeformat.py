@@ -71,9 +71,10 @@ class Layout:
 
     @staticmethod
     def of(formatter: Any) -> Layout | None:
-        """The layout of pymdownx's block formatter, or None for another formatter class or
-        an option `write` does not write."""
-        if type(formatter) is not BlockHtmlFormatter:
+        """The layout of pymdownx's block formatter (or of errcat's subclasses of it), or None
+        for another formatter class or an option `write` does not write."""
+        # errcat's own subclasses say they write what pymdownx's writes (`errcat_writes_as`).
+        if getattr(type(formatter), "errcat_writes_as", type(formatter)) is not BlockHtmlFormatter:
             return None
         try:
             if _OPTIONS(formatter) != _KNOWN:

@@ -14,6 +14,10 @@ is computed once. None of this changes the HTML.
 Formatting, the formatter's stack of wrappers, is done by `catalog.engine.codeformat` for the
 options errcat's fences use, from the same tokens; at the start of a build every probe block is
 formatted both ways, and any difference leaves formatting to Pygments for the build.
+
+Both the style table's memo and that formatting are subclasses of pymdownx's block formatter
+(`catalog.engine.pygments_internals`) which only this highlighter's blocks are formatted with:
+Pygments itself is left as it is for every other formatter in the process.
 """
 
 from __future__ import annotations
@@ -23,14 +27,13 @@ import contextlib
 import hashlib
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import markdown  # type: ignore[import-untyped]  # no stubs in the pinned set
-from pygments.formatters.html import HtmlFormatter  # type: ignore[import-untyped]
 from pygments.lexers import find_lexer_class_by_name  # type: ignore[import-untyped]
 
-from catalog.engine import codeformat
+from catalog.engine import codeformat, pygments_internals
 from catalog.engine.lexing import accelerate
 from catalog.pages.blocks import CodeBlock
 
@@ -72,50 +75,6 @@ class _Tokens:
         return tokens
 
 
-_STYLE_TABLES: dict[tuple[Any, str], tuple[dict[Any, str], dict[str, Any]]] = {}
-_create_stylesheet = HtmlFormatter._create_stylesheet
-
-
-def _reused_stylesheet(self: Any) -> None:
-    # The table depends on the style and the class prefix only (see HtmlFormatter).
-    key = (self.style, self.classprefix)
-    tables = _STYLE_TABLES.get(key)
-    if tables is None:
-        _create_stylesheet(self)
-        tables = _STYLE_TABLES[key] = (dict(self.ttype2class), dict(self.class2style))
-    self.ttype2class, self.class2style = dict(tables[0]), dict(tables[1])
-
-
-_format_unencoded = HtmlFormatter.format_unencoded
-_span_tags: list[dict[Any, str]] = []
-"""The span each token type opens, kept across blocks: it depends on the type only, for the
-formatter `codeformat.Layout` accepts (no class prefix)."""
-
-
-def _written_format(self: Any, tokensource: Any, outfile: Any) -> None:
-    layout = codeformat.Layout.of(self)
-    if layout is None:
-        _format_unencoded(self, tokensource, outfile)
-        return
-    if not _span_tags:
-        _span_tags.append(codeformat.spans(self._get_css_classes))
-    outfile.write(codeformat.write(layout, tokensource, _span_tags[0]))
-
-
-@contextlib.contextmanager
-def _style_tables_reused(written: bool) -> Iterator[None]:
-    """While one block is highlighted: formatters take their style table from the memo and,
-    if `written`, format through `codeformat` where it knows the options."""
-    HtmlFormatter._create_stylesheet = _reused_stylesheet
-    if written:
-        HtmlFormatter.format_unencoded = _written_format
-    try:
-        yield
-    finally:
-        HtmlFormatter._create_stylesheet = _create_stylesheet
-        HtmlFormatter.format_unencoded = _format_unencoded
-
-
 class CodeHighlighter:
     """Highlights code blocks with the highlighter of a configured Markdown instance."""
 
@@ -133,6 +92,9 @@ class CodeHighlighter:
         fenced.get_hl_settings()
         if getattr(fenced, "highlight_ext", None) is None or fenced.highlighter is None:
             raise HighlightUnavailable("no pymdownx.highlight in the site's Markdown")
+        problem = pygments_internals.probe()
+        if problem is not None:
+            raise HighlightUnavailable(f"Pygments' internals ({problem})")
         self._md = md
         self._fenced = fenced
         self._settings = settings
@@ -140,9 +102,26 @@ class CodeHighlighter:
         """Languages with a custom fence of their own, which `highlight` does not format."""
         lexers: dict[tuple[str, bool, bool], tuple[Any, str]] = {}
         recent: collections.OrderedDict[tuple[str, str], list[Any]] = collections.OrderedDict()
+        base = fenced.highlighter
+        if pygments_internals.makes_block_formatter(base):
+            # pymdownx's own: its blocks get errcat's formatters (`pygments_internals`).
+            memo = pygments_internals.highlight_function(base, pygments_internals.MemoFormatter)
+            written = pygments_internals.highlight_function(
+                base, pygments_internals.WrittenFormatter
+            )
+        else:  # a highlighter of its own: its formatting is left as it is
+            memo = written = base.highlight
+        self._formatting: tuple[Callable[..., Any], Callable[..., Any]] = (memo, written)
+        chosen = [memo]
+        self._chosen = chosen
+        """The formatting of the next block: `memo` or, if `codeformat` writes it, `written`."""
 
-        class Reusing(fenced.highlighter):  # type: ignore[misc]
-            """The site's highlighter, with lexers and recent tokens kept between blocks."""
+        class Reusing(base):  # type: ignore[misc,valid-type]
+            """The site's highlighter, with lexers and recent tokens kept between blocks, and
+            its blocks formatted by errcat's formatter subclasses."""
+
+            def highlight(self, *args: Any, **kwargs: Any) -> Any:
+                return chosen[0](self, *args, **kwargs)
 
             def get_lexer(self, src: str, language: str, inline: bool, stripnl: bool) -> Any:
                 key = (language, inline, stripnl)
@@ -224,16 +203,16 @@ class CodeHighlighter:
         # it clamps highlighted lines to the block's length, which it sets before the call.
         self._fenced.highlight_ext.pygments_code_block = index - 1
         self._fenced.line_count = code.count("\n") + 1
-        with _style_tables_reused(self.written if written is None else written):
-            html: str = self._fenced.highlight(
-                src=code,
-                language=language,
-                options=options,
-                md=self._md,
-                classes=[],
-                id_value="",
-                attrs={},
-            )
+        self._chosen[0] = self._formatting[self.written if written is None else written]
+        html: str = self._fenced.highlight(
+            src=code,
+            language=language,
+            options=options,
+            md=self._md,
+            classes=[],
+            id_value="",
+            attrs={},
+        )
         return html
 
     def skip(self, index: int) -> None:

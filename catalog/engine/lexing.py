@@ -9,7 +9,8 @@ pattern then runs once more, so that its callback gets the match object it alway
 rest is the loop of `RegexLexer.get_tokens_unprocessed`, step for step: the same tokens, the
 same state changes. A state whose rules cannot be combined without changing what they match
 (numbered back-references or conditionals, inline flags, rules compiled with other flags, a
-pattern `re` cannot combine) is matched rule by rule as before.
+pattern `re` cannot combine) is matched rule by rule as before. The lexer's rules and the class
+of token types are Pygments' private names, reached through `catalog.engine.pygments_internals`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from pygments.lexer import RegexLexer  # type: ignore[import-untyped]
-from pygments.token import Error, Whitespace, _TokenType  # type: ignore[import-untyped]
+from pygments.token import Error, Whitespace  # type: ignore[import-untyped]
+
+from catalog.engine.pygments_internals import TokenType, lexer_rules
 
 _UNSAFE = re.compile(r"\\[1-9]|\(\?\(|\(\?[aiLmsux]+\)")
 _LEADING_FLAGS = re.compile(r"\(\?([imsx]+)\)")
@@ -43,7 +46,7 @@ def accelerate(lexer: Any) -> bool:
 @functools.cache
 def _finder(lexer_class: Any, state: str) -> Finder | None:
     """One pattern for the rules of `state`, and which rule each of its groups stands for."""
-    rules = lexer_class._tokens[state]
+    rules = lexer_rules(lexer_class)[state]
     flags = int(lexer_class.flags)
     parts: list[str] = []
     rule_of_group: dict[int, int] = {}
@@ -82,7 +85,7 @@ def tokens_unprocessed(
 ) -> Iterator[tuple[int, Any, str]]:
     """What `RegexLexer.get_tokens_unprocessed(lexer, text, stack)` yields."""
     lexer_class: Any = type(lexer)
-    tokendefs = lexer._tokens
+    tokendefs = lexer_rules(lexer)
     pos = 0
     statestack = list(stack)
     statetokens = tokendefs[statestack[-1]]
@@ -106,7 +109,7 @@ def tokens_unprocessed(
         if rule is not None:
             _, action, new_state = rule
             if action is not None:
-                if type(action) is _TokenType:
+                if type(action) is TokenType:
                     yield pos, action, m.group()
                 else:
                     yield from action(lexer, m)

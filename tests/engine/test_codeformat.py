@@ -14,7 +14,7 @@ from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
 from pygments.token import Comment, Keyword, Name, Operator, String, Text, Whitespace  # type: ignore[import-untyped]
 from pymdownx.highlight import BlockHtmlFormatter  # type: ignore[import-untyped]
 
-from catalog.engine import codeformat, highlight
+from catalog.engine import codeformat
 from catalog.engine.highlight import CodeHighlighter
 from catalog.engine.site_settings import EXTENSIONS
 
@@ -41,7 +41,7 @@ def highlighter() -> CodeHighlighter:
 
 def _pygments(formatter: Any, tokens: list[tuple[Any, str]]) -> str:
     out = io.StringIO()
-    highlight._format_unencoded(formatter, iter(tokens), out)
+    BlockHtmlFormatter.format_unencoded(formatter, iter(tokens), out)
     return out.getvalue()
 
 
