@@ -15,6 +15,7 @@ installed, and the theme renders the navigation of every page as before.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -25,12 +26,15 @@ from mkdocs.structure.nav import Link, Navigation, Section
 from mkdocs.structure.pages import Page
 from mkdocs.utils import normalize_url
 
+from catalog.engine import material_internals
 from catalog.pages import THEME_FOLDER
 
-NAV = "partials/nav.html"
+log = logging.getLogger("mkdocs.plugins.errcat")
+
+NAV = material_internals.NAV
 ORIGINAL = "errcat/material-nav.html"
 """The name the theme's own navigation partial is reached by from the stand-in."""
-_PARTIALS = (NAV, "partials/nav-item.html", "partials/logo.html", "partials/source.html")
+_PARTIALS = material_internals.NAV_PARTIALS
 """What the navigation is made of: each must be Material's own file, or errcat's (its theme
 folder's source.html reads the configuration only), for the cache to apply."""
 _ERRCAT_THEME = os.path.realpath(THEME_FOLDER)
@@ -44,14 +48,6 @@ STAND_IN = """\
 {%- else -%}
 {{- errcat_nav -}}
 {%- endif -%}"""
-
-
-def _material_templates() -> str | None:
-    try:
-        import material  # type: ignore[import-untyped]  # no stubs
-    except ImportError:
-        return None
-    return os.path.join(os.path.dirname(os.path.realpath(material.__file__)), "templates")
 
 
 def _targets(items: list[Any]) -> Iterator[str]:
@@ -95,8 +91,9 @@ class NavCache:
 
 def install(env: jinja2.Environment, nav: Navigation, config: Any) -> NavCache | None:
     """Put the cached navigation in `env`'s place for Material's own; None (nothing changed)
-    when the theme's navigation partials are not all Material's files."""
-    templates = _material_templates()
+    when the theme's navigation partials are not all Material's files, or Material's
+    navigation is not made as this cache expects (`material_internals.probe`)."""
+    templates = material_internals.templates_folder()
     loader = env.loader
     if templates is None or loader is None:
         return None
@@ -108,6 +105,10 @@ def install(env: jinja2.Environment, nav: Navigation, config: Any) -> NavCache |
         where = os.path.realpath(filename) if filename is not None else ""
         if not where.startswith((templates + os.sep, _ERRCAT_THEME + os.sep)):
             return None
+    problem = material_internals.probe()
+    if problem is not None:
+        log.info("errcat: the navigation is rendered on every page, because %s", problem)
+        return None
     cache = NavCache(nav, config)
     stand_in = jinja2.DictLoader({NAV: STAND_IN, ORIGINAL: found[0][0]})
     env.loader = jinja2.ChoiceLoader([stand_in, loader])
