@@ -7,8 +7,9 @@ and where each is kept:
 - Port in use, port 0: the socket is bound here before granian starts, so a port in use is a
   plain message (exit 2) rather than a log line from inside the server, and `--port 0` gets one
   port for every worker. granian is handed the bound socket (its workers inherit it and all
-  accept from it) instead of binding its own; `_BoundServer` is the only place that reaches
-  into granian's internals for that, pinned by the exact version in constraints.txt.
+  accept from it) instead of binding its own; `catalog.serve.granian_internals` is the only
+  place that reaches into granian's internals for that, checked by its probe at every start
+  (where they differ, granian's public server binds the same port again itself).
 - The request deadline: hyper's header read timeout (`header_timeout`, 5 s) closes a connection
   that has not sent a whole request head within that many seconds of opening or of the previous
   answer, so a slow client cannot hold a connection, and an idle keep-alive connection is
@@ -39,7 +40,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from granian.constants import HTTPModes, Interfaces, Loops, RuntimeModes
+from granian.http import HTTP1Settings
+from granian.log import LogLevels
 from starlette.types import ASGIApp
+
+from catalog.serve import granian_internals
 
 BACKLOG = 1024
 """Pending connections the kernel queues before a worker accepts them."""
@@ -177,67 +183,36 @@ def _logging_config() -> dict[str, Any]:
 
 def build_server(sock: socket.socket, options: ServeOptions | None = None) -> Any:
     """A granian server for the bound `sock` with the limits in `options` (not started)."""
-    from granian.constants import HTTPModes, Interfaces, Loops, RuntimeModes
-    from granian.http import HTTP1Settings
-    from granian.log import LogLevels
-
     options = options or ServeOptions()
-    server_class = _bound_server_class()
     sock.set_inheritable(True)
     host, port = sock.getsockname()[:2]
-    server = server_class(
-        "errcat",
-        address=host,
-        port=port,
+    settings: dict[str, Any] = {
+        "address": host,
+        "port": port,
         # The app's RSGI side: the fast path answers with one call (catalog.serve.rsgi).
-        interface=Interfaces.RSGI,
-        workers=max(1, options.workers),
+        "interface": Interfaces.RSGI,
+        "workers": max(1, options.workers),
         # uvloop where it is installed (it is on Linux and macOS): a faster event loop.
-        loop=Loops.auto,
-        # One Rust thread per worker next to its Python thread: granian's multi-threaded runtime
-        # hands every request across threads, which halves throughput on a small machine.
-        runtime_mode=RuntimeModes.st,
-        http=HTTPModes.http1,
-        websockets=False,
-        backlog=BACKLOG,
+        "loop": Loops.auto,
+        # One Rust thread per worker next to its Python thread: granian's multi-threaded
+        # runtime hands every request across threads, which halves throughput on a small
+        # machine.
+        "runtime_mode": RuntimeModes.st,
+        "http": HTTPModes.http1,
+        "websockets": False,
         # granian counts connections against this, idle ones included (see the module's note).
-        backpressure=options.max_connections or connection_limit(),
-        http1_settings=HTTP1Settings(
+        "backpressure": options.max_connections or connection_limit(),
+        "http1_settings": HTTP1Settings(
             header_read_timeout=max(1, round(options.header_timeout * 1000)),
             keep_alive=True,
             max_buffer_size=MAX_HEAD_BUFFER,
         ),
-        log_level=LogLevels.warning,
-        log_dictconfig=_logging_config(),
-        log_access=options.access_log,
-        workers_kill_timeout=max(1, options.graceful_shutdown),
-    )
-    server.errcat_socket = sock
-    return server
-
-
-def _bound_server_class() -> type:
-    from granian._granian import SocketHolder
-    from granian.server.mp import MPServer
-
-    class _BoundServer(MPServer):
-        """granian's process server, serving a socket bound before it started."""
-
-        errcat_socket: socket.socket
-
-        def _init_shared_socket(self) -> None:
-            # granian binds its own socket here (one per worker on Linux, with SO_REUSEPORT);
-            # every worker accepts from ours instead, the way granian does on other systems.
-            sock = self.errcat_socket
-            self._ssp = None
-            # The stub omits the (fd, uds, backlog) constructor that granian itself uses.
-            holder: Any = SocketHolder(sock.fileno(), False, BACKLOG)  # type: ignore[call-arg]
-            self._shd = holder
-            fd: Any = sock.fileno()
-            self._sfd = fd
-            self._sso = sock
-
-    return _BoundServer
+        "log_level": LogLevels.warning,
+        "log_dictconfig": _logging_config(),
+        "log_access": options.access_log,
+        "workers_kill_timeout": max(1, options.graceful_shutdown),
+    }
+    return granian_internals.server_for(sock, BACKLOG, settings)
 
 
 def serve(app: ASGIApp, sock: socket.socket, options: ServeOptions | None = None) -> int:
@@ -250,6 +225,7 @@ def serve(app: ASGIApp, sock: socket.socket, options: ServeOptions | None = None
     _APPS[token] = app
     recipe = getattr(app, "recipe", None)
     try:
+        granian_internals.release(server)
         server.serve(target_loader=_AppLoader(token, recipe))
     except SystemExit as exc:
         # granian's main process exits 1 when a worker died; report it as the exit code.
