@@ -242,6 +242,28 @@ def test_a_dark_preference_gets_the_dark_scheme_and_the_toggle_switches(
 
 
 @needs_browser
+def test_the_system_scheme_is_followed_until_the_reader_uses_the_toggle(
+    base: str, page: WebDriver
+) -> None:
+    """A first visit under a light preference stores Material's palette; when the system turns
+    dark, the next page is dark all the same. Once the reader used the toggle, their choice
+    holds whatever the system says."""
+    from selenium.webdriver.common.by import By
+
+    _prefer(page, "light")
+    _fresh(page, base)
+    assert _scheme(page) == "default"
+    _prefer(page, "dark")
+    _open(page, f"{base}errors/")
+    assert _scheme(page) == "slate"
+    page.find_element(By.CSS_SELECTOR, TOGGLE).click()
+    assert wait_for(lambda: _scheme(page) == "default"), _scheme(page)
+    _open(page, f"{base}errors/{BORROW_ID}/")
+    assert _scheme(page) == "default"  # chosen: still light under the dark preference
+    _prefer(page, "light")
+
+
+@needs_browser
 def test_a_light_preference_gets_the_light_scheme(base: str, page: WebDriver) -> None:
     """Under a light system preference a first visit is light, and the toggle offers dark."""
     from selenium.webdriver.common.by import By

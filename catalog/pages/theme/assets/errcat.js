@@ -15,3 +15,14 @@ document.addEventListener("click", (event) => {
   }
   box.focus();
 });
+
+// The reader chose a scheme with the header toggle: from now on Material's stored palette holds
+// (errcat_main.html drops it on each page until then, so the system's scheme is followed).
+// Material itself also switches the inputs when the system's scheme changes; only a reader's
+// own click (a trusted event) counts as a choice.
+document.addEventListener("click", (event) => {
+  if (!event.isTrusted || typeof __md_set !== "function") return;
+  if (event.target.closest('label[for^="__palette"], input[name="__palette"]')) {
+    __md_set("errcat.scheme-chosen", true);
+  }
+});
