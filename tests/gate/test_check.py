@@ -359,16 +359,19 @@ def test_the_table_forms_stub_is_drift_checked_and_removed_with_it(
     assert stub.read_text(encoding="utf-8") == "def helper() -> None: ...\n"
 
 
-def test_the_loaders_schema_shortcut_agrees_with_jsonschema() -> None:
-    """The check's catalog stage skips jsonschema for files its shortcut proves valid: on the
-    bad-YAML corpus, this catalog and thousands of mutated entries, the two always agree."""
+def test_the_loaders_validator_agrees_with_jsonschema() -> None:
+    """The loader validates with jsonschema-rs; the pure-Python jsonschema is the oracle: on the
+    bad-YAML corpus, this catalog and thousands of mutated entries, the two always agree, and
+    so do the places and keywords of their errors."""
     import copy
     import random
 
-    from catalog.entries.loader import _validator, fits_schema
+    from jsonschema import Draft202012Validator
+
+    from catalog.entries.loader import _schema_errors, file_schema, fits_schema
     from catalog.entries.yamlnodes import YamlProblem, parse_document
 
-    validator = _validator()
+    validator = Draft202012Validator(file_schema())
     documents = []
     for folder in (ROOT / "tests" / "data" / "bad_yaml", ROOT / "catalog" / "errors"):
         for path in sorted(folder.glob("*.y*ml")):
@@ -401,3 +404,7 @@ def test_the_loaders_schema_shortcut_agrees_with_jsonschema() -> None:
         documents.append(document)
     for document in documents:
         assert fits_schema(document) == validator.is_valid(document), document
+        expected = sorted(
+            (tuple(e.absolute_path), e.validator) for e in validator.iter_errors(document)
+        )
+        assert sorted((e.path, e.keyword) for e in _schema_errors(document)) == expected, document
