@@ -95,6 +95,8 @@ class BlockPreprocessor(Preprocessor):  # type: ignore[misc]
 
 
 class BlockExtension(Extension):  # type: ignore[misc]
+    """Adds `BlockPreprocessor`, answering from `source`, to a Markdown instance."""
+
     def __init__(self, source: BlockSource) -> None:
         super().__init__()
         self.source = source

@@ -28,8 +28,6 @@ from catalog.engine.highlight import CodeHighlighter
 from catalog.pages.blocks import Block, FastPage
 from catalog.pages.search import SearchDoc
 
-log = logging.getLogger("mkdocs.plugins.errcat")
-
 
 class WarningCount(logging.Handler):
     """Counts warnings, so that a page converted with a warning is not cached."""
