@@ -50,9 +50,8 @@ def probe() -> str | None:
     render_names = set(Page.render.__code__.co_names)
     wanted = {"_title_from_render", "present_anchor_ids", "links_to_anchors", "_register"}
     if not wanted <= render_names:
-        return "Page.render no longer sets what errcat sets (" + ", ".join(
-            sorted(wanted - render_names)
-        )
+        missing = ", ".join(sorted(wanted - render_names))
+        return f"Page.render no longer reads or sets {missing}"
     if "_title_from_render" not in Page.__init__.__code__.co_names:
         return "Page no longer keeps _title_from_render"
     build_page = getattr(mkdocs_build, "_build_page", None)
