@@ -499,6 +499,66 @@ def test_index_identifiers_are_never_broken(
         assert page.execute_script(BROKEN_CODE) == [], path
 
 
+LONG_ROW = """
+const row = document.querySelector('.errcat-index tbody tr').cloneNode(true);
+const [message, exception, module] = row.querySelectorAll('td');
+message.querySelector('a').textContent = '{' + 'a_placeholder_that_goes_on'.repeat(12) + '}';
+exception.querySelector('code').textContent = 'torch.distributed._shard.sharded_tensor.Error';
+module.querySelector('code').textContent =
+  'torch.distributed.algorithms._checkpoint.checkpoint_wrapper.functional_adamax';
+for (const cell of row.querySelectorAll('[data-errcat-wrapped]')) {
+  delete cell.dataset.errcatWrapped;  // cloned from a row errcat.js had done already
+}
+document.querySelector('.errcat-index tbody').prepend(row);
+errcatWrap(document);
+return [...row.querySelectorAll('td a, td code')];
+"""
+
+BREAKS = """
+// Where each line of the element ends: the character before every jump of the text's top.
+const ends = [];
+let before = null, top = null;
+const walker = document.createTreeWalker(arguments[0], NodeFilter.SHOW_TEXT);
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  for (let i = 0; i < node.data.length; i++) {
+    const range = document.createRange();
+    range.setStart(node, i);
+    range.setEnd(node, i + 1);
+    const rect = range.getBoundingClientRect();
+    if (top !== null && rect.top > top + 1) ends.push(before);
+    top = rect.top;
+    before = node.data[i];
+  }
+}
+return ends;
+"""
+
+
+@needs_browser
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1280px", "390px"])
+def test_long_names_wrap_after_separators_and_tables_fit_their_column(
+    base: str, page: WebDriver, size: tuple[int, int]
+) -> None:
+    """A row with torch-sized names (a 300-character placeholder, a deep module path) wraps
+    only after `/`, `.` or `_` where a name does not fit, and the table stays inside its
+    column: nothing is cut off and the page does not scroll sideways."""
+    page.set_window_size(*size)
+    _open(page, f"{base}errors/")
+    cells = page.execute_script(LONG_ROW)
+    wrapped = [page.execute_script(BREAKS, cell) for cell in cells]
+    assert any(wrapped), "no long name needed to wrap: the test row is too short"
+    for ends in wrapped:
+        assert set(ends) <= set("/._"), ends
+    widths = page.execute_script(
+        "const t = document.querySelector('.errcat-index table');"
+        "return [t.getBoundingClientRect().width,"
+        " document.querySelector('.md-content__inner').getBoundingClientRect().width,"
+        " document.documentElement.scrollWidth, window.innerWidth];"
+    )
+    assert widths[0] <= widths[1] + 1, widths
+    assert widths[2] <= widths[3], widths
+
+
 @needs_browser
 def test_a_phone_keeps_the_exception_and_module_of_every_row(base: str, page: WebDriver) -> None:
     """At 390 px each row of the index shows its message, exception and module inside the

@@ -551,7 +551,12 @@
   }
 
   function code(doc, text) {
-    return element(doc, "code", {}, [text]);
+    const node = element(doc, "code", {}, [text]);
+    // errcat.js's break opportunities after `/`, `.` and `_` for a long name (on the site).
+    if (typeof window !== "undefined" && typeof window.errcatWrapElement === "function") {
+      window.errcatWrapElement(node);
+    }
+    return node;
   }
 
   /* One result in the markup of Material's own items (templates/search/index.tsx). */

@@ -26,3 +26,46 @@ document.addEventListener("click", (event) => {
     __md_set("errcat.scheme-chosen", true);
   }
 });
+
+// Long identifiers, paths and placeholders break only after `/`, `.` or `_`. Browsers break
+// code anywhere (`functional_adamax.p|y:38`) or not at all, and one long token widened a whole
+// index table past its column. Names that fit keep the look they have: only a token of
+// `LONG` characters or more gets break opportunities (<wbr>) and may wrap.
+const LONG = 28;
+const LONG_TOKEN = new RegExp(`(\\S{${LONG},})`);
+function errcatWrapElement(spot) {
+  if (spot.dataset.errcatWrapped) return;
+  spot.dataset.errcatWrapped = "1";
+  const walker = document.createTreeWalker(spot, NodeFilter.SHOW_TEXT);
+  const texts = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) texts.push(node);
+  for (const node of texts) {
+    if (!LONG_TOKEN.test(node.data)) continue;
+    const pieces = [];
+    for (const part of node.data.split(LONG_TOKEN)) {
+      if (part.length < LONG || /\s/.test(part)) {
+        if (part) pieces.push(document.createTextNode(part));
+        continue;
+      }
+      for (const bit of part.split(/(?<=[/._])/)) {
+        pieces.push(document.createTextNode(bit), document.createElement("wbr"));
+      }
+      pieces.pop();
+    }
+    node.replaceWith(...pieces);
+    spot.classList.add("errcat-long");
+  }
+}
+function errcatWrap(root) {
+  const spots = root.querySelectorAll(
+    ".errcat-index td code, .errcat-index td a, .errcat-source code:not(pre code), " +
+    ".errcat-derived p code, .errcat-path code, .md-typeset h1 code");
+  for (const spot of spots) errcatWrapElement(spot);
+}
+window.errcatWrapElement = errcatWrapElement;
+window.errcatWrap = errcatWrap;
+if (document.readyState === "loading") {
+  document.addEventListener("DOMContentLoaded", () => errcatWrap(document));
+} else {
+  errcatWrap(document);
+}
