@@ -5,19 +5,29 @@ placeholders, and references that point at existing entries.
 files are byte for byte those of an earlier run: `check` and `stats` then skip the YAML parsing
 and schema checks that take seconds on a large catalog. After an edit, only the edited files are
 parsed again.
+
+A project's catalog is loaded one way, by `checked_project_catalog` (the catalog with its
+findings: `errcat check`) or `valid_project_catalog` (the catalog, or CatalogInvalid: every
+other command, the build and the MkDocs plugin): both take the configured folder and the
+project's cache folder, which `--no-cache` turns off (`catalog.core.project.caching`).
+`load_valid_catalog` is the same for a bare folder, outside any project.
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from catalog.core.config import Config
 from catalog.core.exceptions import exception_problem, has_typed_class, reserved_parameters
 from catalog.core.findings import CatalogInvalid, Finding, Severity
 from catalog.core.model import Catalog, Entry, Position, Status
 from catalog.core.placeholders import PlaceholderError, parse_placeholders
+from catalog.core.project import cache_folder
 from catalog.entries.loader import (
+    FileDigests,
     StoredCatalog,
     catalog_key,
     read_cache,
@@ -275,3 +285,43 @@ def load_valid_catalog(
     if findings:
         raise CatalogInvalid(findings)
     return catalog
+
+
+@dataclass(frozen=True)
+class CheckedCatalog:
+    """A project's catalog as loaded and validated, problems and all."""
+
+    catalog: Catalog
+    """The entries that loaded."""
+    findings: list[Finding]
+    """The loader's and the validator's findings; empty when the catalog is valid."""
+    key: str | None
+    """The catalog's `catalog_key`, under which what depends on it is cached (codegen's digests,
+    check's outcomes); None when nothing is cached."""
+
+
+def checked_project_catalog(config: Config, digests: FileDigests | None = None) -> CheckedCatalog:
+    """The configured catalog with its findings, from the project's cache when unchanged.
+
+    `digests` are the caller's when it digests other files of the project in the same run
+    (check does, for the generated module) and then saves them itself; without, they are kept
+    here.
+    """
+    cache = cache_folder(config)
+    own = digests is None
+    digests = FileDigests(cache) if digests is None else digests
+    # No key without a cache: the key only ever names what a cache holds.
+    key = catalog_key(config.catalog, digests) if cache is not None else None
+    if own:
+        digests.save()
+    catalog, findings = checked_catalog(config.catalog, cache, key=key)
+    return CheckedCatalog(catalog, findings, key)
+
+
+def valid_project_catalog(config: Config) -> Catalog:
+    """The configured catalog, from the project's cache when unchanged; CatalogInvalid with
+    every finding when anything is wrong, so that nothing is made from an invalid catalog."""
+    checked = checked_project_catalog(config)
+    if checked.findings:
+        raise CatalogInvalid(checked.findings)
+    return checked.catalog

@@ -7,7 +7,7 @@ every live entry is raised somewhere; every exemption still sits on a raise. Dra
 A whole-torch package (2,300 files, 15,000 raise sites, 11,000 entries) is checked in less
 than one and a half times its scan. What would cost seconds there is done once and kept in the
 project's `.errcat-cache/`, beside the scan's cache: the loaded and validated catalog, keyed by
-its files' bytes (`catalog.entries.validate.checked_catalog`); the digests of the files codegen would
+its files' bytes (`catalog.entries.validate.checked_project_catalog`); the digests of the files codegen would
 write, keyed by the catalog; each site's catalog message (`catalog.matching.sites.SiteMessages`); what
 each package file holds for the exemption and class-name checks; and the last outcome of the
 site, entry and exemption stages, keyed by everything they read. Files are read again only
@@ -36,8 +36,8 @@ from catalog.core.exceptions import has_typed_class, site_exception
 from catalog.core.findings import Finding, Severity
 from catalog.core.model import Catalog, Status
 from catalog.core.placeholders import parameters
-from catalog.entries.loader import FileDigests, catalog_key
-from catalog.entries.validate import checked_catalog, draft_warnings
+from catalog.entries.loader import FileDigests
+from catalog.entries.validate import checked_project_catalog, draft_warnings
 from catalog.matching.sites import Match, Matcher, SiteMessages, site_template
 from extractor.model import RaiseSite, ScanReport
 
@@ -228,12 +228,6 @@ def _source_facts(
     if cache is not None and (changed or len(stored) != len(known)):
         write_cache(cache, key, stored)
     return facts
-
-
-def check_catalog_stage(config: Config, key: str | None = None) -> tuple[Catalog, list[Finding]]:
-    """Stage 1: parse, schema and cross-entry checks (served from the cache when the catalog
-    files are unchanged; `key` is their `catalog_key` when the caller has it already)."""
-    return checked_catalog(config.catalog, cache_folder(config), key=key)
 
 
 def requires_python_findings(config: Config) -> list[Finding]:
@@ -660,9 +654,10 @@ def run_check(config: Config, scanner: Scanner, generated_module: str) -> CheckR
     result = CheckResult()
     cache = cache_folder(config)
     digests = FileDigests(cache)
-    # No key without a cache: the key only ever names what a cache holds.
-    key = catalog_key(config.catalog, digests) if cache is not None else None
-    catalog, findings = check_catalog_stage(config, key)
+    # Stage 1: parse, schema and cross-entry checks, served from the cache when the catalog
+    # files are unchanged; the digests are saved below, with the generated module's.
+    checked = checked_project_catalog(config, digests)
+    catalog, findings, key = checked.catalog, checked.findings, checked.key
     result.findings += findings
     result.entries = len(catalog)
     if findings:

@@ -151,16 +151,12 @@ def compute_stats(config: Config, scanner: Callable[[Config], ScanReport] | None
     check` (see catalog/gate/check.py), except inside `catalog.core.project.caching(False)`.
     """
     from catalog.core.project import generated_module, scan_package
-    from catalog.entries.loader import FileDigests, catalog_key
-    from catalog.entries.validate import load_valid_catalog
+    from catalog.entries.validate import valid_project_catalog
     from catalog.gate.check import cache_folder
     from catalog.matching.sites import SiteMessages
 
     cache = cache_folder(config)
-    digests = FileDigests(cache)
-    key = catalog_key(config.catalog, digests) if cache is not None else None
-    digests.save()
-    catalog = load_valid_catalog(config.catalog, cache_dir=cache, key=key)
+    catalog = valid_project_catalog(config)
     report = (scanner or scan_package)(config)
     messages = SiteMessages.load(cache) if cache is not None else SiteMessages()
     module = generated_module(config)

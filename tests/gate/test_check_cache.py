@@ -455,12 +455,12 @@ def test_a_shadowed_class_is_reported_at_its_own_line(capsys: pytest.CaptureFixt
 def stage_inputs() -> tuple[Any, Any, Any, str]:
     from catalog.core.config import load_config
     from catalog.core.project import generated_module, scan_package
-    from catalog.gate.check import check_catalog_stage
+    from catalog.entries.validate import checked_project_catalog
 
     config = load_config()
-    catalog, problems = check_catalog_stage(config)
-    assert problems == []
-    return config, catalog, scan_package(config, cache=False), generated_module(config)
+    checked = checked_project_catalog(config)
+    assert checked.findings == []
+    return config, checked.catalog, scan_package(config, cache=False), generated_module(config)
 
 
 def test_the_sites_stage_with_and_without_its_caches() -> None:

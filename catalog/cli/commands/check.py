@@ -50,7 +50,7 @@ def _run_examples(config: Config, result: CheckResult) -> tuple[ExampleRun, str]
 
     None when the catalog has errors, so there is nothing trustworthy to run.
     """
-    from catalog.entries.validate import load_valid_catalog
+    from catalog.entries.validate import valid_project_catalog
     from catalog.entries.verified import RESULTS_FILE
     from catalog.gate.examples import (
         current_commit,
@@ -62,7 +62,8 @@ def _run_examples(config: Config, result: CheckResult) -> tuple[ExampleRun, str]
     if result.skipped:
         result.skipped.append("examples: the catalog has errors")
         return None
-    catalog = load_valid_catalog(config.catalog)
+    # Served from the cache the catalog stage just filled.
+    catalog = valid_project_catalog(config)
     results_path = config.catalog / RESULTS_FILE
     commit = current_commit(config.root, ignore=results_path)
     run = run_examples(catalog, config.root)

@@ -49,10 +49,10 @@ def valid_catalog_or_report(config: Config, command: str) -> Catalog | None:
     nothing from an invalid one, so what is on disk stays consistent.
     """
     from catalog.core.findings import CatalogInvalid
-    from catalog.entries.validate import load_valid_catalog
+    from catalog.entries.validate import valid_project_catalog
 
     try:
-        return load_valid_catalog(config.catalog)
+        return valid_project_catalog(config)
     except CatalogInvalid as invalid:
         print_findings(invalid.findings, as_json=False)
         print(

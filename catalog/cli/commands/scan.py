@@ -59,7 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _attach_entries(sites: Sequence[RaiseSite], config: Config) -> list[RaiseSite]:
+def _attach_entries(
+    sites: Sequence[RaiseSite], config: Config, *, cache: bool = True
+) -> list[RaiseSite]:
     """Fill each site's catalog `entry` id through the catalog layer.
 
     Without a catalog folder every `entry` stays null. A catalog with errors is reported in one
@@ -69,13 +71,13 @@ def _attach_entries(sites: Sequence[RaiseSite], config: Config) -> list[RaiseSit
         return list(sites)
     from dataclasses import replace
 
-    from catalog.core.project import generated_module
-    from catalog.entries.loader import load_catalog
-    from catalog.entries.validate import validate
+    from catalog.core.project import caching, generated_module
+    from catalog.entries.validate import checked_project_catalog
     from catalog.matching.sites import Matcher
 
-    catalog, findings = load_catalog(config.catalog)
-    findings += validate(catalog)
+    with caching(cache):
+        checked = checked_project_catalog(config)
+    catalog, findings = checked.catalog, checked.findings
     if findings:
         print(
             f"errcat scan: the catalog has {len(findings)} problem(s), so entries are left null; "
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
         max_file_size=config.max_file_size,
     )
-    sites = _attach_entries(report.sites, config)
+    sites = _attach_entries(report.sites, config, cache=not args.no_cache)
     failures = report.failures
     for failure in failures:
         print(f"{failure}", file=sys.stderr)
