@@ -356,6 +356,34 @@ def test_no_request_leaves_the_sites_origin(base: str, page: WebDriver, path: st
     assert [missed for missed in MISSED if missed != "/" + path] == []
 
 
+INDEX_REQUESTS = """
+return performance.getEntriesByType('resource')
+  .filter((e) => e.name.endsWith('/search/search_index.json'))
+  .map((e) => e.startTime);
+"""
+
+
+@needs_browser
+def test_the_word_index_is_fetched_only_once_the_search_is_used(base: str, page: WebDriver) -> None:
+    """A first page view does not download Material's word index (megabytes at torch scale);
+    focusing the search box fetches it, and word search then answers as before."""
+    from selenium.webdriver.common.by import By
+
+    _fresh(page, f"{base}errors/{BORROW_ID}/")
+    before = page.execute_script("return performance.now()")
+    box = page.find_element(By.CSS_SELECTOR, "input.md-search__input")
+    box.click()
+    assert wait_for(lambda: bool(page.execute_script(INDEX_REQUESTS)))
+    assert min(page.execute_script(INDEX_REQUESTS)) > before
+    box.send_keys("shell")
+    assert wait_for(
+        lambda: any(
+            "guides/api" in (link.get_attribute("href") or "")
+            for link in page.find_elements(By.CSS_SELECTOR, ".md-search-result__item a")
+        )
+    ), "Material's word search did not find the API guide"
+
+
 @needs_browser
 def test_error_pages_describe_themselves_differently(
     base: str, built: Path, page: WebDriver
