@@ -163,6 +163,8 @@ class CallGraph:
         self._callers: dict[int, set[int]] = {}
         self._top_classes: dict[str, set[str]] = {}
         self._exports: dict[str, list[str]] | None = None
+        self._public_names: dict[int, str | None] = {}
+        self._exported: dict[str, str] = {}
         # The same names are called all over a package (`torch.tensor` thousands of times).
         self._resolved: dict[str, int | None] = {}
         for path, summary in summaries:
@@ -171,11 +173,14 @@ class CallGraph:
             self._add_calls(path, summary)
 
     def public_name(self, qualified: str) -> str:
-        """The path users import the class `qualified` by: the most public of its own path and
+        """The path users import the class or function `qualified` by: the most public of its own path and
         every name a module binds to it by import under a public name (`httpx/__init__.py`'s
         `from ._exceptions import TooManyRedirects` gives `httpx.TooManyRedirects`), followed
         through further imports and `*` imports. Fewest private parts wins, then the shortest
         path; on a tie the class's own path stays."""
+        known = self._exported.get(qualified)
+        if known is not None:
+            return known
         exports = self._reverse_exports()
         best, best_rank = qualified, _public_rank(qualified)
         seen = {qualified}
@@ -192,6 +197,7 @@ class CallGraph:
                     if rank < best_rank:
                         best, best_rank = alias, rank
             frontier = following
+        self._exported[qualified] = best
         return best
 
     def _reverse_exports(self) -> dict[str, list[str]]:
@@ -243,15 +249,36 @@ class CallGraph:
                     seen.add(caller)
                     following.append(caller)
                     function = self._functions[caller]
-                    if function.public:
-                        found.append(Caller(function.name, function.path, function.line, level))
+                    name = self._public(caller)
+                    if name is not None:
+                        found.append(Caller(name, function.path, function.line, level))
             frontier = following
         bounded = any(
             caller not in seen for node in frontier for caller in self._callers.get(node, ())
         )
         found.sort(key=lambda caller: (caller.depth, caller.name))
         function = self._functions[start]
-        return Callers(function.name, function.public, tuple(found), depth, bounded)
+        public = self._public(start)
+        return Callers(public or function.name, public is not None, tuple(found), depth, bounded)
+
+    def _public(self, index: int) -> str | None:
+        """The name users call function `index` by, or None when they cannot: its own path
+        when that is public, else the path its module-level function or class is re-exported
+        under (`torch._tensor.Tensor.backward` is `torch.Tensor.backward`)."""
+        if index in self._public_names:
+            return self._public_names[index]
+        function = self._functions[index]
+        found: str | None = None
+        if function.public:
+            found = function.name
+        elif not function.nested and function.module:
+            top, _, rest = function.qualname.partition(".")
+            if all(_public_part(part) for part in rest.split(".") if part):
+                exported = self.public_name(f"{function.module}.{top}")
+                if all(_public_part(part) for part in exported.split(".")):
+                    found = f"{exported}.{rest}" if rest else exported
+        self._public_names[index] = found
+        return found
 
     def _add_definitions(self, path: str, summary: Summary) -> None:
         module, _is_package, functions, classes, imports, stars, _calls = summary

@@ -93,3 +93,29 @@ def test_the_cached_answers_of_a_rebuild_give_the_same_public_names(tmp_path: Pa
         "shop.OutOfStock",
         "shop.catalogue.Missing",
     ]
+
+
+def test_a_method_of_a_re_exported_class_is_a_public_caller_by_its_public_path(
+    tmp_path: Path,
+) -> None:
+    """`Cart` lives in a private module and `shop` re-exports it: `Cart.take`, which calls the
+    raising helper, is what users call, as `shop.Cart.take`."""
+    write_files(
+        tmp_path,
+        {
+            "shop/__init__.py": "from ._cart import Cart\n",
+            "shop/_cart.py": """\
+                class Cart:
+                    def take(self, item: str) -> None:
+                        self._check(item)
+
+                    def _check(self, item: str) -> None:
+                        raise ValueError(f"no {item}")
+                """,
+        },
+    )
+    report = scan_paths([tmp_path / "shop"], cwd=tmp_path)
+    found = call_graph(report, cwd=tmp_path).callers("shop/_cart.py", "Cart._check")
+    assert found is not None
+    assert [caller.name for caller in found.callers] == ["shop.Cart.take"]
+    assert found.public is False  # `_check` itself stays private
