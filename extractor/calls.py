@@ -165,12 +165,14 @@ class CallGraph:
         self._exports: dict[str, list[str]] | None = None
         self._public_names: dict[int, str | None] = {}
         self._exported: dict[str, str] = {}
+        self._class_sites: list[tuple[str, str, str, int, _Class, bool]] = []
         # The same names are called all over a package (`torch.tensor` thousands of times).
         self._resolved: dict[str, int | None] = {}
         for path, summary in summaries:
             self._add_definitions(path, summary)
         for path, summary in summaries:
             self._add_calls(path, summary)
+        self._add_inherited_constructors()
 
     def public_name(self, qualified: str) -> str:
         """The path users import the class or function `qualified` by: the most public of its own path and
@@ -286,11 +288,15 @@ class CallGraph:
         prefix = f"{module}." if module else ""
         class_names = {qualname for qualname, _line, _bases in classes}
         records: dict[str, _Class] = {}
-        for qualname, _line, bases in classes:
+        function_names = {qualname for qualname, _line, _nested in functions}
+        for qualname, line, bases in classes:
             record = _Class(path, tuple(bases), {})
             records[qualname] = record
             self._local_classes[(path, qualname)] = record
             self._classes.setdefault(prefix + qualname, record)
+            # A class defined inside a function is never reached by name from outside.
+            nested = qualname.split(".")[0] in function_names
+            self._class_sites.append((path, module, qualname, line, record, nested))
         for qualname, line, nested in functions:
             index = len(self._functions)
             self._functions.append(_Function(path, module, qualname, line, nested))
@@ -302,6 +308,20 @@ class CallGraph:
         self._imports.setdefault(module, dict(imports))
         self._stars.setdefault(module, tuple(stars))
         self._top_classes.setdefault(module, {name for name in class_names if "." not in name})
+
+    def _add_inherited_constructors(self) -> None:
+        """A class without an `__init__` of its own runs its base's when called: the class is
+        then a caller of that `__init__` (`nn.Dropout(...)` reaches its base's checks), listed
+        by its own name."""
+        for path, module, qualname, line, record, nested in self._class_sites:
+            if "__init__" in record.methods:
+                continue
+            inherited = self._method(record, "__init__")
+            if inherited is None:
+                continue
+            index = len(self._functions)
+            self._functions.append(_Function(path, module, qualname, line, nested))
+            self._callers.setdefault(inherited, set()).add(index)
 
     def _add_calls(self, path: str, summary: Summary) -> None:
         calls = summary[6]

@@ -427,3 +427,37 @@ def test_answers_for_the_same_code_are_kept_and_the_graph_is_not_built(
     assert isinstance(answered, CallGraph) and _callers(answered, "shop/stock.py", "_check") == []
     (kept,) = cache.glob(f"{calls.ANSWERS_PREFIX}*")
     assert len(list(kept.iterdir())) == 1
+
+
+def test_a_class_that_inherits_its_constructor_reaches_the_bases_checks(tmp_path: Path) -> None:
+    """`Dropout(p)` runs `_DropoutNd.__init__`: the subclass is listed as reaching it, a class
+    with an `__init__` of its own is not, and neither is a class defined inside a function."""
+    graph = _graph(
+        tmp_path,
+        {
+            "nn/__init__.py": "",
+            "nn/dropout.py": """\
+                class _DropoutNd:
+                    def __init__(self, p):
+                        if p < 0:
+                            raise ValueError("dropout probability has to be at least 0")
+
+
+                class Dropout(_DropoutNd):
+                    pass
+
+
+                class Dropout2d(_DropoutNd):
+                    def __init__(self, p):
+                        self.p = p
+
+
+                def factory():
+                    class Local(_DropoutNd):
+                        pass
+
+                    return Local
+                """,
+        },
+    )
+    assert _callers(graph, "nn/dropout.py", "_DropoutNd.__init__") == [("nn.dropout.Dropout", 1)]
