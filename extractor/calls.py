@@ -264,16 +264,16 @@ class CallGraph:
         return Callers(public or function.name, public is not None, tuple(found), depth, bounded)
 
     def _public(self, index: int) -> str | None:
-        """The name users call function `index` by, or None when they cannot: its own path
-        when that is public, else the path its module-level function or class is re-exported
-        under (`torch._tensor.Tensor.backward` is `torch.Tensor.backward`)."""
+        """The name users call function `index` by, or None when they cannot: the most public
+        path its module-level function or class is exported under (`torch._tensor.Tensor.
+        backward` is `torch.Tensor.backward`), else its own path when that is public."""
         if index in self._public_names:
             return self._public_names[index]
         function = self._functions[index]
-        found: str | None = None
-        if function.public:
-            found = function.name
-        elif not function.nested and function.module:
+        found = function.name if function.public else None
+        if not function.nested and function.module:
+            # The shortest public path wins even over a public own one: `torch.nn.Dropout`
+            # rather than `torch.nn.modules.dropout.Dropout`.
             top, _, rest = function.qualname.partition(".")
             if all(_public_part(part) for part in rest.split(".") if part):
                 exported = self.public_name(f"{function.module}.{top}")

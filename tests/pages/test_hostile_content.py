@@ -245,9 +245,10 @@ def test_no_catalog_markup_is_live_in_any_page(site: Path) -> None:
         for attributes, text in page.scripts:
             source = attributes.get("src")
             if source is not None:
-                # Material's bundles, and errcat's own two scripts from its theme folder.
+                # Material's bundles, and errcat's own three scripts from its theme folder.
                 assert re.fullmatch(
-                    r"(/|(\.\./)*)assets/(javascripts/[\w./-]+|errcat|errcat-match)\.js", source
+                    r"(/|(\.\./)*)assets/(javascripts/[\w./-]+|errcat|errcat-early|errcat-match)\.js",
+                    source,
                 ), source
             assert "pwned" not in text and "alert(" not in text, (where, text[:200])
 
