@@ -49,10 +49,14 @@ def valid_catalog_or_report(config: Config, command: str) -> Catalog | None:
     nothing from an invalid one, so what is on disk stays consistent.
     """
     from catalog.core.findings import CatalogInvalid
+    from catalog.core.project import caching
     from catalog.entries.validate import valid_project_catalog
 
     try:
-        return valid_project_catalog(config)
+        # Read afresh and not cached: these commands rewrite the catalog or what follows from
+        # it, so a cached copy would be stale at once, and their writes stay the only ones.
+        with caching(False):
+            return valid_project_catalog(config)
     except CatalogInvalid as invalid:
         print_findings(invalid.findings, as_json=False)
         print(
