@@ -6,7 +6,8 @@ class added once per file.
 
 The rewrite is text splicing at `ast` positions: only the exception expression of each raise
 and one import statement change, so nothing else can be reformatted, and the standard library
-parser is many times faster than a concrete syntax tree (libcst made migrate cost 35 scans).
+parser is many times faster than a concrete syntax tree (`bench/migrate.py` compares migrate
+with a scan of the same package).
 """
 
 from __future__ import annotations

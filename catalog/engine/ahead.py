@@ -10,7 +10,9 @@ stopped) the build does itself, as without workers, so the site is the same eith
 
 Workers are forked: the build's accelerator, MkDocs' configuration, files, navigation and the
 theme's environment are live objects that cannot be pickled, and a fork inherits them as they
-are. Not while serving: `mkdocs serve` runs threads, which a fork must not copy.
+are. They reach each worker as the pool's initializer arguments (which fork passes without
+pickling), not through a global the parent sets before forking. Not while serving: `mkdocs
+serve` runs threads, which a fork must not copy.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
+from catalog.core import workers
 from catalog.core.sitecache import SiteCache
 from catalog.engine import mkdocs_internals
 from catalog.engine.output_cache import OutputCache
@@ -34,17 +37,19 @@ log = logging.getLogger("mkdocs.plugins.errcat")
 PARALLEL_PAGES = 200
 """Pages to convert below which worker processes cost more than they save."""
 _AHEAD: tuple[Any, ...] | None = None
-"""What a worker of `Ahead._in_workers` inherits through fork: the accelerator, the
-cache generation and the job."""
+"""In a worker: what its initializer received (`_receive`): the accelerator, the cache
+generation and the job."""
 
 
 def worker_count() -> int:
-    """The workers a build may start: the usable CPUs, at most four."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    return min(cpus, 4)
+    """The workers a build may start (`catalog.core.workers.worker_count`)."""
+    return workers.worker_count()
+
+
+def _receive(*job: Any) -> None:
+    """A worker's initializer: the job it works on."""
+    global _AHEAD
+    _AHEAD = job
 
 
 def _in_worker() -> tuple[Ahead, tuple[Any, ...]]:
@@ -168,19 +173,21 @@ class Ahead(OutputCache):
         items = job[-1]
         if cache is None or len(items) < self._parallel_pages():
             return 0
-        global _AHEAD
-        workers = self._workers()
+        count = self._workers()
         cache.suspend()
-        _AHEAD = (self, cache.generation, *job)
         done = 0
         try:
             context = multiprocessing.get_context("fork")
-            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-                shares = [list(range(i, len(items), workers * 4)) for i in range(workers * 4)]
+            with concurrent.futures.ProcessPoolExecutor(
+                count,
+                mp_context=context,
+                initializer=_receive,
+                initargs=(self, cache.generation, *job),
+            ) as pool:
+                shares = [list(range(i, len(items), count * 4)) for i in range(count * 4)]
                 done = sum(pool.map(share, shares))
         except Exception as exc:  # the build does whatever the workers did not
             log.info("errcat: the worker processes stopped: %s", exc)
         finally:
-            _AHEAD = None
             cache.resume()
         return done

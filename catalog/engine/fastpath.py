@@ -47,41 +47,19 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 
 from catalog.core.sitecache import SiteCache
-from catalog.engine import ahead, fingerprint, mkdocs_internals, navcache, themecache
+from catalog.engine import fingerprint, mkdocs_internals, navcache, themecache
 from catalog.engine.ahead import Ahead
 from catalog.engine.block_markdown import INLINE_EXTENSIONS, PLAIN_TEXT_EXTENSIONS, BlockExtension
-from catalog.engine.conversion import LinkMissing as _LinkMissing
-from catalog.engine.front_matter import split_front_matter as _split_front_matter
 from catalog.engine.highlight import CodeHighlighter, HighlightUnavailable
 from catalog.engine.mkdocs_internals import AcceleratedPage
 from catalog.engine.output_cache import CACHED_TEMPLATE, OUTPUT_SAFE_PLUGINS
 from catalog.engine.search_entries import SearchEntries
 
-__all__ = ["Accelerator", "_LinkMissing", "_split_front_matter"]
-"""`_LinkMissing` and `_split_front_matter` keep their old names here for the tests outside
-the engine that still reach them (`tests/publish/test_build_scale.py`, `tests/pages`)."""
-
 log = logging.getLogger("mkdocs.plugins.errcat")
-
-PARALLEL_PAGES = ahead.PARALLEL_PAGES
-"""Pages to convert below which worker processes cost more than they save. Read here, at the
-facade, so that the tests that force or forbid workers (`tests/publish/test_build_scale.py`,
-`tests/engine/test_themecache.py`) set it in one place."""
-
-
-def _worker_count() -> int:
-    """The workers a build starts (`ahead.worker_count`); tests set it here, as above."""
-    return ahead.worker_count()
 
 
 class Accelerator(Ahead, SearchEntries):
     """The state of one MkDocs build for errcat's generated pages; see the module docstring."""
-
-    def _parallel_pages(self) -> int:
-        return PARALLEL_PAGES
-
-    def _workers(self) -> int:
-        return _worker_count()
 
     # -- set-up ------------------------------------------------------------------------------
 

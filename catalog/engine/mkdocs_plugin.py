@@ -158,13 +158,13 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
                 self._accelerator.set_pages(self._composed.fast, self._composed.search)
             return files
 
-        from catalog.entries.validate import load_valid_catalog
+        from catalog.entries.validate import valid_project_catalog
         from catalog.pages.content import default_nav, gather, render
 
         project = self._project or self._load_project(config)
         self._broken = False
         try:
-            catalog = load_valid_catalog(project.catalog)
+            catalog = valid_project_catalog(project)
         except CatalogInvalid as exc:
             if self._serving:
                 # Aborting here would leave `mkdocs serve` stuck until the catalog is fixed,

@@ -226,7 +226,7 @@ def _c_marks(event: Any) -> tuple[Any, Any]:
 def _compose_fast(text: str) -> yaml.Node | None:
     """Compose the common case from libyaml's events; None means "take the careful path".
 
-    PyYAML's pure-Python scanner is ~20x slower than libyaml, and catalogs are read on every
+    PyYAML's pure-Python scanner is many times slower than libyaml, and catalogs are read on every
     check and build. Anything out of the ordinary (no libyaml, a parse error, an anchor or
     alias, deep nesting, several documents, characters the Python reader refuses) returns None,
     so the pure-Python loader, whose findings are precise, reports it.

@@ -218,11 +218,11 @@ def load_index(config: Config, *, cache: bool = True) -> ExplainIndex:
         if cached is not None:
             return cached
     from catalog.core.config import read_site_settings
-    from catalog.entries.validate import load_valid_catalog
+    from catalog.entries.validate import valid_project_catalog
 
     # The key was taken before reading: a file edited in between gives a key that no later
     # call computes, so the worst outcome is one more rebuild, never a stale answer.
-    catalog = load_valid_catalog(config.catalog)
+    catalog = valid_project_catalog(config)
     index = build_index(catalog, read_site_settings(config.root).site_url)
     if key is not None:
         write_cached(path, key, index)

@@ -30,13 +30,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from catalog.core import exit_status, workers
+from catalog.core.errors import FindingsError
 from catalog.pages.api import write_api
 
 HOLD_ENV = "ERRCAT_TEST_HOLD_API"
 _HOLD_SECONDS = 60.0
 
 
-class ApiWriteFailed(Exception):
+class ApiWriteFailed(FindingsError):
     """Writing the API files failed; the message says why."""
 
 

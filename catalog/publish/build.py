@@ -34,19 +34,19 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
 from catalog.authoring.generated_path import check_generated
 from catalog.core import lease, workers
 from catalog.core.config import Config, read_site_settings
+from catalog.core.errors import EXIT_USAGE, FindingsError
 from catalog.core.findings import CatalogInvalid, Finding
 from catalog.core.model import Catalog
 from catalog.core.project import BUILD_FOLDER, cache_folder
 from catalog.engine.site_settings import merged_settings
-from catalog.entries.loader import FileDigests, catalog_key
-from catalog.entries.validate import load_valid_catalog
+from catalog.entries.validate import valid_project_catalog
 from catalog.pages import THEME_FOLDER
 from catalog.pages.blocks import FastPage
 from catalog.pages.content import SiteContent, SiteInputs, clashes, default_nav, gather, render
@@ -62,17 +62,22 @@ WAIT_SECONDS = 600.0
 _POLL_SECONDS = 0.1
 
 
-class BuildError(Exception):
+class BuildError(FindingsError):
     """The build could not run or MkDocs stopped; the published site is unchanged."""
 
 
 class BuildBusy(BuildError):
-    """Another build kept the lock for longer than this one would wait."""
+    """Another build kept the lock for longer than this one would wait: not this tree's
+    fault, an environment error."""
+
+    exit_code: ClassVar[int] = EXIT_USAGE
 
 
 class OutputRefused(BuildError):
     """The publish path holds something errcat did not make, or the project itself: publishing
-    there would rename or replace it, so nothing was built."""
+    there would rename or replace it, so nothing was built (a usage error)."""
+
+    exit_code: ClassVar[int] = EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -713,12 +718,8 @@ def sweep(out: Path) -> subprocess.Popen[bytes] | None:
 
 def _valid_catalog(config: Config) -> Catalog:
     """The validated catalog, from the cache `check` and `stats` keep when it is unchanged
-    (parsing a whole-torch catalog's 1,200 YAML files took seconds of every build)."""
-    cache = cache_folder(config)
-    digests = FileDigests(cache)
-    key = catalog_key(config.catalog, digests) if cache is not None else None
-    digests.save()
-    return load_valid_catalog(config.catalog, cache_dir=cache, key=key)
+    (`catalog.entries.validate.valid_project_catalog`, the one way every command loads it)."""
+    return valid_project_catalog(config)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from granian.http import HTTP1Settings
 from granian.log import LogLevels
 from starlette.types import ASGIApp
 
+from catalog.core.errors import ErrcatError
 from catalog.serve import granian_internals
 
 BACKLOG = 1024
@@ -58,7 +59,7 @@ than the guard's 16 KiB so that the app answers most oversized heads with its JS
 _APPS: dict[str, ASGIApp] = {}
 
 
-class BindError(Exception):
+class BindError(ErrcatError):
     """The address cannot be bound; the message says why and what to do."""
 
 

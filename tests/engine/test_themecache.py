@@ -305,7 +305,7 @@ def test_a_real_site_is_the_same_with_and_without(tmp_path_factory: pytest.TempP
     import test_build_scale as scale
     from helpers import file_digests
 
-    from catalog.engine import fastpath
+    from catalog.engine import ahead
 
     if scale._torch_optim() is None:
         pytest.skip("torch is not installed")
@@ -321,8 +321,8 @@ def test_a_real_site_is_the_same_with_and_without(tmp_path_factory: pytest.TempP
     for workers in (1, 2):
         scale._drop_cache(root)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(fastpath, "_worker_count", lambda: workers)  # noqa: B023 (used now)
-            patch.setattr(fastpath, "PARALLEL_PAGES", 1)
+            patch.setattr(ahead, "worker_count", lambda: workers)  # noqa: B023 (used now)
+            patch.setattr(ahead, "PARALLEL_PAGES", 1)
             patch.setattr(themecache, "install", spied)
             built.append(file_digests(scale._build(root)))
     assert [loaded for env, loaded in seen] == [[], []]

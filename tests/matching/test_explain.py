@@ -446,10 +446,10 @@ def test_the_index_is_cached_and_a_second_call_does_not_load_the_yaml(
     assert "More: https://docs.example.org/pool/errors/00000000000000a2/" in first[1]
     assert _index_file(project).is_file()
 
-    def refuse(folder: Path) -> Catalog:
+    def refuse(config: object) -> Catalog:
         raise AssertionError("the catalog was loaded although the index is current")
 
-    monkeypatch.setattr("catalog.entries.validate.load_valid_catalog", refuse)
+    monkeypatch.setattr("catalog.entries.validate.valid_project_catalog", refuse)
     assert _run(["cannot take 3 from a pool of 2"], capsys) == first
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mkdocs.utils.meta import get_data
 
-from catalog.engine.fastpath import _split_front_matter
+from catalog.engine.front_matter import split_front_matter as _split_front_matter
 
 _KEYS = st.sampled_from(["title", "description", "hide", "search", "on", "no", "a_b"])
 _WORDS = st.sampled_from(["navigation", "toc", "footer", "yes", "off", "null", "n"])

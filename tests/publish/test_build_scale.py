@@ -21,7 +21,7 @@ from helpers import errcat_in, file_digests
 from catalog.core.config import load_config
 from catalog.core.project import CACHE_FOLDER
 from catalog.core.sitecache import FILE_NAME, SiteCache
-from catalog.engine import fastpath, highlight
+from catalog.engine import ahead, conversion, fastpath, highlight
 from catalog.publish.build import DEFAULT_DOCS_DIR, build_site
 
 PYPROJECT = """\
@@ -245,12 +245,12 @@ def test_pages_done_ahead_by_workers_are_the_same(site: Path, project: Path) -> 
 
     _drop_cache(project)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fastpath, "PARALLEL_PAGES", 1)
-        patch.setattr(fastpath, "_worker_count", lambda: 2)
+        patch.setattr(ahead, "PARALLEL_PAGES", 1)
+        patch.setattr(ahead, "worker_count", lambda: 2)
         patch.setattr(fastpath.Accelerator, "finish", counted)
-        ahead = file_digests(_build(project))
+        in_workers = file_digests(_build(project))
     assert stats[0]["converted_ahead"] > 100 and stats[0]["rendered_ahead"] > 100
-    assert ahead == alone
+    assert in_workers == alone
 
 
 def test_pages_left_to_mkdocs_render_the_same(site: Path, project: Path) -> None:
@@ -260,7 +260,7 @@ def test_pages_left_to_mkdocs_render_the_same(site: Path, project: Path) -> None
     expected = file_digests(_build(project))
 
     def missing(self: fastpath.Accelerator, block: object) -> str:
-        raise fastpath._LinkMissing("?")
+        raise conversion.LinkMissing("?")
 
     _drop_cache(project)
     with pytest.MonkeyPatch.context() as patch:
@@ -331,7 +331,7 @@ def test_pages_with_the_navigation_rendered_once_are_the_same(site: Path, projec
 
     _drop_cache(project)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fastpath, "_worker_count", lambda: 1)  # every page in this process
+        patch.setattr(ahead, "worker_count", lambda: 1)  # every page in this process
         patch.setattr(navcache.NavCache, "put", counted)
         expected = file_digests(_build(project))
     pages = sum(1 for path in expected if re.fullmatch(r"errors/[0-9a-f]{16}/index\.html", path))
@@ -372,8 +372,8 @@ def test_pages_given_their_heads_only_are_filled_when_themed_anew(
         # A title of its own for each run: outputs of an earlier run must not be stored.
         extra.write_text(f"# Extra {workers}\n\nA page of the project's own.\n", "utf-8")
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(fastpath, "PARALLEL_PAGES", 1)
-            patch.setattr(fastpath, "_worker_count", lambda: workers)
+            patch.setattr(ahead, "PARALLEL_PAGES", 1)
+            patch.setattr(ahead, "worker_count", lambda: workers)
             warm, stats = _counted_build(project, patch)
         assert stats["heads_only"] > 100
         # Workers fill in the pages they theme (their counts are their own).
@@ -440,7 +440,7 @@ def test_a_page_that_cannot_be_filled_later_goes_to_mkdocs(site: Path, project: 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fastpath.Accelerator, "_undefer", lambda self, page: False)
         patch.setattr(fastpath.Accelerator, "_link_previous", lambda *args: False)
-        patch.setattr(fastpath, "_worker_count", lambda: 1)
+        patch.setattr(ahead, "worker_count", lambda: 1)
         warm, stats = _counted_build(project, patch)
     assert stats["heads_only"] > 100
     assert warm == expected

@@ -81,7 +81,6 @@ def run(args: argparse.Namespace) -> int:
     from catalog.core.project import BUILD_FOLDER, caching
     from catalog.publish.build import (
         WAIT_SECONDS,
-        BuildBusy,
         BuildError,
         OutputRefused,
         build_site,
@@ -105,16 +104,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"errcat build: {len(exc.findings)} problem(s); nothing was built", file=sys.stderr)
         return exc.exit_code
     except OutputRefused as exc:
-        # Checked before anything was built: a usage error, and nothing at --out was touched.
+        # Checked before anything was built: nothing at --out was touched.
         print(f"errcat build: {exc}; nothing was built", file=sys.stderr)
-        return 2
-    except BuildBusy as exc:
-        # Not this tree's fault: an environment error, like a folder that cannot be written.
-        print(f"errcat build: {exc}; the published site is unchanged", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except BuildError as exc:
-        print(f"errcat build: {exc}; the published site is unchanged", file=sys.stderr)
-        return 1
+        # The first line says what stopped the build; MkDocs' warnings may follow it.
+        first, _, rest = str(exc).partition("\n")
+        print(f"errcat build: {first}; the published site is unchanged", file=sys.stderr)
+        if rest:
+            print(rest, file=sys.stderr)
+        return exc.exit_code
     except OSError as exc:
         print(f"errcat build: {exc}; the published site is unchanged", file=sys.stderr)
         return 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 NAME = "serve"
@@ -61,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` does not pay for Starlette and granian.
     from catalog.core.config import load_config
     from catalog.serve import (
-        BindError,
         ServeOptions,
         bind,
         create_app,
@@ -78,10 +76,7 @@ def run(args: argparse.Namespace) -> int:
     # Loads the whole API before a port is bound: a missing site is reported (SiteError, by
     # catalog.cli), not served.
     app = create_app(site, build_hint=hint)
-    try:
-        sock = bind(args.host, args.port)
-    except BindError as exc:
-        print(f"errcat serve: {exc}", file=sys.stderr)
-        return 2
+    # A BindError (an address in use, a port refused) is reported by catalog.cli, exit 2.
+    sock = bind(args.host, args.port)
     print(f"Serving {_shown(site)} on {url_of(sock)} (Ctrl-C to stop)", flush=True)
     return serve(app, sock, ServeOptions(access_log=args.log, workers=args.workers))
