@@ -10,21 +10,20 @@ stopped) the build does itself, as without workers, so the site is the same eith
 
 Workers are forked: the build's accelerator, MkDocs' configuration, files, navigation and the
 theme's environment are live objects that cannot be pickled, and a fork inherits them as they
-are. They reach each worker as the pool's initializer arguments (which fork passes without
-pickling), not through a global the parent sets before forking. Not while serving: `mkdocs
-serve` runs threads, which a fork must not copy.
+are. The workers are `catalog.core.workers`' (the one place errcat starts them), which hands
+each the job explicitly; a share of pages is done with one cache connection. Not while
+serving: `mkdocs serve` runs threads, which a fork must not copy.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import functools
 import logging
-import multiprocessing
 import os
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from catalog.core import workers
@@ -36,9 +35,6 @@ log = logging.getLogger("mkdocs.plugins.errcat")
 
 PARALLEL_PAGES = 200
 """Pages to convert below which worker processes cost more than they save."""
-_AHEAD: tuple[Any, ...] | None = None
-"""In a worker: what its initializer received (`_receive`): the accelerator, the cache
-generation and the job."""
 
 
 def worker_count() -> int:
@@ -46,16 +42,8 @@ def worker_count() -> int:
     return workers.worker_count()
 
 
-def _receive(*job: Any) -> None:
-    """A worker's initializer: the job it works on."""
-    global _AHEAD
-    _AHEAD = job
-
-
-def _in_worker() -> tuple[Ahead, tuple[Any, ...]]:
-    """In a worker: the build's accelerator, with a cache connection of its own, and the job."""
-    assert _AHEAD is not None
-    accelerator, generation, *job = _AHEAD
+def _in_worker(accelerator: Ahead, generation: int) -> None:
+    """In a worker, before its share: quiet logging and a cache connection of its own."""
     # Quiet: warnings are the build's to report, when it does such a page itself.
     logger = logging.getLogger("mkdocs")
     for handler in list(logger.handlers):
@@ -64,38 +52,43 @@ def _in_worker() -> tuple[Ahead, tuple[Any, ...]]:
     logger.propagate = False
     assert accelerator._cache_folder is not None
     accelerator._cache = SiteCache(accelerator._cache_folder, generation)
-    return accelerator, tuple(job)
 
 
-def _convert_share(indexes: list[int]) -> int:
-    """In a worker: convert the pages `indexes` of the build's list into the cache."""
-    accelerator, (config, files, todo) = _in_worker()
-    done = 0
-    for index in indexes:
-        file = todo[index]
+def _convert_share(
+    accelerator: Ahead, generation: int, job: tuple[Any, ...], share: list[File]
+) -> list[int]:
+    """In a worker: convert the pages of `share` into the cache; 1 for each one stored."""
+    _in_worker(accelerator, generation)
+    config, files, _todo = job
+    done = []
+    for file in share:
         page = Page(None, file, config)
         mkdocs_internals.adopt(page, accelerator)
-        if accelerator.read_source(page) and accelerator._fill(
+        stored = accelerator.read_source(page) and accelerator._fill(
             page, config, files, accelerator._fast[file.src_uri], whole=True
-        ):
-            done += 1
+        )
+        done.append(int(bool(stored)))
     assert accelerator._cache is not None
     accelerator._cache.finish(succeeded=False)
     return done
 
 
-def _render_share(indexes: list[int]) -> int:
-    """In a worker: render the theme's output of the pages `indexes` into the cache, as
-    MkDocs' `_build_page` renders it (the same context, the same plugins before it)."""
-    accelerator, (config, files, env, nav, pages) = _in_worker()
+def _render_share(
+    accelerator: Ahead, generation: int, job: tuple[Any, ...], share: list[Page]
+) -> list[int]:
+    """In a worker: render the theme's output of the pages of `share` into the cache, as
+    MkDocs' `_build_page` renders it (the same context, the same plugins before it); 1 for
+    each one stored."""
+    _in_worker(accelerator, generation)
+    config, files, env, nav, _pages = job
     cache = accelerator._cache
     assert cache is not None
     listed = files.documentation_pages()
-    done = 0
-    for index in indexes:
-        page = pages[index]
+    done = []
+    for page in share:
         key = accelerator._new_outputs.get(page.file.src_uri)
         if key is None or not accelerator._undefer(page):
+            done.append(0)
             continue
         warnings = accelerator._warnings.count
         output = mkdocs_internals.theme_output(page, config, listed, env, nav)
@@ -108,7 +101,9 @@ def _render_share(indexes: list[int]) -> int:
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 with open(target, "wb") as handle:
                     handle.write(output.encode("utf-8", errors="xmlcharrefreplace"))
-            done += 1
+            done.append(1)
+        else:
+            done.append(0)
     cache.finish(succeeded=False)
     return done
 
@@ -173,21 +168,14 @@ class Ahead(OutputCache):
         items = job[-1]
         if cache is None or len(items) < self._parallel_pages():
             return 0
-        count = self._workers()
         cache.suspend()
-        done = 0
         try:
-            context = multiprocessing.get_context("fork")
-            with concurrent.futures.ProcessPoolExecutor(
-                count,
-                mp_context=context,
-                initializer=_receive,
-                initargs=(self, cache.generation, *job),
-            ) as pool:
-                shares = [list(range(i, len(items), count * 4)) for i in range(count * 4)]
-                done = sum(pool.map(share, shares))
-        except Exception as exc:  # the build does whatever the workers did not
-            log.info("errcat: the worker processes stopped: %s", exc)
+            done = workers.forked_map(
+                functools.partial(share, self, cache.generation, job),
+                items,
+                minimum=self._parallel_pages(),
+            )
         finally:
             cache.resume()
-        return done
+        # None: the workers did not start or one stopped; the build does every page itself.
+        return sum(done) if done is not None else 0
