@@ -124,9 +124,11 @@ def test_pages_rendered_by_workers_are_the_same(project: Path) -> None:
         patch.setattr(ApiBeside, "start", lambda self: None)
         ahead = _cold_build(project)
     # The error pages: every one but the first, which the build renders to compile the
-    # templates; then the composed folder's generated pages, written; then the API files:
-    # one per entry, the index, the schema, the match index.
-    pages_job, docs_job, api_job = calls
+    # templates; then the composed folder's generated pages, written; then, inside MkDocs, the
+    # engine's pages converted and themed ahead (more than its 200-page threshold here); then
+    # the API files: one per entry, the index, the schema, the match index.
+    pages_job, docs_job, *engine_jobs, api_job = calls
+    assert len(engine_jobs) == 2 and all(len(job) > 200 for job in engine_jobs)
     assert len(pages_job) == MODULES * RAISES - 1
     assert all(data is not None for _, data in pages_job)
     generated = [path for path in ahead[0] if not path.startswith(".")]
