@@ -41,6 +41,7 @@ from extractor.imports import (
     Scope,
     import_from_base,
     module_name_for,
+    public_rank,
     resolve,
     target_names,
 )
@@ -142,12 +143,6 @@ class _Class:
     methods: dict[str, int]
 
 
-def _public_rank(dotted: str) -> tuple[int, int]:
-    """How far from the public API a dotted name is: its private parts, then its length."""
-    parts = dotted.split(".")
-    return (sum(part.startswith("_") for part in parts), len(parts))
-
-
 class CallGraph:
     """Functions of the scanned files and who calls whom, built from per-file summaries."""
 
@@ -184,7 +179,7 @@ class CallGraph:
         if known is not None:
             return known
         exports = self._reverse_exports()
-        best, best_rank = qualified, _public_rank(qualified)
+        best, best_rank = qualified, public_rank(qualified)
         seen = {qualified}
         frontier = [qualified]
         while frontier:
@@ -195,7 +190,7 @@ class CallGraph:
                         continue
                     seen.add(alias)
                     following.append(alias)
-                    rank = _public_rank(alias)
+                    rank = public_rank(alias)
                     if rank < best_rank:
                         best, best_rank = alias, rank
             frontier = following

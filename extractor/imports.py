@@ -271,3 +271,17 @@ def resolve(dotted: str, scope: Scope, module: ModuleName) -> str | None:
     if root in _BUILTIN_NAMES:
         return f"builtins.{dotted}"
     return None
+
+
+def public_rank(module: str, function: str | None = None) -> tuple[int, int]:
+    """How far from the public API a dotted name is (a raise site's module and function, or a
+    class's path), lower first: its private parts (a module or function name with a leading
+    `_`; `__init__` and `__call__` are how public classes are called), then how deep its module
+    lies. `torch.optim.adam` comes before
+    `torch.distributed.optim.functional_adam`, and both before `torch._dynamo.utils`: the
+    module a user imports from is the one their traceback most likely shows."""
+    parts = [part for part in module.split(".") if part]
+    names = [part for part in (function or "").split(".") if part]
+    private = sum(part.startswith("_") and part != "__init__" for part in parts)
+    private += sum(part.startswith("_") and part not in ("__init__", "__call__") for part in names)
+    return (private, len(parts))

@@ -22,11 +22,11 @@ from catalog.core.project import (
     generated_module,
     module_name,
     package_name,
-    public_rank,
 )
 from catalog.entries.loader import load_bytes
 from catalog.entries.validate import RESERVED_NAMES, validate
 from catalog.matching.sites import Matcher, site_message
+from extractor.imports import public_rank
 from extractor.model import RaiseSite, ScanReport
 
 _EXEMPT = "or mark the raise # errcat: ignore[reason]"

@@ -75,19 +75,6 @@ def module_name(config: Config, path: Path) -> str:
     return ".".join(parts)
 
 
-def public_rank(module: str, function: str | None = None) -> tuple[int, int]:
-    """How far from the public API a raise site is, lower first: its private parts (a module
-    or function name with a leading `_`; `__init__` and `__call__` are how public classes are
-    called), then how deep its module lies. `torch.optim.adam` comes before
-    `torch.distributed.optim.functional_adam`, and both before `torch._dynamo.utils`: the
-    module a user imports from is the one their traceback most likely shows."""
-    parts = [part for part in module.split(".") if part]
-    names = [part for part in (function or "").split(".") if part]
-    private = sum(part.startswith("_") and part != "__init__" for part in parts)
-    private += sum(part.startswith("_") and part not in ("__init__", "__call__") for part in names)
-    return (private, len(parts))
-
-
 def package_name(config: Config) -> str:
     """The package's import name: the `<package>` part of new ids."""
     return module_name(config, config.package / "__init__.py")

@@ -208,7 +208,7 @@ def write_cached(path: Path, key: str, index: ExplainIndex) -> None:
 def load_index(config: Config, *, cache: bool = True) -> ExplainIndex:
     """The project's index: from the cache when it is current, else built and stored.
 
-    Raises CatalogInvalid, exactly as `load_valid_catalog`, when the catalog has problems, and
+    Raises CatalogInvalid, exactly as `valid_project_catalog`, when the catalog has problems, and
     ConfigError when `mkdocs.yml` cannot be read.
     """
     key = catalog_key(config) if cache else None

@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from catalog.core.project import public_rank
 from catalog.evidence.reproduce import def_header
 from catalog.pages.plaintext import code_span
 from extractor.conditions import negated
+from extractor.imports import public_rank
 
 if TYPE_CHECKING:
     from catalog.evidence.reproduce import Reproduction

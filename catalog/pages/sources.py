@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.core.model import Catalog
-from catalog.core.project import public_rank
 from catalog.matching.sites import Matcher
 from catalog.pages.repository import Repository
+from extractor.imports import public_rank
 from extractor.model import ScanReport
 
 PAGE_LINES_BEFORE = 8

@@ -43,7 +43,6 @@ from catalog.core import lease, workers
 from catalog.core.config import Config, read_site_settings
 from catalog.core.errors import EXIT_USAGE, FindingsError
 from catalog.core.findings import CatalogInvalid, Finding
-from catalog.core.model import Catalog
 from catalog.core.project import BUILD_FOLDER, cache_folder
 from catalog.engine.site_settings import merged_settings
 from catalog.entries.validate import valid_project_catalog
@@ -716,12 +715,6 @@ def sweep(out: Path) -> subprocess.Popen[bytes] | None:
         return None
 
 
-def _valid_catalog(config: Config) -> Catalog:
-    """The validated catalog, from the cache `check` and `stats` keep when it is unchanged
-    (`catalog.entries.validate.valid_project_catalog`, the one way every command loads it)."""
-    return valid_project_catalog(config)
-
-
 @dataclass(frozen=True)
 class _Prepared:
     """What a build read from the tree: all of it checked before anything is written."""
@@ -737,7 +730,8 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
 
     `site_url` (ending in `/`) replaces mkdocs.yml's for this build: in the pages, the JSON
     and the composed mkdocs.yml (canonical links, the sitemap)."""
-    catalog = _valid_catalog(config)
+    # The one way every command loads it: from the cache `check` and `stats` keep.
+    catalog = valid_project_catalog(config)
     settings_file = read_mkdocs_yaml(config.root)
     site = read_site_settings(config.root)
     if site_url is not None:
