@@ -18,9 +18,10 @@ from catalog.core import workers
 from catalog.core.config import load_config
 from catalog.core.project import CACHE_FOLDER
 from catalog.core.sitecache import FILE_NAME
+from catalog.entries.validate import valid_project_catalog
 from catalog.pages import content, errorpages
 from catalog.publish.api_beside import ApiBeside
-from catalog.publish.build import _valid_catalog, build_site
+from catalog.publish.build import build_site
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "fork"), reason="worker processes are forked, and this system has no fork"
@@ -100,7 +101,7 @@ def _inputs(root: Path) -> content.SiteInputs:
     config = load_config(root)
     return content.gather(
         config,
-        _valid_catalog(config),
+        valid_project_catalog(config),
         site_url="http://127.0.0.1:8000/",
         repo_url=None,
         site_name="many",
