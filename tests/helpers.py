@@ -33,6 +33,20 @@ def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
     return condition()
 
 
+def read_elements(driver: object, selector: str, attribute: str = "textContent") -> list[str]:
+    """Each element's `attribute` (or property) under `selector`, read in one script call.
+
+    Search results are re-rendered on every keystroke and every late answer, so elements found
+    by one WebDriver call may be gone by the next (a stale element): reading them in the page's
+    own script sees one consistent list.
+    """
+    script = (
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".map((e) => String(e[arguments[1]] ?? e.getAttribute(arguments[1]) ?? ''));"
+    )
+    return list(driver.execute_script(script, selector, attribute))  # type: ignore[attr-defined]
+
+
 def write_files(root: Path, files: Mapping[str, str]) -> Path:
     """Write each `relative path → source` under `root` (dedented), creating folders; return root."""
     for name, text in files.items():

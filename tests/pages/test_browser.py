@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from helpers import read_elements
 
 from catalog.core.config import load_config
 from catalog.publish.build import build_site
@@ -248,10 +249,7 @@ def test_a_pasted_message_finds_its_page(site_url: str, browser: WebDriver) -> N
     page = f"{site_url}errors/{BORROW_ID}/"
 
     def top_three(driver: WebDriver) -> list[str]:
-        return [
-            str(link.get_attribute("href")).split("?")[0]
-            for link in driver.find_elements(By.CSS_SELECTOR, links)[:3]
-        ]
+        return [href.split("?")[0] for href in read_elements(driver, links, "href")[:3]]
 
     # Each keystroke starts a query, so results of a shorter prefix may show first: wait for
     # the list to settle on the page rather than reading whichever list came first.

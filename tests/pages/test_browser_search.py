@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
+from helpers import read_elements
 from test_browser import REPO, _missing, chromium, needs_browser, served
 
 from catalog.core.config import load_config
@@ -187,12 +188,7 @@ def test_the_results_look_like_materials_and_enter_opens_the_first(
     state = _search(browser, "borrow_torch_tensors requires MPS tensors, got cpu, mps:0")
     assert state["title"] == "borrow_torch_tensors requires MPS tensors, got {devices}"
     page = f"{static_url}errors/f978622eed176d93/"
-    links = [
-        a.get_attribute("href") or ""
-        for a in browser.find_elements(
-            By.CSS_SELECTOR, ".md-search-result__item a.md-search-result__link"
-        )
-    ]
+    links = read_elements(browser, ".md-search-result__item a.md-search-result__link", "href")
     assert links[0] == page
     assert [link for link in links if link.split("?")[0].split("#")[0] == page] == [page]
     browser.find_element(By.CSS_SELECTOR, "input.md-search__input").send_keys(Keys.ENTER)

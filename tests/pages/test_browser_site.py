@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
-from helpers import wait_for
+from helpers import read_elements, wait_for
 from test_browser import SCREENSHOTS, _missing, chromium, needs_browser
 
 from catalog.core.config import load_config
@@ -378,8 +378,8 @@ def test_the_word_index_is_fetched_only_once_the_search_is_used(base: str, page:
     box.send_keys("shell")
     assert wait_for(
         lambda: any(
-            "guides/api" in (link.get_attribute("href") or "")
-            for link in page.find_elements(By.CSS_SELECTOR, ".md-search-result__item a")
+            "guides/api" in href
+            for href in read_elements(page, ".md-search-result__item a", "href")
         )
     ), "Material's word search did not find the API guide"
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import read_elements
 from test_browser import chromium, needs_browser, served
 from test_build_project import make_project
 
@@ -365,7 +366,7 @@ def test_no_catalog_script_runs_in_chromium(site: Path) -> None:
         WebDriverWait(driver, 20).until(
             lambda d: (
                 "<script>window.__pwned=1</script>"
-                in " ".join(r.text for r in d.find_elements(By.CSS_SELECTOR, ".md-search-result"))
+                in " ".join(read_elements(d, ".md-search-result", "innerText"))
             )
         )
         assert settled(driver) == {"pwned": "undefined", "alerts": []}
