@@ -4,7 +4,9 @@ Examples run in a worker process that imports torch and the modules the examples
 then forks one child per program (`before` and `after` each get a fresh child), so a run over
 the whole catalog takes seconds. A child has a time limit and is killed with its process group
 when it runs over; its stdout and stderr are captured; a child that hangs, crashes or exits
-early is a failed example, and the run goes on with the next one.
+early is a failed example, and the run goes on with the next one. The worker runs in the project
+root and imports the package from its import root (`src/` in a src layout), as an installed
+package is imported.
 
 The worker (catalog/core/example_worker.py) never touches CUDA or MPS itself: the hardware probe runs
 in a child too, because a process that initialised CUDA cannot fork children that use it.
@@ -115,7 +117,7 @@ class ExampleRun:
 class _Worker:
     """The example worker: warm imports of the examples' modules, a child per program."""
 
-    def __init__(self, root: Path, modules: Sequence[str]) -> None:
+    def __init__(self, root: Path, imports_from: Path, modules: Sequence[str]) -> None:
         # `import errcat` first: it pins errcat's own `catalog` package, which a project's
         # `catalog/` folder on the worker's path would otherwise shadow.
         command = (
@@ -124,7 +126,7 @@ class _Worker:
         self.worker = WorkerProcess(
             [sys.executable, "-c", command, *modules],
             cwd=root,
-            env=_worker_env(root),
+            env=_worker_env(imports_from),
             name="example",
             start_timeout=180.0,
         )
@@ -150,19 +152,41 @@ class _Worker:
         self.worker.close()
 
 
-def _worker_env(root: Path) -> dict[str, str]:
+def _worker_env(imports_from: Path) -> dict[str, str]:
     env = dict(os.environ)
-    # The examples import the project's package from its root, as a user's script would.
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    # The examples import the project's package by its name, as a user's script would with the
+    # package installed: from `src/` in a src layout. The worker's current folder (the project
+    # root) is on its path too, as `python -c` puts it there.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(imports_from), env.get("PYTHONPATH")) if p)
     # If a warm import asks torch.cuda.is_available(), answer through NVML: the CUDA runtime
     # check would initialise the driver in the worker, and forked children could not use CUDA.
     env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     return env
 
 
-def _is_project_module(root: Path, name: str) -> bool:
+def package_import_root(root: Path) -> Path:
+    """The folder the examples import the project's package from: the import root of the
+    package that `root`'s `[tool.errcat]` configures (`root/src` for `package = "src/pkg"`).
+
+    In a flat layout that is `root` itself, and so it is when `root` holds no pyproject.toml
+    of its own or its package folder is not found.
+    """
+    from catalog.core.config import ConfigError, load_config
+    from catalog.core.project import import_root
+
+    try:
+        config = load_config(root)
+    except ConfigError:
+        return root
+    # load_config climbs to the nearest pyproject.toml: one above `root` is another project's.
+    if config.root != root.resolve() or not config.package.is_dir():
+        return root
+    return import_root(config)
+
+
+def _is_project_module(folders: Iterable[Path], name: str) -> bool:
     top = name.split(".")[0]
-    return (root / top).is_dir() or (root / f"{top}.py").is_file()
+    return any((folder / top).is_dir() or (folder / f"{top}.py").is_file() for folder in folders)
 
 
 def imported_modules(sources: Iterable[str]) -> list[str]:
@@ -257,12 +281,16 @@ def run_examples(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     only: Iterable[str] | None = None,
+    imports_from: Path | None = None,
 ) -> ExampleRun:
     """Run the example of every runnable entry (or of the ids in `only`) and judge each.
 
-    `root` is the project root: the worker runs there so examples import the package as users do.
+    `root` is the project root: the worker runs there so examples import the package as users
+    do, from `imports_from` (by default `package_import_root(root)`: `src/` in a src layout).
     Raises WorkerFailed when the worker cannot start at all.
     """
+    if imports_from is None:
+        imports_from = package_import_root(root)
     wanted = set(only) if only is not None else None
     entries = [e for e in catalog if runnable(e) and (wanted is None or e.id in wanted)]
     positions = example_positions(catalog)
@@ -273,9 +301,10 @@ def run_examples(
     # The project's own modules are left for each child to import: they may read the
     # environment at import time (as examples that set a variable first expect), and a copy
     # imported once in the worker would hide that.
-    third_party = [name for name in imported if not _is_project_module(root, name)]
+    project_folders = (root, imports_from)
+    third_party = [name for name in imported if not _is_project_module(project_folders, name)]
     modules = ["torch", *(TORCH_WARM_MODULES if uses_torch else ()), *third_party]
-    worker = _Worker(root, modules)
+    worker = _Worker(root, imports_from, modules)
     probe = worker.probe
     results: list[ExampleResult] = []
     try:
@@ -298,7 +327,7 @@ def run_examples(
                     runs.append(worker.run(code, filename, timeout))
                 except WorkerFailed as exc:
                     runs.append(ProgramRun(ended="crashed", detail=str(exc)))
-                    worker = _Worker(root, modules)
+                    worker = _Worker(root, imports_from, modules)
             reason, fix = _judge(entry, runs[0], runs[1])
             results.append(
                 ExampleResult(
