@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from catalog.core.config import Config
 from catalog.core.exceptions import has_typed_class
+from catalog.core.metadata import ProjectMetadata, read_project_metadata
 from catalog.core.model import Catalog, Entry, Status
 from catalog.core.project import generated_module
 from catalog.entries.verified import RESULTS_FILE, Verification, load_results, verified_on
@@ -111,15 +112,25 @@ class SiteContent:
 
 
 def gather(
-    config: Config, catalog: Catalog, *, site_url: str, repo_url: str | None, site_name: str
+    config: Config,
+    catalog: Catalog,
+    *,
+    site_url: str,
+    repo_url: str | None,
+    site_name: str,
+    metadata: ProjectMetadata | None = None,
 ) -> SiteInputs:
-    """Scan the package and read the repository and the verified examples for `catalog`."""
+    """Scan the package and read the repository and the verified examples for `catalog`;
+    `metadata` (read here when not given) names the repository and release tag that sources
+    link to when mkdocs.yml and git do not."""
     from catalog.core.project import cache_folder, generated_module, scan_package
     from catalog.matching.sites import Matcher, SiteMessages
     from extractor.calls import reaches
 
     report = scan_package(config)
-    repository = read_repository(config.root, repo_url)
+    if metadata is None:
+        metadata = read_project_metadata(config)
+    repository = read_repository(config.root, repo_url, metadata)
     results_path = config.catalog / RESULTS_FILE
     module = generated_module(config)
     # One matcher for the sources and the figures, with each site's catalog message as `errcat

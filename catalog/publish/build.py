@@ -43,6 +43,7 @@ from catalog.core import lease, workers
 from catalog.core.config import Config, read_site_settings
 from catalog.core.errors import EXIT_USAGE, FindingsError
 from catalog.core.findings import CatalogInvalid, Finding
+from catalog.core.metadata import read_project_metadata
 from catalog.core.project import BUILD_FOLDER, cache_folder
 from catalog.engine.site_settings import merged_settings
 from catalog.entries.validate import valid_project_catalog
@@ -175,11 +176,11 @@ def _expanded_size(node: yaml.Node | None, limit: int) -> int | None:
 
 
 def read_mkdocs_yaml(root: Path) -> dict[str, Any]:
-    """The project's mkdocs.yml as data (custom tags kept), or only a site name: errcat's
+    """The project's mkdocs.yml as data (custom tags kept), empty without one: errcat's
     settings (theme, extensions, search) are merged in by `composed_config`."""
     path = root / "mkdocs.yml"
     if not path.is_file():
-        return {"site_name": root.name}
+        return {}
     try:
         text = path.read_text(encoding="utf-8")
         if _expanded_size(yaml.compose(text, Loader=_Loader), MKDOCS_YAML_VALUES) is None:
@@ -737,13 +738,18 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
     if site_url is not None:
         settings_file = {**settings_file, "site_url": site_url}
         site = dataclasses.replace(site, site_url=site_url)
+    metadata = read_project_metadata(config)
+    # The package's own name before the folder's, which is often `src`, `project` or a clone's.
+    site_name = str(settings_file.get("site_name") or metadata.name or config.root.name)
+    settings_file = {**settings_file, "site_name": site_name}
     docs_source = config.root / str(settings_file.get("docs_dir", DEFAULT_DOCS_DIR))
     inputs = gather(
         config,
         catalog,
         site_url=site.site_url,
         repo_url=site.repo_url,
-        site_name=str(settings_file.get("site_name") or config.root.name),
+        site_name=site_name,
+        metadata=metadata,
     )
     content = render(inputs)
     hidden = clashes(docs_source, content)

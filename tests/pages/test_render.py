@@ -133,8 +133,9 @@ def test_related_puts_authored_first_then_same_function(content: SiteContent) ->
     assert RETIRED_ID not in ids
 
 
-def test_sources_without_git_have_no_link(content: SiteContent) -> None:
-    """Outside git the commit is unknown and sources carry no repository link."""
+def test_sources_without_git_link_to_the_release_tag(content: SiteContent) -> None:
+    """Outside git the commit is unknown; sources link to the line at the release tag of the
+    project's version (`[project] version = "0.1.0"` → `v0.1.0`), and the page says so."""
     document = content.api[f"api/errors/{ACTIVE_ID}.json"]
     assert isinstance(document, dict)
     assert document["repository"] == {
@@ -145,8 +146,59 @@ def test_sources_without_git_have_no_link(content: SiteContent) -> None:
     (source,) = document["sources"]
     assert source["path"] == "widgets/core.py"
     assert (source["line"], source["column"], source["function"]) == (3, 9, "turn")
-    assert source["url"] is None
+    url = "https://github.com/example/widgets/blob/v0.1.0/widgets/core.py#L3"
+    assert source["url"] == url
     assert source["snippet"]["highlight_line"] == 3
+    page = content.pages[f"errors/{ACTIVE_ID}.md"]
+    assert f"[View source]({url}) (at the release tag `v0.1.0`: not built from a git" in page
+    assert "at the release tag <code>v0.1.0</code> (no git checkout)" in page
+    assert "sources link to the release tag `v0.1.0`" in content.pages["index.md"]
+
+
+def test_without_git_or_a_version_a_page_says_why_sources_have_no_link(tmp_path: Path) -> None:
+    """No git and no version anywhere (pyproject, `__version__`, an installed distribution):
+    no link, and the page gives the reason instead of a bare "Commit unknown"."""
+    root = make_project(tmp_path)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace('version = "0.1.0"\n', ""),
+        encoding="utf-8",
+    )
+    content = _content(root)
+    document = content.api[f"api/errors/{ACTIVE_ID}.json"]
+    assert isinstance(document, dict)
+    assert document["sources"][0]["url"] is None
+    page = content.pages[f"errors/{ACTIVE_ID}.md"]
+    assert (
+        "Commit `unknown` (no link: not built from a git checkout, and the package version "
+        "is unknown, so there is no release tag to pin to)"
+    ) in page
+
+
+def test_the_repository_comes_from_the_package_metadata_without_repo_url(
+    tmp_path: Path,
+) -> None:
+    """mkdocs.yml names no repo_url: `[project.urls]` Repository is linked instead; with
+    neither, the page says that no repository is named."""
+    root = make_project(tmp_path)
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(
+        text.replace(
+            "[tool.errcat]",
+            '[project.urls]\nSource = "https://codeberg.org/example/widgets.git"\n\n[tool.errcat]',
+        ),
+        encoding="utf-8",
+    )
+    document = _content(root, repo_url=None).api[f"api/errors/{ACTIVE_ID}.json"]
+    assert isinstance(document, dict)
+    assert document["repository"]["url"] == "https://codeberg.org/example/widgets"
+    assert document["sources"][0]["url"] == (
+        "https://codeberg.org/example/widgets/blob/v0.1.0/widgets/core.py#L3"
+    )
+    pyproject.write_text(text, encoding="utf-8")
+    page = _content(root, repo_url=None).pages[f"errors/{ACTIVE_ID}.md"]
+    assert "(no link: neither repo_url in mkdocs.yml nor the package metadata names" in page
 
 
 def test_indexes_cover_every_entry(content: SiteContent) -> None:

@@ -389,11 +389,14 @@ def test_the_project_settings_win_and_missing_extensions_are_added(tmp_path: Pat
 
 def test_a_project_without_mkdocs_yml_renders_its_pages(tmp_path: Path) -> None:
     """With no mkdocs.yml the draft notice is an admonition and code is highlighted, not left
-    as Markdown."""
-    root = make_project(tmp_path)
+    as Markdown; the site is named after the project (`[project] name`), not its folder."""
+    root = make_project(tmp_path / "checkout")
     (root / "mkdocs.yml").unlink()
     site = build_site(load_config(root), root / "build" / "site").out
     draft = _page(site, DRAFT_ID)
+    title = re.search(r"<title>([^<]*)</title>", draft)
+    assert title and title.group(1).endswith(" - widgets"), title
+    assert "checkout" not in title.group(1)
     assert '<div class="admonition warning">' in draft
     assert "!!!" not in draft and "{ data-search-exclude }" not in draft and "```" not in draft
     assert '<span class="hll">' in draft
