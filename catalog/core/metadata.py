@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 
-from catalog.core.config import Config, ConfigError
+from catalog.core.config import Config, ConfigError, normalise_name
 
 DEFAULT_TAG_FORMAT = "v{version}"
 """How a version becomes its release tag unless `[tool.errcat] tag_format` says otherwise."""
@@ -131,6 +131,11 @@ def _metadata_urls(installed: importlib_metadata.PackageMetadata) -> dict[str, s
     return urls
 
 
+def _same_name(one: str, other: str | None) -> bool:
+    # Distribution names compare as PEP 503 normalises them: `Gizmo_Dist` is `gizmo-dist`.
+    return other is not None and normalise_name(one) == normalise_name(other)
+
+
 def _table(data: dict[str, object], key: str) -> dict[str, object]:
     value = data.get(key)
     return value if isinstance(value, dict) else {}
@@ -158,11 +163,13 @@ def read_project_metadata(config: Config) -> ProjectMetadata:
     if version is None:
         version = literal_version(config.package)
     installed = _installed(config.package.name)
-    if installed is not None:
-        name = name or _field(installed, "Name")
+    installed_name = _field(installed, "Name") if installed is not None else None
+    # A distribution of another name that provides the same import name is another project
+    # (a fork, a rename): its repository and version would link to someone else's code.
+    if installed is not None and (name is None or _same_name(name, installed_name)):
+        name = name or installed_name
         repository = repository or repository_from_urls(_metadata_urls(installed))
-        if version is None and _field(installed, "Name") == name:
-            version = _field(installed, "Version")
+        version = version or _field(installed, "Version")
     return ProjectMetadata(
         name=name, version=version, repository_url=repository, tag_format=_tag_format(config, tool)
     )

@@ -91,15 +91,19 @@ def test_a_copy_of_an_installed_package_reads_the_distributions_metadata(
     assert found.tag == "v4.5.6"
 
 
-def test_the_installed_version_is_not_taken_for_another_project(installed_gizmo: Path) -> None:
-    """A project named otherwise that happens to hold a `gizmo` folder keeps its own name and,
-    with no version of its own, gets none from the distribution (its tag would be wrong)."""
+def test_another_projects_distribution_is_not_taken(installed_gizmo: Path) -> None:
+    """A project named otherwise that happens to hold a `gizmo` folder (a fork, a rename) is
+    not the installed distribution: neither its version nor its repository is taken, which
+    would link to another project's code; the same name spelled otherwise is the same."""
     installed_gizmo.mkdir()
     root = _project(
         installed_gizmo, '[project]\nname = "other"\n[tool.errcat]\npackage = "gizmo"\n'
     )
+    assert read_project_metadata(load_config(root)) == ProjectMetadata("other", None, None)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"other"', '"Gizmo_Dist"'))
     found = read_project_metadata(load_config(root))
-    assert (found.name, found.version) == ("other", None)
+    assert found.version == "4.5.6+local"
     assert found.repository_url == "https://github.com/example/gizmo"
 
 
