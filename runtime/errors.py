@@ -11,37 +11,98 @@ The module runs on Python 3.7 and later. Before 3.11 there is no `add_note`: the
 catalogued error prints it after the traceback.
 """
 
-from __future__ import annotations
-
 import os
 import sys
-from types import TracebackType
-from typing import Any, ClassVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Any, ClassVar, overload
 
 DOCS_BASE_URL = "http://127.0.0.1:8000/"
 
 
-def _rebuild(cls: type[CatalogError], params: dict[str, Any]) -> CatalogError:
-    # Pickle and copy call this with the keyword arguments the instance was raised with.
-    return cls(**params)
+def _rebuild(cls: "type[CatalogError]", args: "tuple[Any, ...]") -> "CatalogError":
+    # Pickle and copy call this: the error as it was, its message kept, not rendered again (a
+    # value that travelled as its text lacks the attributes the template reads).
+    error = cls.__new__(cls, *args)
+    error.args = args
+    return error
+
+
+def _picklable(state: "dict[str, Any]") -> "dict[str, Any]":
+    # An error must reach the other process whatever its values hold: a value pickle refuses (a
+    # lock, an open file) travels as its text, which the message already shows.
+    import pickle  # only when an error is pickled or copied, never at import
+
+    # What pickling raises for such a value: pickle's own error, or whatever its reducer raises.
+    errors = (pickle.PicklingError, AttributeError, RuntimeError, TypeError, ValueError)
+    checked: dict[int, Any] = {}
+
+    def value(item: "Any") -> "Any":
+        if id(item) not in checked:
+            try:
+                pickle.dumps(item)
+                checked[id(item)] = item
+            except errors:
+                checked[id(item)] = str(item)
+        return checked[id(item)]
+
+    out = {key: value(item) for key, item in state.items() if key != "params"}
+    if isinstance(state.get("params"), dict):
+        out["params"] = {key: value(item) for key, item in state["params"].items()}
+    return out
+
+
+def _arguments_problem(
+    cls: "type[CatalogError]",
+    params: "dict[str, object]",
+) -> "str | None":
+    # What Python would say of a keyword-only signature, naming the class.
+    head = f"{cls.__qualname__}.__init__()"
+    expected = cls._parameters
+    unexpected = [name for name in params if name not in expected]
+    if unexpected:
+        return f"{head} got an unexpected keyword argument {unexpected[0]!r}"
+    missing = [repr(name) for name in expected if name not in params]
+    if not missing:
+        return None
+    listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1])
+    if len(missing) > 1:
+        listed += ("," if len(missing) > 2 else "") + " and " + missing[-1]
+    plural = "s" if len(missing) > 1 else ""
+    return f"{head} missing {len(missing)} required keyword-only argument{plural}: {listed}"
 
 
 class CatalogError(Exception):
     """Base of every catalogued error: its entry id, message template and docs page."""
 
-    id: ClassVar[str] = ""
+    id: "ClassVar[str]" = ""
     """16 hex digits identifying the catalog entry."""
-    template: ClassVar[str] = ""
+    template: "ClassVar[str]" = ""
     """The catalog message, a str.format template over the keyword parameters."""
-    docs_url: ClassVar[str] = ""
-    """The entry's page on the docs site."""
+    docs_url: "ClassVar[str]" = ""
+    """The entry's page on the docs site; empty when the catalog names no site."""
+    _parameters: "ClassVar[tuple[str, ...]]" = ()
+    """The keyword parameters: the template's root placeholders."""
 
-    def __init__(self, **params: Any) -> None:
-        self.params = params
-        for name, value in params.items():
-            setattr(self, name, value)
-        super().__init__(self.template.format(**params))
-        if os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
+    def __init__(self, *args: object, **params: object) -> None:
+        cls = type(self)
+        if args and params:
+            raise TypeError(f"{cls.__name__}() takes a message or keywords, not both")
+        if args:
+            # Built from a message as the built-in is (`raise type(error)(f"{path}: {error}")`):
+            # the message is kept as given, and no parameter has a value.
+            super().__init__(*args)
+        else:
+            problem = _arguments_problem(cls, params)
+            if problem is not None:
+                raise TypeError(problem)
+            super().__init__(self.template.format(**params))
+        self.params: dict[str, Any] = params
+        for name in cls._parameters:
+            setattr(self, name, params.get(name))
+        if self.docs_url and os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
             note = f"For further information visit {self.docs_url}"
             if hasattr(self, "add_note"):
                 self.add_note(note)
@@ -50,16 +111,24 @@ class CatalogError(Exception):
                 # there (pytest, the exceptiongroup backport) show this one too.
                 self.__notes__ = [*getattr(self, "__notes__", ()), note]
 
-    def __str__(self) -> str:
-        # KeyError and friends would show repr(message); the catalog promises the message itself.
-        return str(self.args[0]) if self.args else ""
+    def __repr__(self) -> str:
+        # The built-in's own (`KeyError('...')`), as logs and doctests showed it before.
+        builtin = next(c for c in type(self).__mro__ if c.__module__ == "builtins")
+        shown = f"({self.args[0]!r})" if len(self.args) == 1 else repr(self.args)
+        return builtin.__name__ + shown
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.params), self.__dict__)
+    def __reduce__(self) -> "tuple[Any, ...]":
+        return (_rebuild, (type(self), self.args), _picklable(self.__dict__))
+
+    def __copy__(self) -> "CatalogError":
+        # A shallow copy shares every value, picklable or not.
+        copied = _rebuild(type(self), self.args)
+        copied.__dict__.update(self.__dict__)
+        return copied
 
 
 def _print_notes_after_traceback(
-    kind: type[BaseException], error: BaseException, trace: TracebackType | None
+    kind: "type[BaseException]", error: BaseException, trace: "TracebackType | None"
 ) -> None:
     # Before 3.11 the interpreter's traceback ignores __notes__, which would hide the docs link
     # of an uncaught error; print the notes of the catalogued errors the traceback showed.
@@ -90,12 +159,18 @@ class OutputBufferWrongDevice(CatalogError, ValueError):
     id = "0fdb60950b3588f4"
     template = "{name} must be on device {device}, got {t.device}"
     docs_url = "http://127.0.0.1:8000/errors/0fdb60950b3588f4/"
+    _parameters = ("name", "device", "t")
     name: object
     device: object
     t: object
 
-    def __init__(self, *, name: object, device: object, t: object) -> None:
-        super().__init__(name=name, device=device, t=t)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object, device: object, t: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class UnknownSparseMlaBackend(CatalogError, ValueError):
@@ -106,10 +181,16 @@ class UnknownSparseMlaBackend(CatalogError, ValueError):
         "sparse_mla_q8kv8_prefill_fwd backend must be 'auto', 'reference' or 'sm90', got {given}"
     )
     docs_url = "http://127.0.0.1:8000/errors/1ffc37311458498e/"
+    _parameters = ("given",)
     given: object
 
-    def __init__(self, *, given: object) -> None:
-        super().__init__(given=given)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, given: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class Sm90BackendNeedsHopper(CatalogError, RuntimeError):
@@ -118,11 +199,17 @@ class Sm90BackendNeedsHopper(CatalogError, RuntimeError):
     id = "31a8b0940dc7360f"
     template = "sparse_mla_q8kv8_prefill_fwd backend 'sm90' needs a GPU of compute capability 9.0 (H100/H200), but {device} has {capability}; pass backend='reference' to run the reference kernel there"
     docs_url = "http://127.0.0.1:8000/errors/31a8b0940dc7360f/"
+    _parameters = ("device", "capability")
     device: object
     capability: object
 
-    def __init__(self, *, device: object, capability: object) -> None:
-        super().__init__(device=device, capability=capability)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, device: object, capability: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class OutputBufferWrongShape(CatalogError, ValueError):
@@ -131,12 +218,18 @@ class OutputBufferWrongShape(CatalogError, ValueError):
     id = "4f73560978af743f"
     template = "{name} must have shape {shape}, got {actual_shape}"
     docs_url = "http://127.0.0.1:8000/errors/4f73560978af743f/"
+    _parameters = ("name", "shape", "actual_shape")
     name: object
     shape: object
     actual_shape: object
 
-    def __init__(self, *, name: object, shape: object, actual_shape: object) -> None:
-        super().__init__(name=name, shape=shape, actual_shape=actual_shape)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object, shape: object, actual_shape: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class OutputBufferWrongDtype(CatalogError, ValueError):
@@ -145,12 +238,18 @@ class OutputBufferWrongDtype(CatalogError, ValueError):
     id = "68321f570f4655d7"
     template = "{name} must have dtype {dtype}, got {t.dtype}"
     docs_url = "http://127.0.0.1:8000/errors/68321f570f4655d7/"
+    _parameters = ("name", "dtype", "t")
     name: object
     dtype: object
     t: object
 
-    def __init__(self, *, name: object, dtype: object, t: object) -> None:
-        super().__init__(name=name, dtype=dtype, t=t)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object, dtype: object, t: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class BufferNotContiguous(CatalogError, ValueError):
@@ -159,10 +258,16 @@ class BufferNotContiguous(CatalogError, ValueError):
     id = "93a2a69c323734b3"
     template = "{name} must be contiguous"
     docs_url = "http://127.0.0.1:8000/errors/93a2a69c323734b3/"
+    _parameters = ("name",)
     name: object
 
-    def __init__(self, *, name: object) -> None:
-        super().__init__(name=name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ScaleNotTensor(CatalogError, ValueError):
@@ -171,10 +276,16 @@ class ScaleNotTensor(CatalogError, ValueError):
     id = "0a0fe9fb505988fc"
     template = "{name} must be a torch.Tensor"
     docs_url = "http://127.0.0.1:8000/errors/0a0fe9fb505988fc/"
+    _parameters = ("name",)
     name: object
 
-    def __init__(self, *, name: object) -> None:
-        super().__init__(name=name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ScaleNotCuda(CatalogError, ValueError):
@@ -183,10 +294,16 @@ class ScaleNotCuda(CatalogError, ValueError):
     id = "9d139ad29b8b75f6"
     template = "{name} must be a CUDA tensor"
     docs_url = "http://127.0.0.1:8000/errors/9d139ad29b8b75f6/"
+    _parameters = ("name",)
     name: object
 
-    def __init__(self, *, name: object) -> None:
-        super().__init__(name=name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ScaleWrongDevice(CatalogError, ValueError):
@@ -195,12 +312,18 @@ class ScaleWrongDevice(CatalogError, ValueError):
     id = "4d0a5f03ab09b0e9"
     template = "{name} must be on q's device {device}, got {scale.device}"
     docs_url = "http://127.0.0.1:8000/errors/4d0a5f03ab09b0e9/"
+    _parameters = ("name", "device", "scale")
     name: object
     device: object
     scale: object
 
-    def __init__(self, *, name: object, device: object, scale: object) -> None:
-        super().__init__(name=name, device=device, scale=scale)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object, device: object, scale: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ScaleNotFloat32(CatalogError, ValueError):
@@ -209,11 +332,17 @@ class ScaleNotFloat32(CatalogError, ValueError):
     id = "d99043ec3e2abb8e"
     template = "{name} must be float32, got {scale.dtype}"
     docs_url = "http://127.0.0.1:8000/errors/d99043ec3e2abb8e/"
+    _parameters = ("name", "scale")
     name: object
     scale: object
 
-    def __init__(self, *, name: object, scale: object) -> None:
-        super().__init__(name=name, scale=scale)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object, scale: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ScaleNotScalar(CatalogError, ValueError):
@@ -222,11 +351,17 @@ class ScaleNotScalar(CatalogError, ValueError):
     id = "c31190e5949718af"
     template = "{name} must be a scalar tensor, got shape {shape}"
     docs_url = "http://127.0.0.1:8000/errors/c31190e5949718af/"
+    _parameters = ("name", "shape")
     name: object
     shape: object
 
-    def __init__(self, *, name: object, shape: object) -> None:
-        super().__init__(name=name, shape=shape)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, name: object, shape: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class OutputBuffersAlias(CatalogError, ValueError):
@@ -236,8 +371,9 @@ class OutputBuffersAlias(CatalogError, ValueError):
     template = "out, max_logits and lse must not alias each other"
     docs_url = "http://127.0.0.1:8000/errors/e9f9538b57f19ae5/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class QueryWrongRank(CatalogError, ValueError):
@@ -246,10 +382,16 @@ class QueryWrongRank(CatalogError, ValueError):
     id = "578f586194f2c641"
     template = "q must have shape (s_q, h_q, d_qk), got {q_shape}"
     docs_url = "http://127.0.0.1:8000/errors/578f586194f2c641/"
+    _parameters = ("q_shape",)
     q_shape: object
 
-    def __init__(self, *, q_shape: object) -> None:
-        super().__init__(q_shape=q_shape)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, q_shape: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class KvCacheWrongRank(CatalogError, ValueError):
@@ -258,10 +400,16 @@ class KvCacheWrongRank(CatalogError, ValueError):
     id = "256be9240b92c4ab"
     template = "kv must have shape (s_kv, h_kv, d_qk), got {kv_shape}"
     docs_url = "http://127.0.0.1:8000/errors/256be9240b92c4ab/"
+    _parameters = ("kv_shape",)
     kv_shape: object
 
-    def __init__(self, *, kv_shape: object) -> None:
-        super().__init__(kv_shape=kv_shape)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, kv_shape: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class IndicesWrongRank(CatalogError, ValueError):
@@ -270,10 +418,16 @@ class IndicesWrongRank(CatalogError, ValueError):
     id = "b8b461f13e2b5cea"
     template = "indices must have shape (s_q, h_kv, topk), got {indices_shape}"
     docs_url = "http://127.0.0.1:8000/errors/b8b461f13e2b5cea/"
+    _parameters = ("indices_shape",)
     indices_shape: object
 
-    def __init__(self, *, indices_shape: object) -> None:
-        super().__init__(indices_shape=indices_shape)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, indices_shape: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class QueryNotCuda(CatalogError, ValueError):
@@ -283,8 +437,9 @@ class QueryNotCuda(CatalogError, ValueError):
     template = "q must be a CUDA tensor"
     docs_url = "http://127.0.0.1:8000/errors/ecbdf6a3f7942077/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class KvCacheNotCuda(CatalogError, ValueError):
@@ -294,8 +449,9 @@ class KvCacheNotCuda(CatalogError, ValueError):
     template = "kv must be a CUDA tensor"
     docs_url = "http://127.0.0.1:8000/errors/be361f24412cf437/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class IndicesNotCuda(CatalogError, ValueError):
@@ -305,8 +461,9 @@ class IndicesNotCuda(CatalogError, ValueError):
     template = "indices must be a CUDA tensor"
     docs_url = "http://127.0.0.1:8000/errors/ec7a0cdcfd0200b6/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class KvCacheWrongDevice(CatalogError, ValueError):
@@ -315,11 +472,17 @@ class KvCacheWrongDevice(CatalogError, ValueError):
     id = "6509b274e855ed62"
     template = "kv must be on q's device {device}, got {kv.device}"
     docs_url = "http://127.0.0.1:8000/errors/6509b274e855ed62/"
+    _parameters = ("device", "kv")
     device: object
     kv: object
 
-    def __init__(self, *, device: object, kv: object) -> None:
-        super().__init__(device=device, kv=kv)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, device: object, kv: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class IndicesWrongDevice(CatalogError, ValueError):
@@ -328,11 +491,17 @@ class IndicesWrongDevice(CatalogError, ValueError):
     id = "6d562b9d6ba4f65f"
     template = "indices must be on q's device {device}, got {indices.device}"
     docs_url = "http://127.0.0.1:8000/errors/6d562b9d6ba4f65f/"
+    _parameters = ("device", "indices")
     device: object
     indices: object
 
-    def __init__(self, *, device: object, indices: object) -> None:
-        super().__init__(device=device, indices=indices)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, device: object, indices: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class QueryNotFloat8(CatalogError, ValueError):
@@ -341,10 +510,16 @@ class QueryNotFloat8(CatalogError, ValueError):
     id = "ebed08aa981a7dc3"
     template = "q must be torch.float8_e4m3fn, got {q.dtype}"
     docs_url = "http://127.0.0.1:8000/errors/ebed08aa981a7dc3/"
+    _parameters = ("q",)
     q: object
 
-    def __init__(self, *, q: object) -> None:
-        super().__init__(q=q)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, q: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class KvCacheNotFloat8(CatalogError, ValueError):
@@ -353,10 +528,16 @@ class KvCacheNotFloat8(CatalogError, ValueError):
     id = "38ee6ace4db6a18a"
     template = "kv must be torch.float8_e4m3fn, got {kv.dtype}"
     docs_url = "http://127.0.0.1:8000/errors/38ee6ace4db6a18a/"
+    _parameters = ("kv",)
     kv: object
 
-    def __init__(self, *, kv: object) -> None:
-        super().__init__(kv=kv)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, kv: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class QueryNotContiguous(CatalogError, ValueError):
@@ -366,8 +547,9 @@ class QueryNotContiguous(CatalogError, ValueError):
     template = "q must be contiguous"
     docs_url = "http://127.0.0.1:8000/errors/22b0cc1be1913ce2/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class KvCacheNotContiguous(CatalogError, ValueError):
@@ -377,8 +559,9 @@ class KvCacheNotContiguous(CatalogError, ValueError):
     template = "kv must be contiguous"
     docs_url = "http://127.0.0.1:8000/errors/6a78911dce9f228d/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class IndicesNotContiguous(CatalogError, ValueError):
@@ -388,8 +571,9 @@ class IndicesNotContiguous(CatalogError, ValueError):
     template = "indices must be contiguous"
     docs_url = "http://127.0.0.1:8000/errors/a2c512e0ba479f34/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class HeadDimMismatch(CatalogError, ValueError):
@@ -398,11 +582,17 @@ class HeadDimMismatch(CatalogError, ValueError):
     id = "c7e75352b1fb6060"
     template = "kv d_qk must match q d_qk={d_qk}, got {kv_d_qk}"
     docs_url = "http://127.0.0.1:8000/errors/c7e75352b1fb6060/"
+    _parameters = ("d_qk", "kv_d_qk")
     d_qk: object
     kv_d_qk: object
 
-    def __init__(self, *, d_qk: object, kv_d_qk: object) -> None:
-        super().__init__(d_qk=d_qk, kv_d_qk=kv_d_qk)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, d_qk: object, kv_d_qk: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class QueryHeadsNotMultipleOf64(CatalogError, ValueError):
@@ -413,10 +603,16 @@ class QueryHeadsNotMultipleOf64(CatalogError, ValueError):
         "sparse_mla_q8kv8_prefill_fwd requires h_q padded to a positive multiple of 64, got {h_q}"
     )
     docs_url = "http://127.0.0.1:8000/errors/2bd4e0e50de302ca/"
+    _parameters = ("h_q",)
     h_q: object
 
-    def __init__(self, *, h_q: object) -> None:
-        super().__init__(h_q=h_q)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, h_q: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class KvHeadsNotOne(CatalogError, ValueError):
@@ -425,10 +621,16 @@ class KvHeadsNotOne(CatalogError, ValueError):
     id = "858ea6e8dc57a097"
     template = "sparse_mla_q8kv8_prefill_fwd requires h_kv=1, got {h_kv}"
     docs_url = "http://127.0.0.1:8000/errors/858ea6e8dc57a097/"
+    _parameters = ("h_kv",)
     h_kv: object
 
-    def __init__(self, *, h_kv: object) -> None:
-        super().__init__(h_kv=h_kv)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, h_kv: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class UnsupportedHeadDim(CatalogError, ValueError):
@@ -437,10 +639,16 @@ class UnsupportedHeadDim(CatalogError, ValueError):
     id = "74cf197a20caf324"
     template = "sparse_mla_q8kv8_prefill_fwd supports d_qk=512/576, got {d_qk}"
     docs_url = "http://127.0.0.1:8000/errors/74cf197a20caf324/"
+    _parameters = ("d_qk",)
     d_qk: object
 
-    def __init__(self, *, d_qk: object) -> None:
-        super().__init__(d_qk=d_qk)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, d_qk: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class IndicesWrongShape(CatalogError, ValueError):
@@ -449,12 +657,18 @@ class IndicesWrongShape(CatalogError, ValueError):
     id = "18e0401cc3113844"
     template = "indices must have shape ({s_q}, {h_kv}, topk), got {indices_shape}"
     docs_url = "http://127.0.0.1:8000/errors/18e0401cc3113844/"
+    _parameters = ("s_q", "h_kv", "indices_shape")
     s_q: object
     h_kv: object
     indices_shape: object
 
-    def __init__(self, *, s_q: object, h_kv: object, indices_shape: object) -> None:
-        super().__init__(s_q=s_q, h_kv=h_kv, indices_shape=indices_shape)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, s_q: object, h_kv: object, indices_shape: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class IndicesNotInt32(CatalogError, ValueError):
@@ -463,10 +677,16 @@ class IndicesNotInt32(CatalogError, ValueError):
     id = "6c09d0480a68ef6d"
     template = "indices must be int32, got {indices.dtype}"
     docs_url = "http://127.0.0.1:8000/errors/6c09d0480a68ef6d/"
+    _parameters = ("indices",)
     indices: object
 
-    def __init__(self, *, indices: object) -> None:
-        super().__init__(indices=indices)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, indices: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class TopkNotMultipleOf128(CatalogError, ValueError):
@@ -475,10 +695,16 @@ class TopkNotMultipleOf128(CatalogError, ValueError):
     id = "7a4c66ddb37ac1fb"
     template = "Q8KV8 sparse-prefill topk width must be a positive multiple of 128, got {topk}"
     docs_url = "http://127.0.0.1:8000/errors/7a4c66ddb37ac1fb/"
+    _parameters = ("topk",)
     topk: object
 
-    def __init__(self, *, topk: object) -> None:
-        super().__init__(topk=topk)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, topk: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class TopkLengthWrongShapeOrDtype(CatalogError, ValueError):
@@ -489,12 +715,24 @@ class TopkLengthWrongShapeOrDtype(CatalogError, ValueError):
         "topk_length must be int32 with shape ({s_q},), got {topk_length_shape}/{topk_length.dtype}"
     )
     docs_url = "http://127.0.0.1:8000/errors/95958fe4326bb6f4/"
+    _parameters = ("s_q", "topk_length_shape", "topk_length")
     s_q: object
     topk_length_shape: object
     topk_length: object
 
-    def __init__(self, *, s_q: object, topk_length_shape: object, topk_length: object) -> None:
-        super().__init__(s_q=s_q, topk_length_shape=topk_length_shape, topk_length=topk_length)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(
+            self,
+            *,
+            s_q: object,
+            topk_length_shape: object,
+            topk_length: object,
+        ) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class TopkLengthNotCuda(CatalogError, ValueError):
@@ -504,8 +742,9 @@ class TopkLengthNotCuda(CatalogError, ValueError):
     template = "topk_length must be a CUDA tensor"
     docs_url = "http://127.0.0.1:8000/errors/b03242557719f8ec/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class TopkLengthWrongDevice(CatalogError, ValueError):
@@ -514,11 +753,17 @@ class TopkLengthWrongDevice(CatalogError, ValueError):
     id = "2cd9c0e9e6f9aae4"
     template = "topk_length must be on q's device {device}, got {topk_length.device}"
     docs_url = "http://127.0.0.1:8000/errors/2cd9c0e9e6f9aae4/"
+    _parameters = ("device", "topk_length")
     device: object
     topk_length: object
 
-    def __init__(self, *, device: object, topk_length: object) -> None:
-        super().__init__(device=device, topk_length=topk_length)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, device: object, topk_length: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class TopkLengthNotContiguous(CatalogError, ValueError):
@@ -528,8 +773,9 @@ class TopkLengthNotContiguous(CatalogError, ValueError):
     template = "topk_length must be contiguous"
     docs_url = "http://127.0.0.1:8000/errors/8a0d3b7e63e0829e/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class TopkLengthOutOfRange(CatalogError, ValueError):
@@ -538,10 +784,16 @@ class TopkLengthOutOfRange(CatalogError, ValueError):
     id = "336d3ddd0f44ed7e"
     template = "topk_length values must satisfy 0 <= topk_length <= topk ({topk})"
     docs_url = "http://127.0.0.1:8000/errors/336d3ddd0f44ed7e/"
+    _parameters = ("topk",)
     topk: object
 
-    def __init__(self, *, topk: object) -> None:
-        super().__init__(topk=topk)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, topk: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class UnsupportedValueDim(CatalogError, ValueError):
@@ -550,10 +802,16 @@ class UnsupportedValueDim(CatalogError, ValueError):
     id = "2d606c58c9790f15"
     template = "sparse_mla_q8kv8_prefill_fwd only supports d_v=512, got {d_v}"
     docs_url = "http://127.0.0.1:8000/errors/2d606c58c9790f15/"
+    _parameters = ("d_v",)
     d_v: object
 
-    def __init__(self, *, d_v: object) -> None:
-        super().__init__(d_v=d_v)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, d_v: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class AttnSinkWithoutTopkLength(CatalogError, ValueError):
@@ -563,8 +821,9 @@ class AttnSinkWithoutTopkLength(CatalogError, ValueError):
     template = "attn_sink requires topk_length to be provided as well"
     docs_url = "http://127.0.0.1:8000/errors/460cd76ad679ebd4/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class AttnSinkWrongShapeOrDtype(CatalogError, ValueError):
@@ -575,12 +834,18 @@ class AttnSinkWrongShapeOrDtype(CatalogError, ValueError):
         "attn_sink must be float32 with shape ({h_q},), got {attn_sink_shape}/{attn_sink.dtype}"
     )
     docs_url = "http://127.0.0.1:8000/errors/3b710dc7791290d8/"
+    _parameters = ("h_q", "attn_sink_shape", "attn_sink")
     h_q: object
     attn_sink_shape: object
     attn_sink: object
 
-    def __init__(self, *, h_q: object, attn_sink_shape: object, attn_sink: object) -> None:
-        super().__init__(h_q=h_q, attn_sink_shape=attn_sink_shape, attn_sink=attn_sink)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, h_q: object, attn_sink_shape: object, attn_sink: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class AttnSinkNotCuda(CatalogError, ValueError):
@@ -590,8 +855,9 @@ class AttnSinkNotCuda(CatalogError, ValueError):
     template = "attn_sink must be a CUDA tensor"
     docs_url = "http://127.0.0.1:8000/errors/6879d7ecbc0ade3d/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class AttnSinkWrongDevice(CatalogError, ValueError):
@@ -600,11 +866,17 @@ class AttnSinkWrongDevice(CatalogError, ValueError):
     id = "c56857a8d1fa3688"
     template = "attn_sink must be on q's device {device}, got {attn_sink.device}"
     docs_url = "http://127.0.0.1:8000/errors/c56857a8d1fa3688/"
+    _parameters = ("device", "attn_sink")
     device: object
     attn_sink: object
 
-    def __init__(self, *, device: object, attn_sink: object) -> None:
-        super().__init__(device=device, attn_sink=attn_sink)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, device: object, attn_sink: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class AttnSinkNotContiguous(CatalogError, ValueError):
@@ -614,8 +886,9 @@ class AttnSinkNotContiguous(CatalogError, ValueError):
     template = "attn_sink must be contiguous"
     docs_url = "http://127.0.0.1:8000/errors/adf1ebda6b7005ae/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class MlxRequiresMpsDevice(CatalogError, RuntimeError):
@@ -625,8 +898,9 @@ class MlxRequiresMpsDevice(CatalogError, RuntimeError):
     template = "SGLANG_USE_MLX requires an available PyTorch MPS device"
     docs_url = "http://127.0.0.1:8000/errors/d707e25309e5dbae/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class MlxNotInstalled(CatalogError, RuntimeError):
@@ -636,8 +910,9 @@ class MlxNotInstalled(CatalogError, RuntimeError):
     template = "SGLANG_USE_MLX requires stable Torch 2.13.x and MLX >= 0.32.0, but MLX is not installed; reinstall with the srt_mps extra"
     docs_url = "http://127.0.0.1:8000/errors/ddedba1405b4cd53/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class UnsupportedTorchMlxVersions(CatalogError, RuntimeError):
@@ -646,11 +921,17 @@ class UnsupportedTorchMlxVersions(CatalogError, RuntimeError):
     id = "80770bdf733d5a3d"
     template = "SGLANG_USE_MLX requires stable Torch 2.13.x and MLX >= 0.32.0; found Torch {torch_version} + MLX {mlx_version}; reinstall with the srt_mps extra"
     docs_url = "http://127.0.0.1:8000/errors/80770bdf733d5a3d/"
+    _parameters = ("torch_version", "mlx_version")
     torch_version: object
     mlx_version: object
 
-    def __init__(self, *, torch_version: object, mlx_version: object) -> None:
-        super().__init__(torch_version=torch_version, mlx_version=mlx_version)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, torch_version: object, mlx_version: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class MlxRequiresMetalDevice(CatalogError, RuntimeError):
@@ -660,8 +941,9 @@ class MlxRequiresMetalDevice(CatalogError, RuntimeError):
     template = "SGLANG_USE_MLX requires an available MLX Metal device"
     docs_url = "http://127.0.0.1:8000/errors/284057feab7a321c/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class BorrowRequiresMps(CatalogError, ValueError):
@@ -670,10 +952,16 @@ class BorrowRequiresMps(CatalogError, ValueError):
     id = "f978622eed176d93"
     template = "borrow_torch_tensors requires MPS tensors, got {devices}"
     docs_url = "http://127.0.0.1:8000/errors/f978622eed176d93/"
+    _parameters = ("devices",)
     devices: object
 
-    def __init__(self, *, devices: object) -> None:
-        super().__init__(devices=devices)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, devices: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class BridgeRequiresMlx(CatalogError, RuntimeError):
@@ -683,8 +971,9 @@ class BridgeRequiresMlx(CatalogError, RuntimeError):
     template = "The MLX tensor bridge requires MLX >= 0.32.0"
     docs_url = "http://127.0.0.1:8000/errors/09616e61c4675f9e/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class UnsupportedSourceDevice(CatalogError, ValueError):
@@ -693,10 +982,16 @@ class UnsupportedSourceDevice(CatalogError, ValueError):
     id = "811678cc91851807"
     template = "The MLX tensor bridge supports CPU and MPS tensors, got {tensor.device}"
     docs_url = "http://127.0.0.1:8000/errors/811678cc91851807/"
+    _parameters = ("tensor",)
     tensor: object
 
-    def __init__(self, *, tensor: object) -> None:
-        super().__init__(tensor=tensor)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, tensor: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class Complex128Unsupported(CatalogError, ValueError):
@@ -708,8 +1003,9 @@ class Complex128Unsupported(CatalogError, ValueError):
     )
     docs_url = "http://127.0.0.1:8000/errors/6e1d4aa080432dab/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class TensorViewRequiresMps(CatalogError, ValueError):
@@ -718,10 +1014,16 @@ class TensorViewRequiresMps(CatalogError, ValueError):
     id = "ee416d94db085fa8"
     template = "MlxTensorView requires a Torch MPS tensor, got {owner.device}"
     docs_url = "http://127.0.0.1:8000/errors/ee416d94db085fa8/"
+    _parameters = ("owner",)
     owner: object
 
-    def __init__(self, *, owner: object) -> None:
-        super().__init__(owner=owner)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, owner: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class UnsupportedTargetDevice(CatalogError, ValueError):
@@ -730,10 +1032,16 @@ class UnsupportedTargetDevice(CatalogError, ValueError):
     id = "60278d754f599026"
     template = "The MLX tensor bridge supports CPU and MPS targets, got {target_device}"
     docs_url = "http://127.0.0.1:8000/errors/60278d754f599026/"
+    _parameters = ("target_device",)
     target_device: object
 
-    def __init__(self, *, target_device: object) -> None:
-        super().__init__(target_device=target_device)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, target_device: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class Float64ToMpsUnsupported(CatalogError, ValueError):
@@ -743,8 +1051,9 @@ class Float64ToMpsUnsupported(CatalogError, ValueError):
     template = "MLX float64 arrays cannot be exported to a Torch MPS tensor; use float32/bfloat16 or request device='cpu'"
     docs_url = "http://127.0.0.1:8000/errors/a38fa58cb6fd942f/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class MultiOutputNotSequence(CatalogError, TypeError):
@@ -754,8 +1063,9 @@ class MultiOutputNotSequence(CatalogError, TypeError):
     template = "mlx_call_multi operation must return a non-empty tuple or list of MLX arrays"
     docs_url = "http://127.0.0.1:8000/errors/4b667d04d4e12fd2/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class MultiOutputNotMlxArray(CatalogError, TypeError):
@@ -765,8 +1075,9 @@ class MultiOutputNotMlxArray(CatalogError, TypeError):
     template = "mlx_call_multi outputs must be MLX arrays"
     docs_url = "http://127.0.0.1:8000/errors/b928c4ce26566d11/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class TotalPoolSizeNotPositive(CatalogError, ValueError):
@@ -776,8 +1087,9 @@ class TotalPoolSizeNotPositive(CatalogError, ValueError):
     template = "total_pool_size must be positive"
     docs_url = "http://127.0.0.1:8000/errors/f7ac7b4735ab77fe/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class TokenizerWorkerNumNotPositive(CatalogError, ValueError):
@@ -787,8 +1099,9 @@ class TokenizerWorkerNumNotPositive(CatalogError, ValueError):
     template = "tokenizer_worker_num must be positive"
     docs_url = "http://127.0.0.1:8000/errors/2158cc5678b1f9aa/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class ProxyDataNotTensor(CatalogError, TypeError):
@@ -797,10 +1110,16 @@ class ProxyDataNotTensor(CatalogError, TypeError):
     id = "cc0c72cb79480b58"
     template = "Input 'data' must be a torch.Tensor, but got {data_type}"
     docs_url = "http://127.0.0.1:8000/errors/cc0c72cb79480b58/"
+    _parameters = ("data_type",)
     data_type: object
 
-    def __init__(self, *, data_type: object) -> None:
-        super().__init__(data_type=data_type)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, data_type: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ForeignCudaIpcProxy(CatalogError, RuntimeError):
@@ -810,8 +1129,9 @@ class ForeignCudaIpcProxy(CatalogError, RuntimeError):
     template = "CUDA IPC proxy does not belong to this pool"
     docs_url = "http://127.0.0.1:8000/errors/f1baa79cd2f8fba5/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class LeaseReclaimedBeforeRead(CatalogError, RuntimeError):
@@ -820,16 +1140,24 @@ class LeaseReclaimedBeforeRead(CatalogError, RuntimeError):
     id = "0164ba0574a50aa3"
     template = "{transport_name} pool lease (ready_byte_offset={byte_offset}, generation={generation}) was reclaimed before it was read; raise the pool's lease_timeout"
     docs_url = "http://127.0.0.1:8000/errors/0164ba0574a50aa3/"
+    _parameters = ("transport_name", "byte_offset", "generation")
     transport_name: object
     byte_offset: object
     generation: object
 
-    def __init__(self, *, transport_name: object, byte_offset: object, generation: object) -> None:
-        super().__init__(
-            transport_name=transport_name,
-            byte_offset=byte_offset,
-            generation=generation,
-        )
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(
+            self,
+            *,
+            transport_name: object,
+            byte_offset: object,
+            generation: object,
+        ) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class LeaseNotReadyInTime(CatalogError, TimeoutError):
@@ -838,25 +1166,26 @@ class LeaseNotReadyInTime(CatalogError, TimeoutError):
     id = "7256ac914e44452c"
     template = "{transport_name} pool lease (ready_byte_offset={byte_offset}, generation={generation}) was not ready within {wait_timeout} s"
     docs_url = "http://127.0.0.1:8000/errors/7256ac914e44452c/"
+    _parameters = ("transport_name", "byte_offset", "generation", "wait_timeout")
     transport_name: object
     byte_offset: object
     generation: object
     wait_timeout: object
 
-    def __init__(
-        self,
-        *,
-        transport_name: object,
-        byte_offset: object,
-        generation: object,
-        wait_timeout: object,
-    ) -> None:
-        super().__init__(
-            transport_name=transport_name,
-            byte_offset=byte_offset,
-            generation=generation,
-            wait_timeout=wait_timeout,
-        )
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(
+            self,
+            *,
+            transport_name: object,
+            byte_offset: object,
+            generation: object,
+            wait_timeout: object,
+        ) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ForeignHostProxy(CatalogError, RuntimeError):
@@ -865,10 +1194,16 @@ class ForeignHostProxy(CatalogError, RuntimeError):
     id = "7d12f318815da6bd"
     template = "{transport_name} proxy does not belong to this pool"
     docs_url = "http://127.0.0.1:8000/errors/7d12f318815da6bd/"
+    _parameters = ("transport_name",)
     transport_name: object
 
-    def __init__(self, *, transport_name: object) -> None:
-        super().__init__(transport_name=transport_name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, transport_name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class TransportRequiresCudaTensor(CatalogError, ValueError):
@@ -877,10 +1212,16 @@ class TransportRequiresCudaTensor(CatalogError, ValueError):
     id = "ffbed2bb70a79900"
     template = "{transport_name} requires a CUDA tensor"
     docs_url = "http://127.0.0.1:8000/errors/ffbed2bb70a79900/"
+    _parameters = ("transport_name",)
     transport_name: object
 
-    def __init__(self, *, transport_name: object) -> None:
-        super().__init__(transport_name=transport_name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, transport_name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ConsumerRankUnresolved(CatalogError, RuntimeError):
@@ -891,10 +1232,16 @@ class ConsumerRankUnresolved(CatalogError, RuntimeError):
         "Cannot resolve the {transport_name} consumer rank before parallel state initialization"
     )
     docs_url = "http://127.0.0.1:8000/errors/dba8dd6774088da8/"
+    _parameters = ("transport_name",)
     transport_name: object
 
-    def __init__(self, *, transport_name: object) -> None:
-        super().__init__(transport_name=transport_name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, transport_name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ConsumerRankOutOfRange(CatalogError, RuntimeError):
@@ -903,22 +1250,24 @@ class ConsumerRankOutOfRange(CatalogError, RuntimeError):
     id = "960c46b19aed1c49"
     template = "{transport_name} consumer rank {rank} is outside [0, {total_consumer_count})"
     docs_url = "http://127.0.0.1:8000/errors/960c46b19aed1c49/"
+    _parameters = ("transport_name", "rank", "total_consumer_count")
     transport_name: object
     rank: object
     total_consumer_count: object
 
-    def __init__(
-        self,
-        *,
-        transport_name: object,
-        rank: object,
-        total_consumer_count: object,
-    ) -> None:
-        super().__init__(
-            transport_name=transport_name,
-            rank=rank,
-            total_consumer_count=total_consumer_count,
-        )
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(
+            self,
+            *,
+            transport_name: object,
+            rank: object,
+            total_consumer_count: object,
+        ) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class MemorySizeNotPositive(CatalogError, ValueError):
@@ -928,8 +1277,9 @@ class MemorySizeNotPositive(CatalogError, ValueError):
     template = "memory_size must be positive"
     docs_url = "http://127.0.0.1:8000/errors/0886c43f27047f29/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class ConsumerCountNotPositive(CatalogError, ValueError):
@@ -939,8 +1289,9 @@ class ConsumerCountNotPositive(CatalogError, ValueError):
     template = "consumer_count must be positive"
     docs_url = "http://127.0.0.1:8000/errors/8fe4b2c1a3a0bef3/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class MaxInflightSlicesNotPositive(CatalogError, ValueError):
@@ -950,8 +1301,9 @@ class MaxInflightSlicesNotPositive(CatalogError, ValueError):
     template = "max_inflight_slices must be positive"
     docs_url = "http://127.0.0.1:8000/errors/41bd70b648c163cd/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class RecycleIntervalNotPositive(CatalogError, ValueError):
@@ -961,8 +1313,9 @@ class RecycleIntervalNotPositive(CatalogError, ValueError):
     template = "recycle_interval must be positive"
     docs_url = "http://127.0.0.1:8000/errors/997a981b82e00984/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class PoolTooSmallForControlRegion(CatalogError, ValueError):
@@ -971,16 +1324,24 @@ class PoolTooSmallForControlRegion(CatalogError, ValueError):
     id = "471f9899dec7f2e4"
     template = "{transport_name} pool is too small after control metadata: pool={memory_size}, control={data_start}"
     docs_url = "http://127.0.0.1:8000/errors/471f9899dec7f2e4/"
+    _parameters = ("transport_name", "memory_size", "data_start")
     transport_name: object
     memory_size: object
     data_start: object
 
-    def __init__(self, *, transport_name: object, memory_size: object, data_start: object) -> None:
-        super().__init__(
-            transport_name=transport_name,
-            memory_size=memory_size,
-            data_start=data_start,
-        )
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(
+            self,
+            *,
+            transport_name: object,
+            memory_size: object,
+            data_start: object,
+        ) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class SlotGenerationExhausted(CatalogError, RuntimeError):
@@ -989,10 +1350,16 @@ class SlotGenerationExhausted(CatalogError, RuntimeError):
     id = "a912834c50210d9a"
     template = "{transport_name} pool slot generation exhausted"
     docs_url = "http://127.0.0.1:8000/errors/a912834c50210d9a/"
+    _parameters = ("transport_name",)
     transport_name: object
 
-    def __init__(self, *, transport_name: object) -> None:
-        super().__init__(transport_name=transport_name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, transport_name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class ReleaseInactiveLease(CatalogError, RuntimeError):
@@ -1001,11 +1368,17 @@ class ReleaseInactiveLease(CatalogError, RuntimeError):
     id = "48948c5e0a810f7f"
     template = "Cannot release inactive {transport_name} pool lease (slot={lease.slot}, generation={lease.generation})"
     docs_url = "http://127.0.0.1:8000/errors/48948c5e0a810f7f/"
+    _parameters = ("transport_name", "lease")
     transport_name: object
     lease: object
 
-    def __init__(self, *, transport_name: object, lease: object) -> None:
-        super().__init__(transport_name=transport_name, lease=lease)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, transport_name: object, lease: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class EmptyTensorTransport(CatalogError, ValueError):
@@ -1014,10 +1387,16 @@ class EmptyTensorTransport(CatalogError, ValueError):
     id = "3fcad7f044b4cecb"
     template = "{transport_name} cannot transport an empty tensor"
     docs_url = "http://127.0.0.1:8000/errors/3fcad7f044b4cecb/"
+    _parameters = ("transport_name",)
     transport_name: object
 
-    def __init__(self, *, transport_name: object) -> None:
-        super().__init__(transport_name=transport_name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, transport_name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class InvalidLeaseOffsets(CatalogError, RuntimeError):
@@ -1026,10 +1405,16 @@ class InvalidLeaseOffsets(CatalogError, RuntimeError):
     id = "518c8adff9857205"
     template = "Invalid {transport_name} pool lease offsets"
     docs_url = "http://127.0.0.1:8000/errors/518c8adff9857205/"
+    _parameters = ("transport_name",)
     transport_name: object
 
-    def __init__(self, *, transport_name: object) -> None:
-        super().__init__(transport_name=transport_name)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, transport_name: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class CancelInactiveLease(CatalogError, RuntimeError):
@@ -1040,12 +1425,18 @@ class CancelInactiveLease(CatalogError, RuntimeError):
         "Cannot cancel inactive {transport_name} pool lease (slot={slot}, generation={generation})"
     )
     docs_url = "http://127.0.0.1:8000/errors/d40e195a3829880f/"
+    _parameters = ("transport_name", "slot", "generation")
     transport_name: object
     slot: object
     generation: object
 
-    def __init__(self, *, transport_name: object, slot: object, generation: object) -> None:
-        super().__init__(transport_name=transport_name, slot=slot, generation=generation)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, transport_name: object, slot: object, generation: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class TotalConsumerCountNotPositive(CatalogError, ValueError):
@@ -1055,8 +1446,9 @@ class TotalConsumerCountNotPositive(CatalogError, ValueError):
     template = "total_consumer_count must be positive"
     docs_url = "http://127.0.0.1:8000/errors/1cac7178238a67ad/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class PartialConsumerAcknowledgement(CatalogError, ValueError):
@@ -1065,22 +1457,24 @@ class PartialConsumerAcknowledgement(CatalogError, ValueError):
     id = "41947681ae9e88d1"
     template = "{transport_name} acknowledgements support one consumer or the complete consumer group, got {consumer_count}/{total_consumer_count}"
     docs_url = "http://127.0.0.1:8000/errors/41947681ae9e88d1/"
+    _parameters = ("transport_name", "consumer_count", "total_consumer_count")
     transport_name: object
     consumer_count: object
     total_consumer_count: object
 
-    def __init__(
-        self,
-        *,
-        transport_name: object,
-        consumer_count: object,
-        total_consumer_count: object,
-    ) -> None:
-        super().__init__(
-            transport_name=transport_name,
-            consumer_count=consumer_count,
-            total_consumer_count=total_consumer_count,
-        )
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(
+            self,
+            *,
+            transport_name: object,
+            consumer_count: object,
+            total_consumer_count: object,
+        ) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class PoolTransportArguments(CatalogError, TypeError):
@@ -1090,8 +1484,9 @@ class PoolTransportArguments(CatalogError, TypeError):
     template = "StreamOrderedMmFeaturePool takes either transport= or all of byte_tensor=, base_address=, device_id= and transport_name="
     docs_url = "http://127.0.0.1:8000/errors/6fc6186ad45ce8c2/"
 
-    def __init__(self) -> None:
-        super().__init__()
+    if TYPE_CHECKING:
+
+        def __init__(self, *args: object) -> None: ...
 
 
 class StreamMemoryOperationFailed(CatalogError, RuntimeError):
@@ -1100,11 +1495,17 @@ class StreamMemoryOperationFailed(CatalogError, RuntimeError):
     id = "58e3999e4b8fb201"
     template = "{label}: {err}"
     docs_url = "http://127.0.0.1:8000/errors/58e3999e4b8fb201/"
+    _parameters = ("label", "err")
     label: object
     err: object
 
-    def __init__(self, *, label: object, err: object) -> None:
-        super().__init__(label=label, err=err)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, label: object, err: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
 class InvalidPoolByteTensor(CatalogError, ValueError):
@@ -1115,13 +1516,19 @@ class InvalidPoolByteTensor(CatalogError, ValueError):
         "byte_tensor must be a sufficiently large contiguous uint8 tensor on cuda:{device_id}"
     )
     docs_url = "http://127.0.0.1:8000/errors/7f944cf6fdcd95b4/"
+    _parameters = ("device_id",)
     device_id: object
 
-    def __init__(self, *, device_id: object) -> None:
-        super().__init__(device_id=device_id)
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(self, *, device_id: object) -> None: ...
+        @overload
+        def __init__(self, message: object, *args: object) -> None: ...
+        def __init__(self, *args: object, **params: object) -> None: ...
 
 
-BY_ID: dict[str, type[CatalogError]] = {
+BY_ID: "dict[str, type[CatalogError]]" = {
     "0fdb60950b3588f4": OutputBufferWrongDevice,
     "1ffc37311458498e": UnknownSparseMlaBackend,
     "31a8b0940dc7360f": Sm90BackendNeedsHopper,

@@ -72,28 +72,27 @@ catalogued error prints it after the traceback.
 """
 '''
 
+# Only what the module needs at run time: no `__future__`, `typing` or `types`, which would
+# widen the import footprint of every package that adopts errcat (some test it). Annotations that
+# Python 3.7 to 3.9 cannot evaluate are quoted, and the typing names exist for type checkers only
+# (`TYPE_CHECKING` is true for them, whatever this module assigns).
 _EXPLICIT_IMPORTS = """
-from __future__ import annotations
-
 import os
 import sys
-from types import TracebackType
-from typing import Any, ClassVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Any, ClassVar, overload
 """
 
 _TABLE_IMPORTS = """
-from __future__ import annotations
-
 import builtins
 import os
 import sys
 from _collections_abc import Mapping as _Mapping
 from _thread import allocate_lock as _allocate_lock
-from types import CodeType as _CodeType
-from types import FunctionType as _FunctionType
 
-# Annotations are never evaluated at run time (see the __future__ import), so `typing` is
-# imported for type checkers only: it would cost more than the rest of a small module.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     # Private names, so that no catalog class meets one of them in the module's namespace.
@@ -109,27 +108,87 @@ if TYPE_CHECKING:
 # are private); `$hook_parameters` is the hook's parameter list as each form's ruff formatting
 # lays it out (see `_base_class`).
 _BASE_CLASS = string.Template('''\
-def _rebuild(cls: type[CatalogError], params: dict[str, $Any]) -> CatalogError:
-    # Pickle and copy call this with the keyword arguments the instance was raised with.
-    return cls(**params)
+def _rebuild(cls: "type[CatalogError]", args: "tuple[$Any, ...]") -> "CatalogError":
+    # Pickle and copy call this: the error as it was, its message kept, not rendered again (a
+    # value that travelled as its text lacks the attributes the template reads).
+    error = cls.__new__(cls, *args)
+    error.args = args
+    return error
+
+
+def _picklable(state: "dict[str, $Any]") -> "dict[str, $Any]":
+    # An error must reach the other process whatever its values hold: a value pickle refuses (a
+    # lock, an open file) travels as its text, which the message already shows.
+    import pickle  # only when an error is pickled or copied, never at import
+
+    # What pickling raises for such a value: pickle's own error, or whatever its reducer raises.
+    errors = (pickle.PicklingError, AttributeError, RuntimeError, TypeError, ValueError)
+    checked: dict[int, $Any] = {}
+
+    def value(item: "$Any") -> "$Any":
+        if id(item) not in checked:
+            try:
+                pickle.dumps(item)
+                checked[id(item)] = item
+            except errors:
+                checked[id(item)] = str(item)
+        return checked[id(item)]
+
+    out = {key: value(item) for key, item in state.items() if key != "params"}
+    if isinstance(state.get("params"), dict):
+        out["params"] = {key: value(item) for key, item in state["params"].items()}
+    return out
+
+
+def _arguments_problem(
+    cls: "type[CatalogError]",
+    params: "dict[str, object]",
+) -> "str | None":
+    # What Python would say of a keyword-only signature, naming the class.
+    head = f"{cls.__qualname__}.__init__()"
+    expected = cls._parameters
+    unexpected = [name for name in params if name not in expected]
+    if unexpected:
+        return f"{head} got an unexpected keyword argument {unexpected[0]!r}"
+    missing = [repr(name) for name in expected if name not in params]
+    if not missing:
+        return None
+    listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1])
+    if len(missing) > 1:
+        listed += ("," if len(missing) > 2 else "") + " and " + missing[-1]
+    plural = "s" if len(missing) > 1 else ""
+    return f"{head} missing {len(missing)} required keyword-only argument{plural}: {listed}"
 
 
 class CatalogError(Exception):
     """Base of every catalogued error: its entry id, message template and docs page."""
 
-    id: $ClassVar[str] = ""
+    id: "$ClassVar[str]" = ""
     """16 hex digits identifying the catalog entry."""
-    template: $ClassVar[str] = ""
+    template: "$ClassVar[str]" = ""
     """The catalog message, a str.format template over the keyword parameters."""
-    docs_url: $ClassVar[str] = ""
-    """The entry's page on the docs site."""
+    docs_url: "$ClassVar[str]" = ""
+    """The entry's page on the docs site; empty when the catalog names no site."""
+    _parameters: "$ClassVar[tuple[str, ...]]" = ()
+    """The keyword parameters: the template's root placeholders."""
 
-    def __init__(self, **params: $Any) -> None:
-        self.params = params
-        for name, value in params.items():
-            setattr(self, name, value)
-        super().__init__(self.template.format(**params))
-        if os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
+    def __init__(self, *args: object, **params: object) -> None:
+        cls = type(self)
+        if args and params:
+            raise TypeError(f"{cls.__name__}() takes a message or keywords, not both")
+        if args:
+            # Built from a message as the built-in is (`raise type(error)(f"{path}: {error}")`):
+            # the message is kept as given, and no parameter has a value.
+            super().__init__(*args)
+        else:
+            problem = _arguments_problem(cls, params)
+            if problem is not None:
+                raise TypeError(problem)
+            super().__init__(self.template.format(**params))
+        self.params: dict[str, $Any] = params
+        for name in cls._parameters:
+            setattr(self, name, params.get(name))
+        if self.docs_url and os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
             note = f"For further information visit {self.docs_url}"
             if hasattr(self, "add_note"):
                 self.add_note(note)
@@ -138,12 +197,20 @@ class CatalogError(Exception):
                 # there (pytest, the exceptiongroup backport) show this one too.
                 self.__notes__ = [*getattr(self, "__notes__", ()), note]
 
-    def __str__(self) -> str:
-        # KeyError and friends would show repr(message); the catalog promises the message itself.
-        return str(self.args[0]) if self.args else ""
+    def __repr__(self) -> str:
+        # The built-in's own (`KeyError('...')`), as logs and doctests showed it before.
+        builtin = next(c for c in type(self).__mro__ if c.__module__ == "builtins")
+        shown = f"({self.args[0]!r})" if len(self.args) == 1 else repr(self.args)
+        return builtin.__name__ + shown
 
-    def __reduce__(self) -> tuple[$Any, ...]:
-        return (_rebuild, (type(self), self.params), self.__dict__)
+    def __reduce__(self) -> "tuple[$Any, ...]":
+        return (_rebuild, (type(self), self.args), _picklable(self.__dict__))
+
+    def __copy__(self) -> "CatalogError":
+        # A shallow copy shares every value, picklable or not.
+        copied = _rebuild(type(self), self.args)
+        copied.__dict__.update(self.__dict__)
+        return copied
 
 
 def _print_notes_after_traceback(
@@ -181,9 +248,9 @@ def _base_class(*, table: bool) -> str:
     """
     prefix = "_" if table else ""
     hook = [
-        "kind: type[BaseException]",
+        'kind: "type[BaseException]"',
         "error: BaseException",
-        f"trace: {prefix}TracebackType | None",
+        f'trace: "{prefix}TracebackType | None"',
     ]
     if table:
         hook_parameters = "".join(f"    {parameter},\n" for parameter in hook)
@@ -198,28 +265,11 @@ def _base_class(*, table: bool) -> str:
 
 _TABLE_RUNTIME = r'''
 _LOCK = _allocate_lock()
-_POSITION: dict[str, int] = {}
-_INIT_CODE: dict[str, _CodeType] = {}
-_NAME_BY_ID: dict[str, str] = {}
+_POSITION: "dict[str, int]" = {}
+_NAME_BY_ID: "dict[str, str]" = {}
 
 
-def _init_code(params: str) -> _CodeType:
-    # The `__init__` of one parameter list, compiled on first use and shared by every class
-    # with that list, so the interpreter itself checks the keyword-only arguments. The names
-    # are identifiers from this module's own table (errcat validated them).
-    code = _INIT_CODE.get(params)
-    if code is None:
-        names = params.split()
-        keywords = f", *, {', '.join(names)}" if names else ""
-        arguments = "".join(f", {name}={name}" for name in names)
-        source = f"def __init__(self{keywords}):\n    CatalogError.__init__(self{arguments})\n"
-        compiled = compile(source, "<errcat: generated __init__>", "exec")
-        code = next(c for c in compiled.co_consts if isinstance(c, _CodeType))
-        _INIT_CODE[params] = code
-    return code
-
-
-def _define(name: str) -> type[CatalogError]:
+def _define(name: str) -> "type[CatalogError]":
     # The class of one row, created once: the lock gives every thread the same object, which
     # `except`, pickle and `is` rely on.
     with _LOCK:
@@ -227,16 +277,8 @@ def _define(name: str) -> type[CatalogError]:
         if defined is not None:
             return defined  # type: ignore[no-any-return]
         head, _, template = _ROWS[_POSITION[name]].partition("|")
-        entry_id, base, status, params = (head + " ").split(" ", 3)
-        code = _init_code(params)
-        if hasattr(code, "co_qualname"):
-            # 3.11 on, tracebacks show the code's qualified name: the class's, as below.
-            qualname = name + ".__init__"
-            code = code.replace(co_qualname=qualname)  # type: ignore[call-arg, unused-ignore]
-        # A copy named after the class: messages about missing or unexpected arguments name
-        # it (3.10 on).
-        own = _FunctionType(code, globals(), "__init__")
-        own.__qualname__ = name + ".__init__"
+        entry_id, base, status, *params = head.split(" ")
+        docs_url = DOCS_BASE_URL and f"{DOCS_BASE_URL}errors/{entry_id}/"
         cls = type(
             name,
             (CatalogError, getattr(builtins, base)),
@@ -244,17 +286,17 @@ def _define(name: str) -> type[CatalogError]:
                 "__module__": __name__,
                 "__qualname__": name,
                 "__doc__": template + (_RETIRED if status == "retired" else ""),
-                "__init__": own,
                 "id": entry_id,
                 "template": template,
-                "docs_url": DOCS_BASE_URL + "errors/" + entry_id + "/",
+                "docs_url": docs_url,
+                "_parameters": tuple(params),
             },
         )
         globals()[name] = cls
         return cls
 
 
-def __getattr__(name: str) -> type[CatalogError]:
+def __getattr__(name: str) -> "type[CatalogError]":
     # PEP 562: called only for names the module does not hold yet, i.e. each class's first use.
     if not _POSITION:
         _POSITION.update((class_name, index) for index, class_name in enumerate(_NAMES))
@@ -263,27 +305,27 @@ def __getattr__(name: str) -> type[CatalogError]:
     return _define(name)
 
 
-def __dir__() -> list[str]:
+def __dir__() -> "list[str]":
     return sorted({*globals(), *_NAMES})
 
 
 class _ById(_Mapping):  # type: ignore[type-arg]  # the stub declares its types
     """Every generated class by its entry id; a class is created when it is looked up."""
 
-    def _names(self) -> dict[str, str]:
+    def _names(self) -> "dict[str, str]":
         if not _NAME_BY_ID:
             # Each row starts with the entry's 16-digit id.
             for index, row in enumerate(_ROWS):
                 _NAME_BY_ID[row[:16]] = _NAMES[index]
         return _NAME_BY_ID
 
-    def __getitem__(self, entry_id: str) -> type[CatalogError]:
+    def __getitem__(self, entry_id: str) -> "type[CatalogError]":
         return __getattr__(self._names()[entry_id])
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._names()
 
-    def __iter__(self) -> _Iterator[str]:
+    def __iter__(self) -> "_Iterator[str]":
         return iter(self._names())
 
     def __len__(self) -> int:
@@ -307,6 +349,7 @@ The module creates its classes on first use; type checkers and IDEs read them he
 from collections.abc import Mapping as _Mapping
 from typing import Any as _Any
 from typing import ClassVar as _ClassVar
+from typing import overload as _overload
 
 DOCS_BASE_URL: str
 BY_ID: _Mapping[str, type[CatalogError]]
@@ -318,7 +361,7 @@ class CatalogError(Exception):
     template: _ClassVar[str]
     docs_url: _ClassVar[str]
     params: dict[str, _Any]
-    def __init__(self, **params: _Any) -> None: ...
+    def __init__(self, *args: _Any, **params: _Any) -> None: ...
 '''
 
 
@@ -340,26 +383,6 @@ def stub_path(module: Path) -> Path:
     return module.with_suffix(STUB_SUFFIX)
 
 
-def _explicit_signature(params: tuple[str, ...]) -> list[str]:
-    if not params:
-        return ["    def __init__(self) -> None:"]
-    inline = "    def __init__(self, *, " + ", ".join(f"{p}: object" for p in params) + ") -> None:"
-    if len(inline) <= LINE_LIMIT:
-        return [inline]
-    return (
-        ["    def __init__(", "        self,", "        *,"]
-        + [f"        {p}: object," for p in params]
-        + ["    ) -> None:"]
-    )
-
-
-def _super_call(params: tuple[str, ...]) -> list[str]:
-    inline = "        super().__init__(" + ", ".join(f"{p}={p}" for p in params) + ")"
-    if len(inline) <= LINE_LIMIT:
-        return [inline]
-    return ["        super().__init__("] + [f"            {p}={p}," for p in params] + ["        )"]
-
-
 def _assignment(name: str, value: str) -> list[str]:
     line = f"    {name} = {value}"
     if len(line) <= LINE_LIMIT:
@@ -370,7 +393,43 @@ def _assignment(name: str, value: str) -> list[str]:
     return [f"    {name} = (", f"        {value}", "    )"]
 
 
-def _class(entry: Entry, base_url: str) -> list[str]:
+def _parameter_names(params: tuple[str, ...]) -> list[str]:
+    # A one-element tuple keeps its comma; a longer one that does not fit goes one per line.
+    names = [py_string(p) for p in params]
+    inline = "    _parameters = (" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+    if len(inline) <= LINE_LIMIT:
+        return [inline]
+    return ["    _parameters = (", *(f"        {name}," for name in names), "    )"]
+
+
+def _init_declarations(
+    params: tuple[str, ...], indent: str, overload: str, limit: int, *, implementation: bool
+) -> list[str]:
+    """The constructor as type checkers see it: the keyword parameters, or a message as the
+    built-in takes one (`type(error)(str(error))`); a class without parameters takes either
+    no argument or a message.
+
+    The module itself declares these under `if TYPE_CHECKING:` and needs an implementation
+    there too (mypy wants one outside a stub); at run time `CatalogError.__init__` checks the
+    arguments.
+    """
+    if not params:
+        return _wrapped("def __init__(", ["self", "*args: object"], ") -> None: ...", indent, limit)
+    keywords = ["self", "*", *(f"{p}: object" for p in params)]
+    lines = [f"{indent}@{overload}"]
+    lines += _wrapped("def __init__(", keywords, ") -> None: ...", indent, limit)
+    lines.append(f"{indent}@{overload}")
+    # Not positional-only: Python 3.7 cannot parse `/`, and ruff's default rules flag the older
+    # `__message`. Passing `message=` by name type-checks, and fails when called.
+    message = ["self", "message: object", "*args: object"]
+    lines += _wrapped("def __init__(", message, ") -> None: ...", indent, limit)
+    if implementation:
+        every = ["self", "*args: object", "**params: object"]
+        lines += _wrapped("def __init__(", every, ") -> None: ...", indent, limit)
+    return lines
+
+
+def _class(entry: Entry, base_url: str | None) -> list[str]:
     params = parameters(entry.message)
     header = f"class {entry.name}(CatalogError, {entry.exception}):"
     if len(header) > LINE_LIMIT:
@@ -379,31 +438,30 @@ def _class(entry: Entry, base_url: str) -> list[str]:
     lines = [header, _docstring(entry), ""]
     lines += _assignment("id", py_string(entry.id))
     lines += _assignment("template", py_string(entry.message))
-    lines += _assignment("docs_url", py_string(f"{base_url}errors/{entry.id}/"))
+    if base_url:
+        lines += _assignment("docs_url", py_string(f"{base_url}errors/{entry.id}/"))
+    if params:
+        lines += _parameter_names(params)
     lines += [f"    {p}: object" for p in params]
-    lines.append("")
-    lines += _explicit_signature(params)
-    lines += _super_call(params)
+    lines += ["", "    if TYPE_CHECKING:", ""]
+    lines += _init_declarations(params, "        ", "overload", LINE_LIMIT, implementation=True)
     return lines
 
 
-def _wrapped(opening: str, items: list[str], closing: str, indent: str) -> list[str]:
+def _wrapped(
+    opening: str, items: list[str], closing: str, indent: str, limit: int = STABLE_LIMIT
+) -> list[str]:
     """`opening`, the items joined by commas and `closing` on one line if it fits, else one
     item per line.
 
     The exploded form ends with a trailing comma, which ruff format keeps exploded under any
     line length; the one-line form is used only within STABLE_LIMIT, which every longer limit
-    keeps too.
+    keeps too (the written-out form passes its own `limit`).
     """
     inline = f"{indent}{opening}{', '.join(items)}{closing}"
-    if len(inline) <= STABLE_LIMIT or not items:
+    if len(inline) <= limit or not items:
         return [inline]
     return [f"{indent}{opening}", *(f"{indent}    {item}," for item in items), indent + closing]
-
-
-def _signature(name: str, first: str, params: tuple[str, ...], tail: str, indent: str) -> list[str]:
-    items = [first, *(["*", *(f"{p}: object" for p in params)] if params else [])]
-    return _wrapped(f"def {name}(", items, f") -> None:{tail}", indent)
 
 
 def _docstring(entry: Entry) -> str:
@@ -461,11 +519,11 @@ def generated_classes(catalog: Catalog) -> list[Entry]:
 def _strings(name: str, values: list[str]) -> list[str]:
     # One element per line with a trailing comma, which ruff format keeps as it is.
     if not values:
-        return [f"{name}: tuple[str, ...] = ()"]
-    return [f"{name}: tuple[str, ...] = (", *(f"    {py_string(v)}," for v in values), ")"]
+        return [f'{name}: "tuple[str, ...]" = ()']
+    return [f'{name}: "tuple[str, ...]" = (', *(f"    {py_string(v)}," for v in values), ")"]
 
 
-def _generate_table(catalog: Catalog, base_url: str) -> str:
+def _generate_table(catalog: Catalog, base_url: str | None) -> str:
     entries = generated_classes(catalog)
     rows = []
     for entry in entries:
@@ -474,7 +532,7 @@ def _generate_table(catalog: Catalog, base_url: str) -> str:
         rows.append(f"{head}|{entry.message}")
     out = [
         HEADER + _DOC_OPENING + _DOC_TABLE + _DOC_CLOSING + _TABLE_IMPORTS,
-        f"DOCS_BASE_URL = {py_string(base_url)}\n",
+        f"DOCS_BASE_URL = {py_string(base_url or '')}\n",
         f"_RETIRED = {py_string(chr(10) * 2 + RETIRED_NOTE)}\n",
         "\n\n" + _base_class(table=True) + _TABLE_RUNTIME,
     ]
@@ -489,16 +547,16 @@ def _generate_table(catalog: Catalog, base_url: str) -> str:
     return "".join(out)
 
 
-def _generate_explicit(catalog: Catalog, base_url: str) -> str:
+def _generate_explicit(catalog: Catalog, base_url: str | None) -> str:
     entries = generated_classes(catalog)
     out = [
         HEADER + _DOC_OPENING + _DOC_CLOSING + _EXPLICIT_IMPORTS,
-        f"\nDOCS_BASE_URL = {py_string(base_url)}\n\n\n" + _base_class(table=False),
+        f"\nDOCS_BASE_URL = {py_string(base_url or '')}\n\n\n" + _base_class(table=False),
     ]
     for entry in entries:
         out.append("\n\n" + "\n".join(_class(entry, base_url)) + "\n")
     names = [e.name for e in entries]
-    table = ["", "", "BY_ID: dict[str, type[CatalogError]] = {"]
+    table = ["", "", 'BY_ID: "dict[str, type[CatalogError]]" = {']
     table += [f"    {py_string(e.id)}: {e.name}," for e in entries]
     table.append("}")
     table.append('"""Every generated class by its entry id."""')
@@ -509,7 +567,7 @@ def _generate_explicit(catalog: Catalog, base_url: str) -> str:
     ]
     table.append("]")
     if not entries:
-        table[2] = "BY_ID: dict[str, type[CatalogError]] = {}"
+        table[2] = 'BY_ID: "dict[str, type[CatalogError]]" = {}'
         del table[3]
     out.append("\n".join(table) + "\n")
     return "".join(out)
@@ -520,8 +578,10 @@ def uses_table(catalog: Catalog) -> bool:
     return len(generated_classes(catalog)) > TABLE_THRESHOLD
 
 
-def generate(catalog: Catalog, base_url: str, *, table: bool | None = None) -> str:
-    """The full text of the generated module for `catalog`, with docs links under `base_url`.
+def generate(catalog: Catalog, base_url: str | None, *, table: bool | None = None) -> str:
+    """The full text of the generated module for `catalog`, with docs links under `base_url`
+    (ending in `/`); with None, its errors carry no docs link (see `docs_base_url` in
+    catalog/core/config.py: errcat never guesses a site).
 
     `table` chooses the form; by default the size of the catalog does (see `uses_table`).
     """
@@ -543,7 +603,7 @@ def generate_stub(catalog: Catalog) -> str:
         attributes = [f"    {p}: object" for p in params if len(p) + 12 <= STABLE_LIMIT]
         if attributes:
             lines += ["", *attributes]
-        lines += _signature("__init__", "self", params, " ...", "    ")
+        lines += _init_declarations(params, "    ", "_overload", STABLE_LIMIT, implementation=False)
         out.append("\n".join(lines) + "\n")
     names = ["BY_ID", "CatalogError", "DOCS_BASE_URL", *(e.name for e in entries)]
     exported = "".join(f"    {py_string(n)},\n" for n in sorted(names, key=_export_order))
@@ -551,7 +611,7 @@ def generate_stub(catalog: Catalog) -> str:
     return "".join(out)
 
 
-def generated_files(catalog: Catalog, base_url: str, module: Path) -> dict[Path, str | None]:
+def generated_files(catalog: Catalog, base_url: str | None, module: Path) -> dict[Path, str | None]:
     """Every file codegen owns for the module at `module`, with the text it writes there.
 
     The module, then its stub: the stub's text, or None in the written-out form, where a stub

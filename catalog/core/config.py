@@ -57,6 +57,11 @@ class Config:
     package_unfound: str | None = None
     """Why no package could be found when `package` is not set (then `package` names no
     folder); `package_problem` reports it before any command scans."""
+    site_url: str | None = None
+    """`[tool.errcat] site_url`, ending in `/`; None when not set."""
+    documentation_url: str | None = None
+    """The package's documentation URL from `[project.urls]` (a key such as `Documentation` or
+    `docs`), ending in `/`; None when it names none."""
 
 
 _NOT_PACKAGES = frozenset({"tests", "test", "docs", "examples", "build", "dist", "venv", "src"})
@@ -196,6 +201,37 @@ def _positive_int(table: dict[str, object], key: str, default: int, where: Path)
     return value
 
 
+def _site_url(table: dict[str, object], where: Path) -> str | None:
+    value = table.get("site_url")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"{where}: [tool.errcat] site_url has value {value!r}; expected the docs site's "
+            'http(s) URL (for example "https://docs.example.org/")'
+        )
+    return value.rstrip("/") + "/"
+
+
+_DOCUMENTATION_LABELS = frozenset({"documentation", "docs"})
+"""`[project.urls]` labels that name the documentation, compared as PEP 753 normalises labels
+(lowercase, punctuation and spaces removed)."""
+
+
+def _documentation_url(data: dict[str, object]) -> str | None:
+    # The first documentation URL in the table's order; a value of another kind is the
+    # packaging tools' to report, not errcat's.
+    project = data.get("project")
+    urls = project.get("urls") if isinstance(project, dict) else None
+    if not isinstance(urls, dict):
+        return None
+    for label, value in urls.items():
+        normalised = re.sub(r"[^a-z0-9]", "", str(label).lower())
+        if normalised in _DOCUMENTATION_LABELS and isinstance(value, str) and value:
+            return value.rstrip("/") + "/"
+    return None
+
+
 def load_config(start: Path | None = None) -> Config:
     """Read `[tool.errcat]` from the nearest pyproject.toml at or above `start`.
 
@@ -247,6 +283,8 @@ def load_config(start: Path | None = None) -> Config:
         max_file_size=_positive_int(table, "max_file_size", DEFAULT_MAX_FILE_SIZE, where),
         tests=_tests(table, base, where),
         package_unfound=unfound,
+        site_url=_site_url(table, where),
+        documentation_url=_documentation_url(data),
     )
 
 
@@ -312,8 +350,8 @@ def _tolerant_loader() -> type:
     return TolerantLoader
 
 
-def read_site_settings(root: Path) -> SiteSettings:
-    """`site_url` and `repo_url` from `root/mkdocs.yml`, with the documented defaults."""
+def _mkdocs_settings(root: Path) -> dict[str, object]:
+    """The top-level table of `root/mkdocs.yml`; empty when there is none."""
     path = root / "mkdocs.yml"
     data: object = {}
     if path.is_file():
@@ -323,10 +361,37 @@ def read_site_settings(root: Path) -> SiteSettings:
             data = yaml.load(path.read_text(encoding="utf-8"), Loader=_tolerant_loader())
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise ConfigError(f"{path}: cannot read the site settings: {exc}") from None
-    table = data if isinstance(data, dict) else {}
-    site_url = table.get("site_url") or DEFAULT_SITE_URL
-    if not isinstance(site_url, str):
+    return data if isinstance(data, dict) else {}
+
+
+def _mkdocs_site_url(root: Path, table: dict[str, object]) -> str | None:
+    site_url = table.get("site_url") or None
+    if site_url is not None and not isinstance(site_url, str):
+        path = root / "mkdocs.yml"
         raise ConfigError(f"{path}: site_url has value {site_url!r}; expected a URL string")
+    return site_url
+
+
+def docs_base_url(config: Config) -> str | None:
+    """The base URL that generated code links its errors' pages under, ending in `/`: mkdocs.yml's
+    `site_url`, else `[tool.errcat] site_url`, else the package's documentation URL in
+    `[project.urls]`; None when none is set.
+
+    Never a default: a link to a site nobody configured (errcat's own local server) would
+    send every user of the package to a page that is not there. Site builds keep
+    DEFAULT_SITE_URL for their own page links (see `read_site_settings`).
+    """
+    configured = _mkdocs_site_url(config.root, _mkdocs_settings(config.root))
+    if configured is not None:
+        return configured.rstrip("/") + "/"
+    return config.site_url or config.documentation_url
+
+
+def read_site_settings(root: Path) -> SiteSettings:
+    """`site_url` and `repo_url` from `root/mkdocs.yml`, with the documented defaults."""
+    table = _mkdocs_settings(root)
+    path = root / "mkdocs.yml"
+    site_url = _mkdocs_site_url(root, table) or DEFAULT_SITE_URL
     repo_url = table.get("repo_url")
     if repo_url is not None and not isinstance(repo_url, str):
         raise ConfigError(f"{path}: repo_url has value {repo_url!r}; expected a URL string")

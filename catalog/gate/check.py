@@ -255,9 +255,10 @@ def _starts_with(path: Path, text: str) -> bool:
 
 def _expected_digests(config: Config, catalog: Catalog, key: str | None) -> dict[Path, str | None]:
     """The digest of each file codegen would write (None: a file it would remove), from the
-    cache when the catalog, mkdocs.yml (the docs links) and errcat are unchanged."""
+    cache when the catalog, the docs links' settings (mkdocs.yml, `[tool.errcat] site_url`,
+    `[project.urls]`) and errcat are unchanged."""
     from catalog.authoring.codegen import generated_files, stub_path
-    from catalog.core.config import read_site_settings
+    from catalog.core.config import docs_base_url
     from catalog.entries.loader import read_cache, write_cache
 
     targets = [config.generated, stub_path(config.generated)]
@@ -270,14 +271,17 @@ def _expected_digests(config: Config, catalog: Catalog, key: str | None) -> dict
             site = None
         if site is not None:
             paths = "\0".join(str(target) for target in targets)
-            cache_key = hashlib.sha256(f"{key}\0{paths}\0".encode() + site).hexdigest()
+            # The pyproject.toml settings come parsed with the configuration, so cost nothing.
+            urls = f"{config.site_url}\0{config.documentation_url}"
+            cache_key = hashlib.sha256(f"{key}\0{paths}\0{urls}\0".encode() + site).hexdigest()
     folder = cache_folder(config)
     cache = folder / CODEGEN_CACHE if folder is not None else None
     if cache is not None and cache_key is not None:
         cached = read_cache(cache, cache_key)
         if isinstance(cached, tuple) and len(cached) == len(targets):
             return dict(zip(targets, cached, strict=True))
-    files = generated_files(catalog, read_site_settings(config.root).site_url, config.generated)
+    # codegen's own resolution: the module it writes is the one this compares against.
+    files = generated_files(catalog, docs_base_url(config), config.generated)
     digests = {path: None if text is None else _digest(text) for path, text in files.items()}
     if cache is not None and cache_key is not None:
         write_cache(cache, cache_key, tuple(digests[target] for target in targets))

@@ -8,6 +8,11 @@ from pathlib import Path
 
 NAME = "codegen"
 HELP = "write the typed-exception module (default runtime/errors.py) from the catalog"
+NO_DOCS_LINK = (
+    "errcat codegen: no docs site is configured, so the generated errors carry no docs link; "
+    "to add one, set site_url in mkdocs.yml or [tool.errcat] site_url in pyproject.toml, or "
+    'name the package\'s documentation in [project.urls] (Documentation = "https://...")'
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         check_owned,
     )
     from catalog.cli.commands.common import valid_catalog_or_report
-    from catalog.core.config import load_config, read_site_settings
+    from catalog.core.config import docs_base_url, load_config
     from catalog.gate.check import requires_python_findings
 
     config = load_config()
@@ -51,11 +56,16 @@ def run(args: argparse.Namespace) -> int:
             print(finding.format(), file=sys.stderr)
         print("errcat codegen: nothing written", file=sys.stderr)
         return 1
-    settings = read_site_settings(config.root)
+    # The same resolution as `errcat check`, which compares the module with what this writes.
+    base_url = docs_base_url(config)
     catalog = valid_catalog_or_report(config, "codegen")
     if catalog is None:
         return 1
     classes = len(generated_classes(catalog))
+    if base_url is None:
+        # Once per run, whatever it writes: the module is correct without links, but the
+        # maintainer should know why none appear.
+        print(NO_DOCS_LINK, file=sys.stderr)
 
     def shown(target: Path) -> str:
         if target.is_relative_to(config.root):
@@ -64,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     writes: dict[Path, str] = {}
     removals: list[Path] = []
-    for target, expected in generated_files(catalog, settings.site_url, config.generated).items():
+    for target, expected in generated_files(catalog, base_url, config.generated).items():
         current = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
         if expected is None:
             # The written-out form has no stub: one left by an earlier, larger catalog goes.
