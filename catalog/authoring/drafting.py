@@ -8,14 +8,15 @@ drafted is a finding at the raise saying why and what to do; the other sites are
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog.authoring.scaffold import Draft, catalog_path, file_text, plan_drafts
+from catalog.authoring.scaffold import SCHEMA_FILE, Draft, catalog_path, file_text, plan_drafts
 from catalog.core.config import Config
 from catalog.core.exceptions import has_typed_class, is_builtin, site_exception
-from catalog.core.findings import Finding
+from catalog.core.findings import Finding, Severity
 from catalog.core.model import Catalog, CatalogFile
 from catalog.core.project import (
     defined_classes,
@@ -23,7 +24,7 @@ from catalog.core.project import (
     module_name,
     package_name,
 )
-from catalog.entries.loader import load_bytes
+from catalog.entries.loader import SCHEMA_PATH, load_bytes
 from catalog.entries.validate import RESERVED_NAMES, validate
 from catalog.matching.sites import Matcher, site_message
 from extractor.imports import public_rank
@@ -40,7 +41,11 @@ class DraftPlan:
     files: dict[Path, str]
     """Catalog file → its full new text (existing text with the drafts appended)."""
     skipped: tuple[Finding, ...]
-    """One finding per raise site that could not be drafted, at the raise."""
+    """One finding per raise site that could not be drafted, at the raise (and a warning at a
+    `schema.json` of the catalog folder that is not errcat's, which is left as it is)."""
+    schema: tuple[Path, str] | None = None
+    """errcat's catalog-file schema and the path to write it to, beside the catalog files, when
+    the file there is missing or an older errcat's; None when it is current."""
 
 
 def _at(site: RaiseSite, root: Path, why: str, fix: str) -> Finding:
@@ -150,8 +155,65 @@ def plan_new(config: Config, catalog: Catalog, report: ScanReport) -> DraftPlan:
     return DraftPlan(
         drafts=tuple(d for d in accepted if d in written),
         files=files,
+        schema=_schema_update(config.catalog, files, skipped),
         skipped=tuple(sorted(skipped, key=lambda f: (str(f.path), f.line, f.column))),
     )
+
+
+def _schema_id(text: str | None) -> object:
+    try:
+        document = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return document.get("$id") if isinstance(document, dict) else None
+
+
+def _schema_update(
+    folder: Path, planned: dict[Path, str], skipped: list[Finding]
+) -> tuple[Path, str] | None:
+    """errcat's catalog schema for `folder`, where every draft's modeline points editors.
+
+    None when the file there is current (as in errcat's own checkout, where it is the packaged
+    schema itself), when the folder will hold no catalog file (no folder is made for the schema
+    alone), or when a `schema.json` that is not errcat's is there: that one is someone else's
+    file, never overwritten, and a warning says so.
+    """
+    if not planned and not _catalog_files(folder):
+        return None
+    path = folder / SCHEMA_FILE
+    text = SCHEMA_PATH.read_text(encoding="utf-8")
+    try:
+        existing: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return path, text
+    except (OSError, UnicodeDecodeError):
+        existing = None
+    if existing == text:
+        return None
+    # The same `$id` is errcat's schema of another version: bring it up to date.
+    if existing is not None and _schema_id(existing) == _schema_id(text):
+        return path, text
+    skipped.append(
+        Finding(
+            path,
+            1,
+            1,
+            f"{SCHEMA_FILE} is not errcat's catalog schema (its $id is not {_schema_id(text)}); "
+            f"left as it is, so the catalog files' `$schema={SCHEMA_FILE}` modeline points "
+            "editors at it",
+            "rename it and run errcat new again to write errcat's schema there",
+            severity=Severity.WARNING,
+            stage="new",
+        )
+    )
+    return None
+
+
+def _catalog_files(folder: Path) -> list[Path]:
+    """The YAML files of the catalog folder (none when it does not exist)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
 def _draft_problems(draft: Draft, path: Path) -> list[Finding]:

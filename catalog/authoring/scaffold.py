@@ -48,7 +48,10 @@ def _expanded(text: str) -> str:
 MAX_NAME_WORDS = 6
 MAX_NAME_CHARS = 60
 """Longest class name `new` makes; the schema allows 100, people read far fewer."""
-SCHEMA_COMMENT = "# yaml-language-server: $schema=schema.json\n"
+SCHEMA_FILE = "schema.json"
+"""The catalog-file JSON Schema's name in the catalog folder, which `new` keeps current there."""
+SCHEMA_COMMENT = f"# yaml-language-server: $schema={SCHEMA_FILE}\n"
+"""The modeline that points editors (the YAML language server) at `SCHEMA_FILE`, beside the file."""
 _SUFFIXES = ("Error", "Exception", "Warning")
 
 

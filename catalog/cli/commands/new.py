@@ -47,17 +47,27 @@ def run(args: argparse.Namespace) -> int:
     print_findings(plan.skipped, as_json=False)
     skipped = len(plan.skipped) + len(report.failures)
     tail = f"; {skipped} site(s) or file(s) skipped, see above" if skipped else ""
+    schema = "" if plan.schema is None else str(plan.schema[0].relative_to(config.root))
     if args.dry_run:
         for path, text in plan.files.items():
             print(f"--- {path.relative_to(config.root)}")
             print(text, end="")
         print(
-            f"errcat new: {len(plan.drafts)} draft(s) for {len(plan.files)} file(s) "
-            f"(dry run; nothing written){tail}"
+            f"errcat new: {len(plan.drafts)} draft(s) for {len(plan.files)} file(s)"
+            f"{f', and the catalog schema for {schema}' if schema else ''}"
+            f" (dry run; nothing written){tail}"
         )
         return 0
-    write_all_atomically(plan.files)
-    print(f"errcat new: wrote {len(plan.drafts)} draft(s) to {len(plan.files)} file(s){tail}")
+    files = dict(plan.files)
+    if plan.schema is not None:
+        # With the drafts, in one atomic write: their modeline points editors at it.
+        schema_path, schema_text = plan.schema
+        files[schema_path] = schema_text
+    write_all_atomically(files)
+    print(
+        f"errcat new: wrote {len(plan.drafts)} draft(s) to {len(plan.files)} file(s)"
+        f"{f', and the catalog schema to {schema}' if schema else ''}{tail}"
+    )
     if plan.drafts:
         print("next: run errcat codegen and errcat migrate, then write their prose")
     return 0
