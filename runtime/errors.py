@@ -2,9 +2,11 @@
 # Regenerate it with: errcat codegen
 """Typed exceptions of this package: one class per catalog entry.
 
-Each class subclasses `CatalogError` and the built-in it replaces, so `except ValueError` still
-catches it. `str(exc)` is the rendered message; the page that explains it is `exc.docs_url`,
-added to the traceback as a note unless the environment sets ERRCAT_DOCS_LINKS=0.
+Each class subclasses `CatalogError` and the built-in it replaces, and its callers see that
+built-in: `except ValueError` catches it, `str`, `repr` and `args` are the built-in's, and
+`type(exc)(message)` builds one from a message. `str(exc)` is the rendered message; the page
+that explains it is `exc.docs_url`, added to the traceback as a note unless the environment
+sets ERRCAT_DOCS_LINKS=0 (or the catalog names no docs site).
 
 The module runs on Python 3.7 and later. Before 3.11 there is no `add_note`: the note is kept in
 `__notes__` all the same (pytest and the exceptiongroup backport show it), and an uncaught

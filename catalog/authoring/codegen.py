@@ -1,7 +1,9 @@
 """Generate the typed-exception module (`runtime/errors.py`) from the catalog.
 
-The module is plain Python that imports only the standard library and runs on Python 3.7 and
-later, so the runtime never imports errcat or parses YAML. It takes one of two forms:
+The module is plain Python that imports only `os` and `sys` at run time (no `__future__`,
+`typing` or `types`: its annotations are quoted, its typing names exist for type checkers only)
+and runs on Python 3.7 and later, so the runtime never imports errcat or parses YAML, and a
+package that tests its import footprint still passes. It takes one of two forms:
 
 - up to TABLE_THRESHOLD classes, each class is written out (`class X(CatalogError, ValueError)`),
   with `BY_ID` a dict: a module anyone can read, and one its type checkers read directly;
@@ -52,9 +54,11 @@ _DOC_OPENING = '''\
 # Regenerate it with: errcat codegen
 """Typed exceptions of this package: one class per catalog entry.
 
-Each class subclasses `CatalogError` and the built-in it replaces, so `except ValueError` still
-catches it. `str(exc)` is the rendered message; the page that explains it is `exc.docs_url`,
-added to the traceback as a note unless the environment sets ERRCAT_DOCS_LINKS=0.
+Each class subclasses `CatalogError` and the built-in it replaces, and its callers see that
+built-in: `except ValueError` catches it, `str`, `repr` and `args` are the built-in's, and
+`type(exc)(message)` builds one from a message. `str(exc)` is the rendered message; the page
+that explains it is `exc.docs_url`, added to the traceback as a note unless the environment
+sets ERRCAT_DOCS_LINKS=0 (or the catalog names no docs site).
 '''
 
 _DOC_TABLE = """
