@@ -11,16 +11,19 @@ package is imported.
 The worker (catalog/core/example_worker.py) never touches CUDA or MPS itself: the hardware probe runs
 in a child too, because a process that initialised CUDA cannot fork children that use it.
 
-A `before` passes when the exception it ends with has `type(exc).id == entry.id` (the typed
-class of the entry, wherever it was raised). An `after` passes when it runs to its end: raising
-the entry again fails it, and so does any other exception, since a fix that crashes differently
-is no fix. `SystemExit(0)` counts as running to the end.
+A `before` passes when the exception it ends with is the entry's: its typed class, found by
+`type(exc).id == entry.id` wherever it was raised; for an entry catalogued in place (it has no
+generated class, so no `id`), the class that `exception` names with a `str(exc)` that the
+entry's template prints, as `errcat reproduce` judges. An `after` passes when it runs to its
+end: raising the entry again fails it, and so does any other exception, since a fix that
+crashes differently is no fix. `SystemExit(0)` counts as running to the end.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import string
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catalog.core.exceptions import has_typed_class
 from catalog.core.findings import Finding
 from catalog.core.model import Catalog, Entry, Position, Status
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
@@ -240,19 +244,49 @@ def _missing(requires: Sequence[str], probe: dict[str, Any]) -> str | None:
     return None
 
 
+def _prints(template: str, message: str | None) -> bool:
+    """Whether `message` is the whole of a text that `template` renders."""
+    from catalog.matching.messages import FULL, LiteralPattern
+
+    literals = [""]
+    try:
+        for literal, field_name, _spec, _conversion in string.Formatter().parse(template):
+            literals[-1] += literal
+            if field_name is not None:
+                literals.append("")
+    except ValueError:
+        return False
+    return message is not None and LiteralPattern(tuple(literals)).groups(message, FULL) is not None
+
+
+def _raised_entry(entry: Entry, run: ProgramRun) -> bool:
+    """Whether the program ended by raising `entry` (see the module docstring)."""
+    if run.ended != "raised":
+        return False
+    if run.exception_id == entry.id:
+        return True
+    # A typed entry's text alone is not enough: its class must be raised (the raise migrated).
+    if has_typed_class(entry.exception):
+        return False
+    return run.exception == entry.exception and _prints(entry.message, run.message)
+
+
 def _judge(entry: Entry, before: ProgramRun, after: ProgramRun) -> tuple[str, str | None]:
     """Why the example fails and how to fix it; ("", None) when it passes."""
     problems: list[str] = []
     fixes: list[str] = []
     expected = f"{entry.name} ({entry.id})"
-    if before.ended == "raised" and before.exception_id == entry.id:
+    if _raised_entry(entry, before):
         pass
     elif before.ended == "raised":
         got = before.exception or "an exception"
         if before.exception_id:
             got += f" ({before.exception_id})"
         problems.append(f"before raised {got}: {before.message} instead of {expected}")
-        fixes.append(f"make before raise {entry.name} (its id, not only its text)")
+        if has_typed_class(entry.exception):
+            fixes.append(f"make before raise {entry.name} (its id, not only its text)")
+        else:
+            fixes.append(f"make before raise {entry.exception} with a message of the entry")
     elif before.ended == "finished":
         problems.append(f"before ran to its end without raising {expected}")
         fixes.append(f"make before reach the check that raises {entry.name}")
@@ -261,7 +295,7 @@ def _judge(entry: Entry, before: ProgramRun, after: ProgramRun) -> tuple[str, st
         fixes.append("make before raise quickly, without native crashes or exits")
     if after.ended == "finished":
         pass
-    elif after.ended == "raised" and after.exception_id == entry.id:
+    elif _raised_entry(entry, after):
         problems.append(f"after still raises {expected}: {after.message}")
         fixes.append("make after apply the fix")
     elif after.ended == "raised":

@@ -22,10 +22,19 @@ from toy._errcat_errors import TakeTooMany
 LIMIT = int(os.environ.get("TOY_LIMIT", "4"))
 
 
+class PoolClosed(Exception):
+    """The package's own class: catalogued in place, raised as written."""
+
+
 def take(n):
     if n > LIMIT:
         raise TakeTooMany(n=n, limit=LIMIT)
     return n
+
+
+def close(name, closed):
+    if closed:
+        raise PoolClosed(f"pool {name} is already closed")
 '''
 
 # `before` lowers the limit and only then imports the package: it raises only when the package
@@ -40,9 +49,14 @@ RUNS = """\
 from toy.pool import take
 take(2)
 """
+CLOSES = "from toy.pool import close\nclose('p', True)\n"
+TAKE = ("2222222222222222", "TakeTooMany", "ValueError", "cannot take {n}, the limit is {limit}")
+CLOSE = ("3333333333333333", "PoolClosed", "toy.pool.PoolClosed", "pool {name} is already closed")
 
 
-def _entry(identifier: str, name: str, message: str, before: str) -> str:
+def _entry(fields: tuple[str, str, str, str], before: str, after: str = RUNS) -> str:
+    identifier, name, exception, message = fields
+
     def block(code: str) -> str:
         return textwrap.indent(code, " " * 8).rstrip("\n")
 
@@ -50,10 +64,10 @@ def _entry(identifier: str, name: str, message: str, before: str) -> str:
         [
             f'  - id: "{identifier}"',
             f"    name: {name}",
-            "    exception: ValueError",
+            f"    exception: {exception}",
             "    status: active",
             f'    message: "{message}"',
-            "    meaning: The pool hands out at most `limit` items at once.",
+            "    meaning: The pool hands out at most `limit` items, and none once closed.",
             "    solutions:",
             "      - Take fewer items.",
             "      - Raise `TOY_LIMIT`.",
@@ -64,13 +78,13 @@ def _entry(identifier: str, name: str, message: str, before: str) -> str:
             "      before: |",
             block(before),
             "      after: |",
-            block(RUNS),
+            block(after),
             "",
         ]
     )
 
 
-def _toy_project(root: Path, layout: str, before: str) -> Path:
+def _toy_project(root: Path, layout: str, *entries: str) -> Path:
     """A project with package `toy` (under `src/` for the src layout), its catalog and module."""
     package = root / "src" / "toy" if layout == "src" else root / "toy"
     package.mkdir(parents=True)
@@ -92,11 +106,9 @@ def _toy_project(root: Path, layout: str, before: str) -> Path:
         encoding="utf-8",
     )
     (root / "errors").mkdir()
-    entry = _entry(
-        "2222222222222222", "TakeTooMany", "cannot take {n}, the limit is {limit}", before
-    )
+    entries = entries or (_entry(TAKE, RAISES), _entry(CLOSE, CLOSES))
     (root / "errors" / "pool.yaml").write_text(
-        "module: toy.pool\nerrors:\n" + entry, encoding="utf-8"
+        "module: toy.pool\nerrors:\n" + "".join(entries), encoding="utf-8"
     )
     return package
 
@@ -119,9 +131,9 @@ def test_an_example_that_raises_its_entry_is_verified(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The example imports `toy` by its name in either layout, in its own child, and verifies."""
-    _toy_project(tmp_path, layout, RAISES)
+    _toy_project(tmp_path, layout)
     code, report = _check_examples(tmp_path, monkeypatch, capsys)
-    assert (report["examples"]["verified"], report["examples"]["failed"]) == (1, 0), report
+    assert (report["examples"]["verified"], report["examples"]["failed"]) == (2, 0), report
     assert code == 0
 
 
@@ -134,10 +146,10 @@ def test_an_example_that_does_not_raise_fails_the_check(
 ) -> None:
     """A `before` that imports the package and runs to its end is a finding, not an import
     error: the check judges the example itself in either layout."""
-    _toy_project(tmp_path, layout, RUNS)
+    _toy_project(tmp_path, layout, _entry(TAKE, RUNS), _entry(CLOSE, CLOSES))
     code, report = _check_examples(tmp_path, monkeypatch, capsys)
     assert code == 1
-    assert (report["examples"]["verified"], report["examples"]["failed"]) == (0, 1)
+    assert (report["examples"]["verified"], report["examples"]["failed"]) == (1, 1)
     assert [(f["stage"], f["message"]) for f in report["findings"]] == [
         (
             "examples",
@@ -147,6 +159,65 @@ def test_an_example_that_does_not_raise_fails_the_check(
     ]
 
 
+MORE_RAISES = """
+
+def drain(name):
+    raise PoolClosed(f"pool {name} cannot be drained")
+
+
+def reopen(name):
+    raise PoolClosed(f"pool {name} cannot be reopened")
+
+
+def stop(name):
+    raise PoolClosed(f"pool {name} cannot be stopped")
+"""
+
+
+def test_an_entry_catalogued_in_place_is_judged_by_its_class_and_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The package's own class has no generated `id`: its example verifies when `before` raises
+    that class with a text the template prints, and fails with another text, with another
+    class printing the entry's text, or when `after` still raises it."""
+
+    def in_place(identifier: str, name: str, verb: str) -> tuple[str, str, str, str]:
+        return (identifier, name, "toy.pool.PoolClosed", f"pool {{name}} cannot be {verb}")
+
+    stopping = "from toy.pool import stop\nstop('p')\n"
+    package = _toy_project(
+        tmp_path,
+        "src",
+        _entry(TAKE, RAISES),
+        _entry(CLOSE, CLOSES),
+        _entry(
+            in_place("4444444444444444", "PoolNotDrained", "drained"),
+            "from toy.pool import PoolClosed\nraise PoolClosed('the pool is full')\n",
+        ),
+        _entry(
+            in_place("5555555555555555", "PoolNotReopened", "reopened"),
+            "raise RuntimeError('pool p cannot be reopened')\n",
+        ),
+        _entry(in_place("6666666666666666", "PoolNotStopped", "stopped"), stopping, stopping),
+    )
+    with (package / "pool.py").open("a", encoding="utf-8") as module:
+        module.write(MORE_RAISES)
+    code, report = _check_examples(tmp_path, monkeypatch, capsys)
+    assert code == 1
+    assert [f["stage"] for f in report["findings"]] == ["examples"] * 3, report["findings"]
+    reasons = {row["name"]: row["reason"] for row in report["examples"]["results"]}
+    assert reasons == {
+        "TakeTooMany": "",
+        "PoolClosed": "",
+        "PoolNotDrained": "before raised toy.pool.PoolClosed: the pool is full instead of "
+        "PoolNotDrained (4444444444444444)",
+        "PoolNotReopened": "before raised RuntimeError: pool p cannot be reopened instead of "
+        "PoolNotReopened (5555555555555555)",
+        "PoolNotStopped": "after still raises PoolNotStopped (6666666666666666): pool p cannot "
+        "be stopped",
+    }
+
+
 def test_the_import_root_follows_the_configured_package(tmp_path: Path) -> None:
     """`src/` for a src layout, the project root for a flat one or without a configuration."""
     src_project = tmp_path / "src_project"
@@ -154,7 +225,7 @@ def test_the_import_root_follows_the_configured_package(tmp_path: Path) -> None:
     bare = tmp_path / "bare"
     for project, layout in ((src_project, "src"), (flat_project, "flat")):
         project.mkdir()
-        _toy_project(project, layout, RAISES)
+        _toy_project(project, layout)
     bare.mkdir()
     assert package_import_root(src_project) == (src_project / "src").resolve()
     assert package_import_root(flat_project) == flat_project.resolve()
