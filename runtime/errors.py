@@ -56,27 +56,25 @@ def _picklable(state: "dict[str, Any]") -> "dict[str, Any]":
     return out
 
 
-def _arguments_problem(
-    cls: "type[CatalogError]",
-    params: "dict[str, object]",
-) -> "str | None":
-    # What Python would say of a keyword-only signature, naming the class.
-    head = f"{cls.__qualname__}.__init__()"
-    expected = cls._parameters
-    unexpected = [name for name in params if name not in expected]
-    if unexpected:
-        return f"{head} got an unexpected keyword argument {unexpected[0]!r}"
-    missing = [repr(name) for name in expected if name not in params]
-    if not missing:
-        return None
-    listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1])
-    if len(missing) > 1:
-        listed += ("," if len(missing) > 2 else "") + " and " + missing[-1]
-    plural = "s" if len(missing) > 1 else ""
-    return f"{head} missing {len(missing)} required keyword-only argument{plural}: {listed}"
+def _from_message(cls: "Any", args: "tuple[Any, ...]") -> "Any":
+    # Built from a message as the built-in is (`raise type(error)(f"{path}: {error}")`): the
+    # message is kept as given, and no parameter has a value.
+    error = _rebuild(cls, args)
+    error._keep({})
+    return error
 
 
-class CatalogError(Exception):
+class _Catalogued(type):
+    """The generated classes' metaclass: a call with a message alone builds the error from it;
+    any other call goes to the class's keyword-only `__init__`, which Python itself checks."""
+
+    def __call__(cls, *args: "Any", **params: "Any") -> "Any":
+        if args and not params:
+            return _from_message(cls, args)
+        return super().__call__(*args, **params)
+
+
+class CatalogError(Exception, metaclass=_Catalogued):
     """Base of every catalogued error: its entry id, message template and docs page."""
 
     id: "ClassVar[str]" = ""
@@ -88,21 +86,13 @@ class CatalogError(Exception):
     _parameters: "ClassVar[tuple[str, ...]]" = ()
     """The keyword parameters: the template's root placeholders."""
 
-    def __init__(self, *args: object, **params: object) -> None:
-        cls = type(self)
-        if args and params:
-            raise TypeError(f"{cls.__name__}() takes a message or keywords, not both")
-        if args:
-            # Built from a message as the built-in is (`raise type(error)(f"{path}: {error}")`):
-            # the message is kept as given, and no parameter has a value.
-            super().__init__(*args)
-        else:
-            problem = _arguments_problem(cls, params)
-            if problem is not None:
-                raise TypeError(problem)
-            super().__init__(self.template.format(**params))
-        self.params: dict[str, Any] = params
-        for name in cls._parameters:
+    def __init__(self, **params: "Any") -> None:
+        super().__init__(self.template.format(**params))
+        self._keep(params)
+
+    def _keep(self, params: "dict[str, Any]") -> None:
+        self.params = params
+        for name in type(self)._parameters:
             setattr(self, name, params.get(name))
         if self.docs_url and os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
             note = f"For further information visit {self.docs_url}"
@@ -174,6 +164,11 @@ class OutputBufferWrongDevice(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, name, device, t):
+            super().__init__(name=name, device=device, t=t)
+
 
 class UnknownSparseMlaBackend(CatalogError, ValueError):
     """sparse_mla_q8kv8_prefill_fwd backend must be 'auto', 'reference' or 'sm90', got {given}"""
@@ -194,6 +189,11 @@ class UnknownSparseMlaBackend(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, given):
+            super().__init__(given=given)
+
 
 class Sm90BackendNeedsHopper(CatalogError, RuntimeError):
     """sparse_mla_q8kv8_prefill_fwd backend 'sm90' needs a GPU of compute capability 9.0 (H100/H200), but {device} has {capability}; pass backend='reference' to run the reference kernel there"""
@@ -212,6 +212,11 @@ class Sm90BackendNeedsHopper(CatalogError, RuntimeError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, device, capability):
+            super().__init__(device=device, capability=capability)
 
 
 class OutputBufferWrongShape(CatalogError, ValueError):
@@ -233,6 +238,11 @@ class OutputBufferWrongShape(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, name, shape, actual_shape):
+            super().__init__(name=name, shape=shape, actual_shape=actual_shape)
+
 
 class OutputBufferWrongDtype(CatalogError, ValueError):
     """{name} must have dtype {dtype}, got {t.dtype}"""
@@ -253,6 +263,11 @@ class OutputBufferWrongDtype(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, name, dtype, t):
+            super().__init__(name=name, dtype=dtype, t=t)
+
 
 class BufferNotContiguous(CatalogError, ValueError):
     """{name} must be contiguous"""
@@ -270,6 +285,11 @@ class BufferNotContiguous(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, name):
+            super().__init__(name=name)
 
 
 class ScaleNotTensor(CatalogError, ValueError):
@@ -289,6 +309,11 @@ class ScaleNotTensor(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, name):
+            super().__init__(name=name)
+
 
 class ScaleNotCuda(CatalogError, ValueError):
     """{name} must be a CUDA tensor"""
@@ -306,6 +331,11 @@ class ScaleNotCuda(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, name):
+            super().__init__(name=name)
 
 
 class ScaleWrongDevice(CatalogError, ValueError):
@@ -327,6 +357,11 @@ class ScaleWrongDevice(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, name, device, scale):
+            super().__init__(name=name, device=device, scale=scale)
+
 
 class ScaleNotFloat32(CatalogError, ValueError):
     """{name} must be float32, got {scale.dtype}"""
@@ -345,6 +380,11 @@ class ScaleNotFloat32(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, name, scale):
+            super().__init__(name=name, scale=scale)
 
 
 class ScaleNotScalar(CatalogError, ValueError):
@@ -365,6 +405,11 @@ class ScaleNotScalar(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, name, shape):
+            super().__init__(name=name, shape=shape)
+
 
 class OutputBuffersAlias(CatalogError, ValueError):
     """out, max_logits and lse must not alias each other"""
@@ -376,6 +421,11 @@ class OutputBuffersAlias(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class QueryWrongRank(CatalogError, ValueError):
@@ -395,6 +445,11 @@ class QueryWrongRank(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, q_shape):
+            super().__init__(q_shape=q_shape)
+
 
 class KvCacheWrongRank(CatalogError, ValueError):
     """kv must have shape (s_kv, h_kv, d_qk), got {kv_shape}"""
@@ -412,6 +467,11 @@ class KvCacheWrongRank(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, kv_shape):
+            super().__init__(kv_shape=kv_shape)
 
 
 class IndicesWrongRank(CatalogError, ValueError):
@@ -431,6 +491,11 @@ class IndicesWrongRank(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, indices_shape):
+            super().__init__(indices_shape=indices_shape)
+
 
 class QueryNotCuda(CatalogError, ValueError):
     """q must be a CUDA tensor"""
@@ -442,6 +507,11 @@ class QueryNotCuda(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class KvCacheNotCuda(CatalogError, ValueError):
@@ -455,6 +525,11 @@ class KvCacheNotCuda(CatalogError, ValueError):
 
         def __init__(self, *args: object) -> None: ...
 
+    else:
+
+        def __init__(self):
+            super().__init__()
+
 
 class IndicesNotCuda(CatalogError, ValueError):
     """indices must be a CUDA tensor"""
@@ -466,6 +541,11 @@ class IndicesNotCuda(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class KvCacheWrongDevice(CatalogError, ValueError):
@@ -486,6 +566,11 @@ class KvCacheWrongDevice(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, device, kv):
+            super().__init__(device=device, kv=kv)
+
 
 class IndicesWrongDevice(CatalogError, ValueError):
     """indices must be on q's device {device}, got {indices.device}"""
@@ -505,6 +590,11 @@ class IndicesWrongDevice(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, device, indices):
+            super().__init__(device=device, indices=indices)
+
 
 class QueryNotFloat8(CatalogError, ValueError):
     """q must be torch.float8_e4m3fn, got {q.dtype}"""
@@ -522,6 +612,11 @@ class QueryNotFloat8(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, q):
+            super().__init__(q=q)
 
 
 class KvCacheNotFloat8(CatalogError, ValueError):
@@ -541,6 +636,11 @@ class KvCacheNotFloat8(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, kv):
+            super().__init__(kv=kv)
+
 
 class QueryNotContiguous(CatalogError, ValueError):
     """q must be contiguous"""
@@ -552,6 +652,11 @@ class QueryNotContiguous(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class KvCacheNotContiguous(CatalogError, ValueError):
@@ -565,6 +670,11 @@ class KvCacheNotContiguous(CatalogError, ValueError):
 
         def __init__(self, *args: object) -> None: ...
 
+    else:
+
+        def __init__(self):
+            super().__init__()
+
 
 class IndicesNotContiguous(CatalogError, ValueError):
     """indices must be contiguous"""
@@ -576,6 +686,11 @@ class IndicesNotContiguous(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class HeadDimMismatch(CatalogError, ValueError):
@@ -595,6 +710,11 @@ class HeadDimMismatch(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, d_qk, kv_d_qk):
+            super().__init__(d_qk=d_qk, kv_d_qk=kv_d_qk)
 
 
 class QueryHeadsNotMultipleOf64(CatalogError, ValueError):
@@ -616,6 +736,11 @@ class QueryHeadsNotMultipleOf64(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, h_q):
+            super().__init__(h_q=h_q)
+
 
 class KvHeadsNotOne(CatalogError, ValueError):
     """sparse_mla_q8kv8_prefill_fwd requires h_kv=1, got {h_kv}"""
@@ -634,6 +759,11 @@ class KvHeadsNotOne(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, h_kv):
+            super().__init__(h_kv=h_kv)
+
 
 class UnsupportedHeadDim(CatalogError, ValueError):
     """sparse_mla_q8kv8_prefill_fwd supports d_qk=512/576, got {d_qk}"""
@@ -651,6 +781,11 @@ class UnsupportedHeadDim(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, d_qk):
+            super().__init__(d_qk=d_qk)
 
 
 class IndicesWrongShape(CatalogError, ValueError):
@@ -672,6 +807,11 @@ class IndicesWrongShape(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, s_q, h_kv, indices_shape):
+            super().__init__(s_q=s_q, h_kv=h_kv, indices_shape=indices_shape)
+
 
 class IndicesNotInt32(CatalogError, ValueError):
     """indices must be int32, got {indices.dtype}"""
@@ -690,6 +830,11 @@ class IndicesNotInt32(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, indices):
+            super().__init__(indices=indices)
+
 
 class TopkNotMultipleOf128(CatalogError, ValueError):
     """Q8KV8 sparse-prefill topk width must be a positive multiple of 128, got {topk}"""
@@ -707,6 +852,11 @@ class TopkNotMultipleOf128(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, topk):
+            super().__init__(topk=topk)
 
 
 class TopkLengthWrongShapeOrDtype(CatalogError, ValueError):
@@ -736,6 +886,11 @@ class TopkLengthWrongShapeOrDtype(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, s_q, topk_length_shape, topk_length):
+            super().__init__(s_q=s_q, topk_length_shape=topk_length_shape, topk_length=topk_length)
+
 
 class TopkLengthNotCuda(CatalogError, ValueError):
     """topk_length must be a CUDA tensor"""
@@ -747,6 +902,11 @@ class TopkLengthNotCuda(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class TopkLengthWrongDevice(CatalogError, ValueError):
@@ -767,6 +927,11 @@ class TopkLengthWrongDevice(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, device, topk_length):
+            super().__init__(device=device, topk_length=topk_length)
+
 
 class TopkLengthNotContiguous(CatalogError, ValueError):
     """topk_length must be contiguous"""
@@ -778,6 +943,11 @@ class TopkLengthNotContiguous(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class TopkLengthOutOfRange(CatalogError, ValueError):
@@ -797,6 +967,11 @@ class TopkLengthOutOfRange(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, topk):
+            super().__init__(topk=topk)
+
 
 class UnsupportedValueDim(CatalogError, ValueError):
     """sparse_mla_q8kv8_prefill_fwd only supports d_v=512, got {d_v}"""
@@ -815,6 +990,11 @@ class UnsupportedValueDim(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, d_v):
+            super().__init__(d_v=d_v)
+
 
 class AttnSinkWithoutTopkLength(CatalogError, ValueError):
     """attn_sink requires topk_length to be provided as well"""
@@ -826,6 +1006,11 @@ class AttnSinkWithoutTopkLength(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class AttnSinkWrongShapeOrDtype(CatalogError, ValueError):
@@ -849,6 +1034,11 @@ class AttnSinkWrongShapeOrDtype(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, h_q, attn_sink_shape, attn_sink):
+            super().__init__(h_q=h_q, attn_sink_shape=attn_sink_shape, attn_sink=attn_sink)
+
 
 class AttnSinkNotCuda(CatalogError, ValueError):
     """attn_sink must be a CUDA tensor"""
@@ -860,6 +1050,11 @@ class AttnSinkNotCuda(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class AttnSinkWrongDevice(CatalogError, ValueError):
@@ -880,6 +1075,11 @@ class AttnSinkWrongDevice(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, device, attn_sink):
+            super().__init__(device=device, attn_sink=attn_sink)
+
 
 class AttnSinkNotContiguous(CatalogError, ValueError):
     """attn_sink must be contiguous"""
@@ -891,6 +1091,11 @@ class AttnSinkNotContiguous(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class MlxRequiresMpsDevice(CatalogError, RuntimeError):
@@ -904,6 +1109,11 @@ class MlxRequiresMpsDevice(CatalogError, RuntimeError):
 
         def __init__(self, *args: object) -> None: ...
 
+    else:
+
+        def __init__(self):
+            super().__init__()
+
 
 class MlxNotInstalled(CatalogError, RuntimeError):
     """SGLANG_USE_MLX requires stable Torch 2.13.x and MLX >= 0.32.0, but MLX is not installed; reinstall with the srt_mps extra"""
@@ -915,6 +1125,11 @@ class MlxNotInstalled(CatalogError, RuntimeError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class UnsupportedTorchMlxVersions(CatalogError, RuntimeError):
@@ -935,6 +1150,11 @@ class UnsupportedTorchMlxVersions(CatalogError, RuntimeError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, torch_version, mlx_version):
+            super().__init__(torch_version=torch_version, mlx_version=mlx_version)
+
 
 class MlxRequiresMetalDevice(CatalogError, RuntimeError):
     """SGLANG_USE_MLX requires an available MLX Metal device"""
@@ -946,6 +1166,11 @@ class MlxRequiresMetalDevice(CatalogError, RuntimeError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class BorrowRequiresMps(CatalogError, ValueError):
@@ -965,6 +1190,11 @@ class BorrowRequiresMps(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, devices):
+            super().__init__(devices=devices)
+
 
 class BridgeRequiresMlx(CatalogError, RuntimeError):
     """The MLX tensor bridge requires MLX >= 0.32.0"""
@@ -976,6 +1206,11 @@ class BridgeRequiresMlx(CatalogError, RuntimeError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class UnsupportedSourceDevice(CatalogError, ValueError):
@@ -995,6 +1230,11 @@ class UnsupportedSourceDevice(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, tensor):
+            super().__init__(tensor=tensor)
+
 
 class Complex128Unsupported(CatalogError, ValueError):
     """MLX 0.32 does not support complex128; convert the Torch tensor to complex64 explicitly"""
@@ -1008,6 +1248,11 @@ class Complex128Unsupported(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class TensorViewRequiresMps(CatalogError, ValueError):
@@ -1027,6 +1272,11 @@ class TensorViewRequiresMps(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, owner):
+            super().__init__(owner=owner)
+
 
 class UnsupportedTargetDevice(CatalogError, ValueError):
     """The MLX tensor bridge supports CPU and MPS targets, got {target_device}"""
@@ -1045,6 +1295,11 @@ class UnsupportedTargetDevice(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, target_device):
+            super().__init__(target_device=target_device)
+
 
 class Float64ToMpsUnsupported(CatalogError, ValueError):
     """MLX float64 arrays cannot be exported to a Torch MPS tensor; use float32/bfloat16 or request device='cpu'"""
@@ -1056,6 +1311,11 @@ class Float64ToMpsUnsupported(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class MultiOutputNotSequence(CatalogError, TypeError):
@@ -1069,6 +1329,11 @@ class MultiOutputNotSequence(CatalogError, TypeError):
 
         def __init__(self, *args: object) -> None: ...
 
+    else:
+
+        def __init__(self):
+            super().__init__()
+
 
 class MultiOutputNotMlxArray(CatalogError, TypeError):
     """mlx_call_multi outputs must be MLX arrays"""
@@ -1080,6 +1345,11 @@ class MultiOutputNotMlxArray(CatalogError, TypeError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class TotalPoolSizeNotPositive(CatalogError, ValueError):
@@ -1093,6 +1363,11 @@ class TotalPoolSizeNotPositive(CatalogError, ValueError):
 
         def __init__(self, *args: object) -> None: ...
 
+    else:
+
+        def __init__(self):
+            super().__init__()
+
 
 class TokenizerWorkerNumNotPositive(CatalogError, ValueError):
     """tokenizer_worker_num must be positive"""
@@ -1104,6 +1379,11 @@ class TokenizerWorkerNumNotPositive(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class ProxyDataNotTensor(CatalogError, TypeError):
@@ -1123,6 +1403,11 @@ class ProxyDataNotTensor(CatalogError, TypeError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, data_type):
+            super().__init__(data_type=data_type)
+
 
 class ForeignCudaIpcProxy(CatalogError, RuntimeError):
     """CUDA IPC proxy does not belong to this pool"""
@@ -1134,6 +1419,11 @@ class ForeignCudaIpcProxy(CatalogError, RuntimeError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class LeaseReclaimedBeforeRead(CatalogError, RuntimeError):
@@ -1160,6 +1450,15 @@ class LeaseReclaimedBeforeRead(CatalogError, RuntimeError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, transport_name, byte_offset, generation):
+            super().__init__(
+                transport_name=transport_name,
+                byte_offset=byte_offset,
+                generation=generation,
+            )
 
 
 class LeaseNotReadyInTime(CatalogError, TimeoutError):
@@ -1189,6 +1488,16 @@ class LeaseNotReadyInTime(CatalogError, TimeoutError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, transport_name, byte_offset, generation, wait_timeout):
+            super().__init__(
+                transport_name=transport_name,
+                byte_offset=byte_offset,
+                generation=generation,
+                wait_timeout=wait_timeout,
+            )
+
 
 class ForeignHostProxy(CatalogError, RuntimeError):
     """{transport_name} proxy does not belong to this pool"""
@@ -1207,6 +1516,11 @@ class ForeignHostProxy(CatalogError, RuntimeError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, transport_name):
+            super().__init__(transport_name=transport_name)
+
 
 class TransportRequiresCudaTensor(CatalogError, ValueError):
     """{transport_name} requires a CUDA tensor"""
@@ -1224,6 +1538,11 @@ class TransportRequiresCudaTensor(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, transport_name):
+            super().__init__(transport_name=transport_name)
 
 
 class ConsumerRankUnresolved(CatalogError, RuntimeError):
@@ -1244,6 +1563,11 @@ class ConsumerRankUnresolved(CatalogError, RuntimeError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, transport_name):
+            super().__init__(transport_name=transport_name)
 
 
 class ConsumerRankOutOfRange(CatalogError, RuntimeError):
@@ -1271,6 +1595,15 @@ class ConsumerRankOutOfRange(CatalogError, RuntimeError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, transport_name, rank, total_consumer_count):
+            super().__init__(
+                transport_name=transport_name,
+                rank=rank,
+                total_consumer_count=total_consumer_count,
+            )
+
 
 class MemorySizeNotPositive(CatalogError, ValueError):
     """memory_size must be positive"""
@@ -1282,6 +1615,11 @@ class MemorySizeNotPositive(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class ConsumerCountNotPositive(CatalogError, ValueError):
@@ -1295,6 +1633,11 @@ class ConsumerCountNotPositive(CatalogError, ValueError):
 
         def __init__(self, *args: object) -> None: ...
 
+    else:
+
+        def __init__(self):
+            super().__init__()
+
 
 class MaxInflightSlicesNotPositive(CatalogError, ValueError):
     """max_inflight_slices must be positive"""
@@ -1307,6 +1650,11 @@ class MaxInflightSlicesNotPositive(CatalogError, ValueError):
 
         def __init__(self, *args: object) -> None: ...
 
+    else:
+
+        def __init__(self):
+            super().__init__()
+
 
 class RecycleIntervalNotPositive(CatalogError, ValueError):
     """recycle_interval must be positive"""
@@ -1318,6 +1666,11 @@ class RecycleIntervalNotPositive(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class PoolTooSmallForControlRegion(CatalogError, ValueError):
@@ -1345,6 +1698,15 @@ class PoolTooSmallForControlRegion(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, transport_name, memory_size, data_start):
+            super().__init__(
+                transport_name=transport_name,
+                memory_size=memory_size,
+                data_start=data_start,
+            )
+
 
 class SlotGenerationExhausted(CatalogError, RuntimeError):
     """{transport_name} pool slot generation exhausted"""
@@ -1362,6 +1724,11 @@ class SlotGenerationExhausted(CatalogError, RuntimeError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, transport_name):
+            super().__init__(transport_name=transport_name)
 
 
 class ReleaseInactiveLease(CatalogError, RuntimeError):
@@ -1382,6 +1749,11 @@ class ReleaseInactiveLease(CatalogError, RuntimeError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, transport_name, lease):
+            super().__init__(transport_name=transport_name, lease=lease)
+
 
 class EmptyTensorTransport(CatalogError, ValueError):
     """{transport_name} cannot transport an empty tensor"""
@@ -1400,6 +1772,11 @@ class EmptyTensorTransport(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, transport_name):
+            super().__init__(transport_name=transport_name)
+
 
 class InvalidLeaseOffsets(CatalogError, RuntimeError):
     """Invalid {transport_name} pool lease offsets"""
@@ -1417,6 +1794,11 @@ class InvalidLeaseOffsets(CatalogError, RuntimeError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, transport_name):
+            super().__init__(transport_name=transport_name)
 
 
 class CancelInactiveLease(CatalogError, RuntimeError):
@@ -1440,6 +1822,11 @@ class CancelInactiveLease(CatalogError, RuntimeError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, transport_name, slot, generation):
+            super().__init__(transport_name=transport_name, slot=slot, generation=generation)
+
 
 class TotalConsumerCountNotPositive(CatalogError, ValueError):
     """total_consumer_count must be positive"""
@@ -1451,6 +1838,11 @@ class TotalConsumerCountNotPositive(CatalogError, ValueError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class PartialConsumerAcknowledgement(CatalogError, ValueError):
@@ -1478,6 +1870,15 @@ class PartialConsumerAcknowledgement(CatalogError, ValueError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, transport_name, consumer_count, total_consumer_count):
+            super().__init__(
+                transport_name=transport_name,
+                consumer_count=consumer_count,
+                total_consumer_count=total_consumer_count,
+            )
+
 
 class PoolTransportArguments(CatalogError, TypeError):
     """StreamOrderedMmFeaturePool takes either transport= or all of byte_tensor=, base_address=, device_id= and transport_name="""
@@ -1489,6 +1890,11 @@ class PoolTransportArguments(CatalogError, TypeError):
     if TYPE_CHECKING:
 
         def __init__(self, *args: object) -> None: ...
+
+    else:
+
+        def __init__(self):
+            super().__init__()
 
 
 class StreamMemoryOperationFailed(CatalogError, RuntimeError):
@@ -1509,6 +1915,11 @@ class StreamMemoryOperationFailed(CatalogError, RuntimeError):
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
 
+    else:
+
+        def __init__(self, *, label, err):
+            super().__init__(label=label, err=err)
+
 
 class InvalidPoolByteTensor(CatalogError, ValueError):
     """byte_tensor must be a sufficiently large contiguous uint8 tensor on cuda:{device_id}"""
@@ -1528,6 +1939,11 @@ class InvalidPoolByteTensor(CatalogError, ValueError):
         @overload
         def __init__(self, message: object, *args: object) -> None: ...
         def __init__(self, *args: object, **params: object) -> None: ...
+
+    else:
+
+        def __init__(self, *, device_id):
+            super().__init__(device_id=device_id)
 
 
 BY_ID: "dict[str, type[CatalogError]]" = {

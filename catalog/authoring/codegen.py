@@ -144,27 +144,25 @@ def _picklable(state: "dict[str, $Any]") -> "dict[str, $Any]":
     return out
 
 
-def _arguments_problem(
-    cls: "type[CatalogError]",
-    params: "dict[str, object]",
-) -> "str | None":
-    # What Python would say of a keyword-only signature, naming the class.
-    head = f"{cls.__qualname__}.__init__()"
-    expected = cls._parameters
-    unexpected = [name for name in params if name not in expected]
-    if unexpected:
-        return f"{head} got an unexpected keyword argument {unexpected[0]!r}"
-    missing = [repr(name) for name in expected if name not in params]
-    if not missing:
-        return None
-    listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1])
-    if len(missing) > 1:
-        listed += ("," if len(missing) > 2 else "") + " and " + missing[-1]
-    plural = "s" if len(missing) > 1 else ""
-    return f"{head} missing {len(missing)} required keyword-only argument{plural}: {listed}"
+def _from_message(cls: "$Any", args: "tuple[$Any, ...]") -> "$Any":
+    # Built from a message as the built-in is (`raise type(error)(f"{path}: {error}")`): the
+    # message is kept as given, and no parameter has a value.
+    error = _rebuild(cls, args)
+    error._keep({})
+    return error
 
 
-class CatalogError(Exception):
+class _Catalogued(type):
+    """The generated classes' metaclass: a call with a message alone builds the error from it;
+    any other call goes to the class's keyword-only `__init__`, which Python itself checks."""
+
+    def __call__(cls, *args: "$Any", **params: "$Any") -> "$Any":
+        if args and not params:
+            return _from_message(cls, args)
+        return super().__call__(*args, **params)
+
+
+class CatalogError(Exception, metaclass=_Catalogued):
     """Base of every catalogued error: its entry id, message template and docs page."""
 
     id: "$ClassVar[str]" = ""
@@ -176,21 +174,13 @@ class CatalogError(Exception):
     _parameters: "$ClassVar[tuple[str, ...]]" = ()
     """The keyword parameters: the template's root placeholders."""
 
-    def __init__(self, *args: object, **params: object) -> None:
-        cls = type(self)
-        if args and params:
-            raise TypeError(f"{cls.__name__}() takes a message or keywords, not both")
-        if args:
-            # Built from a message as the built-in is (`raise type(error)(f"{path}: {error}")`):
-            # the message is kept as given, and no parameter has a value.
-            super().__init__(*args)
-        else:
-            problem = _arguments_problem(cls, params)
-            if problem is not None:
-                raise TypeError(problem)
-            super().__init__(self.template.format(**params))
-        self.params: dict[str, $Any] = params
-        for name in cls._parameters:
+    def __init__(self, **params: "$Any") -> None:
+        super().__init__(self.template.format(**params))
+        self._keep(params)
+
+    def _keep(self, params: "dict[str, $Any]") -> None:
+        self.params = params
+        for name in type(self)._parameters:
             setattr(self, name, params.get(name))
         if self.docs_url and os.environ.get("ERRCAT_DOCS_LINKS", "1") != "0":
             note = f"For further information visit {self.docs_url}"
@@ -270,7 +260,24 @@ def _base_class(*, table: bool) -> str:
 _TABLE_RUNTIME = r'''
 _LOCK = _allocate_lock()
 _POSITION: "dict[str, int]" = {}
+_INIT_CODE: "dict[str, _Any]" = {}
 _NAME_BY_ID: "dict[str, str]" = {}
+
+
+def _init_code(params: str) -> "_Any":
+    # The `__init__` of one parameter list, compiled on first use and shared by every class
+    # with that list, so the interpreter itself checks the keyword-only arguments. The names
+    # are identifiers from this module's own table (errcat validated them).
+    code = _INIT_CODE.get(params)
+    if code is None:
+        names = params.split()
+        keywords = f", *, {', '.join(names)}" if names else ""
+        arguments = "".join(f", {name}={name}" for name in names)
+        source = f"def __init__(self{keywords}):\n    CatalogError.__init__(self{arguments})\n"
+        compiled = compile(source, "<errcat: generated __init__>", "exec")
+        code = next(c for c in compiled.co_consts if isinstance(c, type(compiled)))
+        _INIT_CODE[params] = code
+    return code
 
 
 def _define(name: str) -> "type[CatalogError]":
@@ -282,7 +289,17 @@ def _define(name: str) -> "type[CatalogError]":
             return defined  # type: ignore[no-any-return]
         head, _, template = _ROWS[_POSITION[name]].partition("|")
         entry_id, base, status, *params = head.split(" ")
+        code = _init_code(" ".join(params))
+        if hasattr(code, "co_qualname"):
+            # 3.11 on, tracebacks show the code's qualified name: the class's, as below.
+            code = code.replace(co_qualname=name + ".__init__")
+        # A function of the module's own kind, named after the class: messages about missing
+        # or unexpected arguments name it (3.10 on).
+        function: _Any = type(_define)
+        own = function(code, globals(), "__init__")
+        own.__qualname__ = name + ".__init__"
         docs_url = DOCS_BASE_URL and f"{DOCS_BASE_URL}errors/{entry_id}/"
+        # `type` makes it a `_Catalogued`, the metaclass of its base.
         cls = type(
             name,
             (CatalogError, getattr(builtins, base)),
@@ -290,6 +307,7 @@ def _define(name: str) -> "type[CatalogError]":
                 "__module__": __name__,
                 "__qualname__": name,
                 "__doc__": template + (_RETIRED if status == "retired" else ""),
+                "__init__": own,
                 "id": entry_id,
                 "template": template,
                 "docs_url": docs_url,
@@ -414,8 +432,8 @@ def _init_declarations(
     no argument or a message.
 
     The module itself declares these under `if TYPE_CHECKING:` and needs an implementation
-    there too (mypy wants one outside a stub); at run time `CatalogError.__init__` checks the
-    arguments.
+    there too (mypy wants one outside a stub); what runs is the class's keyword-only `__init__`
+    beside them, or the metaclass for a message alone.
     """
     if not params:
         return _wrapped("def __init__(", ["self", "*args: object"], ") -> None: ...", indent, limit)
@@ -449,6 +467,13 @@ def _class(entry: Entry, base_url: str | None) -> list[str]:
     lines += [f"    {p}: object" for p in params]
     lines += ["", "    if TYPE_CHECKING:", ""]
     lines += _init_declarations(params, "        ", "overload", LINE_LIMIT, implementation=True)
+    # What runs: keyword-only parameters, which Python itself checks (the metaclass handles a
+    # message alone before this is called).
+    lines += ["", "    else:", ""]
+    keywords = ["self", *(["*", *params] if params else [])]
+    lines += _wrapped("def __init__(", keywords, "):", "        ", LINE_LIMIT)
+    arguments = [f"{p}={p}" for p in params]
+    lines += _wrapped("super().__init__(", arguments, ")", "            ", LINE_LIMIT)
     return lines
 
 

@@ -128,8 +128,8 @@ def test_attributes(generated: ModuleType) -> None:
 
 
 def test_parameters_are_keyword_only_and_required(generated: ModuleType) -> None:
-    """A missing or unexpected keyword, or a message beside keywords, is a TypeError at the
-    raise site, worded as Python words it and naming the class."""
+    """A missing or unexpected keyword, or a message beside keywords, is Python's own TypeError
+    at the raise site, naming the class."""
     with pytest.raises(
         TypeError,
         match=r"^BorrowRequiresMps\.__init__\(\) missing 1 required keyword-only argument: 'devices'$",
@@ -144,8 +144,10 @@ def test_parameters_are_keyword_only_and_required(generated: ModuleType) -> None
         generated.OutputBufferWrongDevice(name="out")
     with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'other'$"):
         generated.BorrowRequiresMps(devices="cpu", other=1)
-    with pytest.raises(TypeError, match=r"takes a message or keywords, not both$"):
+    with pytest.raises(TypeError, match=r"takes 1 positional argument but 2 positional"):
         generated.BorrowRequiresMps("cpu", devices="cpu")
+    with pytest.raises(TypeError, match=r"^NoParameters\.__init__\(\) got an unexpected keyword"):
+        generated.NoParameters(devices="cpu")
 
 
 def test_docs_note_and_switch(generated: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:

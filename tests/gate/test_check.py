@@ -121,8 +121,9 @@ def test_codegen_check_reports_stale_module(
 
 @pytest.fixture
 def copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of this project's runtime, catalog and configuration."""
-    for name in ("pyproject.toml",):
+    """A copy of this project's runtime, catalog and configuration (mkdocs.yml's site_url is
+    the generated module's docs link)."""
+    for name in ("pyproject.toml", "mkdocs.yml"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(
         ROOT / "runtime", tmp_path / "runtime", ignore=shutil.ignore_patterns("__pycache__")
