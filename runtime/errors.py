@@ -26,9 +26,14 @@ DOCS_BASE_URL = "http://127.0.0.1:8000/"
 
 def _rebuild(cls: "type[CatalogError]", args: "tuple[Any, ...]") -> "CatalogError":
     # Pickle and copy call this: the error as it was, its message kept, not rendered again (a
-    # value that travelled as its text lacks the attributes the template reads).
-    error = cls.__new__(cls, *args)
-    error.args = args
+    # value that travelled as its text lacks the attributes the template reads). The built-in
+    # part is built by the built-in, which sets its own attributes (SyntaxError's `msg`).
+    try:
+        error = cls.__new__(cls, *args)
+    except TypeError:
+        # MemoryError's own `__new__` refuses a subclass that is made by BaseException's.
+        error = CatalogError.__new__(cls, *args)
+    super(CatalogError, error).__init__(*args)
     return error
 
 

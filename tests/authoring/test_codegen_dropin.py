@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from catalog.authoring.codegen import generate
+from catalog.core.exceptions import TYPED_BUILTINS, reserved_parameters
+from catalog.core.model import Catalog, CatalogFile, Entry, Position, Status
 from catalog.entries.validate import load_valid_catalog
 
 TOY = """\
@@ -140,6 +142,46 @@ def test_every_class_behaves_as_its_builtin(
     probe = json.loads(done.stdout)
     assert probe["classes"] == CLASSES
     assert probe["links"] == "1"
+    assert probe["failures"] == [], "\n".join(probe["failures"])
+
+
+def _every_builtin() -> Catalog:
+    """One class for each built-in that gets a typed class, with one parameter."""
+    path = Path("every.yaml")
+    entries = []
+    for index, builtin in enumerate(sorted(TYPED_BUILTINS)):
+        assert "amount" not in reserved_parameters(builtin)
+        entries.append(
+            Entry(
+                id=f"{index:016x}",
+                name=f"Every{builtin}Case",
+                exception=builtin,
+                message=f"{builtin} case: {{amount}} left",
+                status=Status.DRAFT,
+                module="toy.every",
+                position=Position(path, 3 + 5 * index, 5),
+            )
+        )
+    return Catalog(files=(CatalogFile(path=path, module="toy.every", entries=tuple(entries)),))
+
+
+@pytest.mark.parametrize(("series", "python"), PYTHONS, ids=PYTHON_IDS)
+def test_every_typed_builtin_has_a_drop_in(
+    series: str, python: Path | None, tmp_path: Path
+) -> None:
+    """The same probe over a class of each of the built-ins that get one: those that keep
+    their own attributes (SyntaxError's `msg`) or make their own instances (MemoryError)
+    included."""
+    if python is None:
+        pytest.skip(f"no Python {series} under {PYENV}; cannot probe the generated module on it")
+    catalog = _every_builtin()
+    (tmp_path / "every_errors.py").write_text(
+        generate(catalog, "https://docs.example/", table=False), encoding="utf-8"
+    )
+    done = _run(python, str(PROBE), str(tmp_path), "every_errors", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    assert probe["classes"] == [entry.name for entry in catalog]
     assert probe["failures"] == [], "\n".join(probe["failures"])
 
 
