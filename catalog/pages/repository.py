@@ -44,7 +44,7 @@ class Repository:
     def unlinked_reason(self) -> str | None:
         """Why sources carry no link, as a page says it after "no link: "; None when they do."""
         if self.url is None:
-            return "neither repo_url in mkdocs.yml nor the package metadata names a repository"
+            return "neither `repo_url` in mkdocs.yml nor the package metadata names a repository"
         if self.ref is None:
             return (
                 "not built from a git checkout, and the package version is unknown, so "

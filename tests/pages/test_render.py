@@ -198,7 +198,7 @@ def test_the_repository_comes_from_the_package_metadata_without_repo_url(
     )
     pyproject.write_text(text, encoding="utf-8")
     page = _content(root, repo_url=None).pages[f"errors/{ACTIVE_ID}.md"]
-    assert "(no link: neither repo_url in mkdocs.yml nor the package metadata names" in page
+    assert "(no link: neither `repo_url` in mkdocs.yml nor the package metadata names" in page
 
 
 def test_indexes_cover_every_entry(content: SiteContent) -> None:
