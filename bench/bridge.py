@@ -24,12 +24,17 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import mlx.core as mx
 import numpy as np
 import torch
+
+# The sample package is this repository's, importable from the checkout (the wheel leaves it out).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from runtime import tensor_bridge
 from runtime.tensor_bridge import mlx_to_torch, torch_to_mlx

@@ -25,10 +25,15 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
+
+# The sample package is this repository's, importable from the checkout (the wheel leaves it out).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from runtime.transport.memory_pool import PoolLease, StreamOrderedMmFeaturePool
 
