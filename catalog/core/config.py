@@ -387,11 +387,12 @@ def docs_base_url(config: Config) -> str | None:
     return config.site_url or config.documentation_url
 
 
-def read_site_settings(root: Path) -> SiteSettings:
-    """`site_url` and `repo_url` from `root/mkdocs.yml`, with the documented defaults."""
+def read_site_settings(root: Path, tool_site_url: str | None = None) -> SiteSettings:
+    """`site_url` and `repo_url` from `root/mkdocs.yml`, with the documented defaults: a site
+    URL mkdocs.yml lacks is `tool_site_url` (`[tool.errcat] site_url`), else DEFAULT_SITE_URL."""
     table = _mkdocs_settings(root)
     path = root / "mkdocs.yml"
-    site_url = _mkdocs_site_url(root, table) or DEFAULT_SITE_URL
+    site_url = _mkdocs_site_url(root, table) or tool_site_url or DEFAULT_SITE_URL
     repo_url = table.get("repo_url")
     if repo_url is not None and not isinstance(repo_url, str):
         raise ConfigError(f"{path}: repo_url has value {repo_url!r}; expected a URL string")

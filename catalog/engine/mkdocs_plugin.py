@@ -175,7 +175,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             # PluginError prints without a traceback; the findings name each file and line.
             listed = "\n".join(finding.format(project.root) for finding in exc.findings)
             raise PluginError(f"errcat: the catalog is invalid:\n{listed}") from None
-        site_url = (config.site_url or DEFAULT_SITE_URL).rstrip("/") + "/"
+        site_url = (config.site_url or project.site_url or DEFAULT_SITE_URL).rstrip("/") + "/"
         repo_url = config.repo_url.rstrip("/") if config.repo_url else None
         inputs = gather(
             project, catalog, site_url=site_url, repo_url=repo_url, site_name=config.site_name

@@ -176,6 +176,8 @@ def catalog_key(config: Config) -> str | None:
             digest.update(f"{path.name}\0{len(data)}\0".encode() + data)
         mkdocs = config.root / "mkdocs.yml"
         digest.update(b"\0mkdocs\0" + (mkdocs.read_bytes() if mkdocs.is_file() else b"-"))
+        # `[tool.errcat] site_url` stands in for mkdocs.yml's in the links the index holds.
+        digest.update(b"\0tool-site-url\0" + (config.site_url or "-").encode())
     except OSError:
         return None
     return digest.hexdigest()
@@ -223,7 +225,7 @@ def load_index(config: Config, *, cache: bool = True) -> ExplainIndex:
     # The key was taken before reading: a file edited in between gives a key that no later
     # call computes, so the worst outcome is one more rebuild, never a stale answer.
     catalog = valid_project_catalog(config)
-    index = build_index(catalog, read_site_settings(config.root).site_url)
+    index = build_index(catalog, read_site_settings(config.root, config.site_url).site_url)
     if key is not None:
         write_cached(path, key, index)
     return index

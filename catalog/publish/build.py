@@ -734,7 +734,10 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
     # The one way every command loads it: from the cache `check` and `stats` keep.
     catalog = valid_project_catalog(config)
     settings_file = read_mkdocs_yaml(config.root)
-    site = read_site_settings(config.root)
+    site = read_site_settings(config.root, config.site_url)
+    # `[tool.errcat] site_url` stands in for mkdocs.yml's, in the composed mkdocs.yml too
+    # (canonical links, the sitemap), unless this build names its own.
+    site_url = site_url or (None if settings_file.get("site_url") else config.site_url)
     if site_url is not None:
         settings_file = {**settings_file, "site_url": site_url}
         site = dataclasses.replace(site, site_url=site_url)

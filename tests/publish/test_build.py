@@ -27,6 +27,7 @@ from test_build_project import (
 from catalog.cli import main
 from catalog.core.config import load_config
 from catalog.core.findings import CatalogInvalid
+from catalog.matching.message_index import load_index
 from catalog.publish.build import BuildError, OutputRefused, build_site, switch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -491,3 +492,33 @@ def test_with_an_extension_errcat_does_not_know_mkdocs_renders_the_pages(tmp_pat
     locations = [doc["location"] for doc in index["docs"]]
     assert f"errors/{ACTIVE_ID}/" in locations
     assert not [loc for loc in locations if loc.startswith(f"errors/{ACTIVE_ID}/#")]
+
+
+def test_the_tool_tables_site_url_stands_in_for_mkdocs_yml(tmp_path: Path) -> None:
+    """mkdocs.yml names no site_url and `[tool.errcat] site_url` does: the build's absolute
+    links (the JSON `url`s, the composed mkdocs.yml's canonical base) and explain's links use
+    it, not the local default."""
+    root = make_project(tmp_path)
+    mkdocs = root / "mkdocs.yml"
+    mkdocs.write_text(
+        mkdocs.read_text(encoding="utf-8").replace("site_url: http://127.0.0.1:8000/\n", ""),
+        encoding="utf-8",
+    )
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace(
+            "[tool.errcat]\n", '[tool.errcat]\nsite_url = "https://errors.example.org/w"\n'
+        ),
+        encoding="utf-8",
+    )
+    site = build_site(load_config(root), root / "build" / "site").out
+    document = json.loads((site / "api" / "errors" / f"{ACTIVE_ID}.json").read_text("utf-8"))
+    assert document["url"] == f"https://errors.example.org/w/errors/{ACTIVE_ID}/"
+    assert f'href="https://errors.example.org/w/errors/{ACTIVE_ID}/"' in _page(site, ACTIVE_ID)
+    assert load_index(load_config(root)).site_url == "https://errors.example.org/w/"
+    # explain's cached index follows a change of the setting.
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace("example.org/w", "example.net"),
+        encoding="utf-8",
+    )
+    assert load_index(load_config(root)).site_url == "https://errors.example.net/"
