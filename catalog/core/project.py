@@ -85,6 +85,16 @@ def generated_module(config: Config) -> str:
     return module_name(config, config.generated)
 
 
+def scan_exclude(config: Config) -> tuple[str, ...]:
+    """The configured `exclude` globs plus the generated module's path below the package: the
+    module only defines classes, and its few raises (attribute lookup) are not the package's."""
+    package = config.package.resolve()
+    generated = config.generated.resolve()
+    if generated.is_relative_to(package):
+        return (*config.exclude, generated.relative_to(package).as_posix())
+    return config.exclude
+
+
 def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
     """Scan the configured package, without the generated module (it only defines classes).
 
@@ -93,17 +103,10 @@ def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
     """
     from extractor import scan_paths
 
-    package = config.package.resolve()
-    generated = config.generated.resolve()
-    exclude = (
-        (*config.exclude, generated.relative_to(package).as_posix())
-        if generated.is_relative_to(package)
-        else config.exclude
-    )
     return scan_paths(
         [config.package],
         include=config.include,
-        exclude=exclude,
+        exclude=scan_exclude(config),
         base=config.package,
         cache_dir=cache_folder(config) if cache else None,
         cwd=config.root,

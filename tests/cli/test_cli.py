@@ -63,3 +63,28 @@ def test_closed_pipe_is_quiet() -> None:
     assert done.returncode == 141, done.stderr
     assert done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr
+
+
+def test_scan_leaves_out_the_generated_module_as_every_command_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The generated module's own raises (attribute lookup of a large catalog's module) are
+    not the package's: `errcat scan` skips the module, as check, stats and the build do."""
+    import contextlib
+
+    from helpers import write_files
+
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.errcat]\npackage = "pkg"\ngenerated = "pkg/errors.py"\n',
+            "pkg/__init__.py": "",
+            "pkg/core.py": 'def f():\n    raise ValueError("the package\'s own")\n',
+            "pkg/errors.py": "def __getattr__(name):\n    raise AttributeError(name)\n",
+        },
+    )
+    with contextlib.chdir(tmp_path):
+        assert main(["scan"]) == 0
+    out = capsys.readouterr().out
+    assert "pkg/core.py" in out and "pkg/errors.py" not in out
+    assert out.rstrip().splitlines()[-1] == "2 files: 2 ok, 0 failed; 1 raise site"

@@ -95,6 +95,7 @@ def _attach_entries(
 
 def run(args: argparse.Namespace) -> int:
     """Scan, print the sites, and return 0, 1 (failures with --strict) or 2 (bad PATH)."""
+    from catalog.core.project import scan_exclude
     from extractor import scan_paths
 
     # A missing package folder is reported before this runs (catalog.cli), like every
@@ -106,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
         paths,
         base=config.package,
         include=config.include,
-        exclude=config.exclude,
+        # The same files every other command reads: the generated module is not the package's.
+        exclude=scan_exclude(config),
         cache_dir=None if args.no_cache else config.root / CACHE_FOLDER,
         jobs=args.jobs,
         progress=sys.stderr.isatty(),
