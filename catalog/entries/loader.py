@@ -47,7 +47,7 @@ SCHEMA_PATH = Path(__file__).resolve().parents[1] / "errors" / "schema.json"
 MAX_FILE_BYTES = 1 << 20
 """A catalog file this large is a mistake, not knowledge; refusing it bounds the work."""
 
-_PROSE_FIX = "see catalog/errors/schema.json for the expected keys"
+_PROSE_FIX = "see schema.json in the catalog folder (errcat new writes it) for the expected keys"
 
 
 @cache

@@ -370,8 +370,8 @@ def test_the_installed_wheel_builds_a_site_for_a_small_project(
         jsonschema.validate(data, schema)
         assert [source["path"] for source in data["sources"]] == ["gadgets/core.py"], data
 
-    # The wheel also ships this repository's `runtime` package; the tool must not lean on it
-    # (another project may have a package of that name), nor on torch or MLX.
+    # The tool must not lean on this repository's sample `runtime` package, which the wheel
+    # leaves out (another project may have a package of that name), nor on torch or MLX.
     assert "catalog.publish.build" in imported["build"], "-X importtime listed no modules for build"
     leaning = {
         command: sorted(m for m in modules if m.split(".")[0] in FOREIGN_PACKAGES)

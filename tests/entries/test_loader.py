@@ -76,7 +76,7 @@ def test_wrong_type(tmp_path: Path) -> None:
     _write(tmp_path, GOOD.replace("status: draft", "status: draft\n    meaning: [a, b]"))
     assert _only_finding(tmp_path) == (
         "tensor_bridge.yaml:7:14: errors[0].meaning must be string, got a list; "
-        "see catalog/errors/schema.json for the expected keys"
+        "see schema.json in the catalog folder (errcat new writes it) for the expected keys"
     )
 
 
