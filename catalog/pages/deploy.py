@@ -1,17 +1,26 @@
 """What a static host or a reverse proxy needs to answer the API's paths and headers from files.
 
-`errcat build` writes these next to the API (`catalog.pages.api.write_api` calls
-`site_files`), so every build's folder can be published as it is:
+Every build writes the OpenAPI description next to the API (`catalog.pages.api.write_api` calls
+`site_files`):
 
 - `api/openapi.json`: the committed OpenAPI description, `servers` set to the site's URL.
+
+The files hosts read from the site's root are written only when asked for (`errcat build
+--deploy`, which adds `deployment_files` to the API's documents): a project's own site is its
+own, and a host applies them to every page. Their rules name errcat's paths only (its pages
+under `errors/`, and `api/errors/`, `api/schema.json`, `api/openapi.json`, `api/match`), never a
+bare `api/`, which a project may well have pages under:
+
 - `_redirects` (Netlify, Cloudflare Pages): `/api/errors/<id>` without `.json` rewritten to its
   file, one rule per id. A placeholder rule would do on Netlify, which lets an existing file win,
   but Cloudflare applies rules before files, so there it would rewrite `<id>.json` as well.
-- `_headers` (same hosts): CORS and caching for `/api/*`, `nosniff` for everything.
+- `_headers` (same hosts): CORS, caching and `nosniff` for the API's files, `nosniff` for
+  errcat's pages.
 - `_deploy/nginx.conf`: an nginx server block with errcat serve's routes and headers: ids with
   and without `.json`, JSON 404s, ETag/304 (nginx's own tags), gzip, CORS with preflights,
   `Cache-Control` as errcat serve sends it, 405 for other methods, and `/api/match` passed to a
-  running `errcat serve` (the one route that needs a program).
+  running `errcat serve` (the one route that needs a program). Every other path is served as
+  the plain file it is.
 
 The site's path under its host comes from the entries' page URLs (`site_url` + `errors/<id>/`);
 a site with no entries is taken to be at `/`.
@@ -61,15 +70,26 @@ def entry_ids(documents: Mapping[str, object]) -> list[str]:
     return sorted(ident for ident in ids if is_valid_id(ident))
 
 
-def site_files(documents: Mapping[str, object]) -> dict[str, str]:
-    """Site-relative path → text of every deployment file, for the API `documents`."""
+def _base(documents: Mapping[str, object]) -> tuple[str | None, str]:
+    """The site's URL as the documents name it, and its path (ending in `/`)."""
     site_url = site_url_of(documents)
     base = (urlsplit(site_url).path if site_url else "/") or "/"
-    base = base if base.endswith("/") else base + "/"
-    ids = entry_ids(documents)
+    return site_url, base if base.endswith("/") else base + "/"
+
+
+def site_files(documents: Mapping[str, object]) -> dict[str, str]:
+    """Site-relative path → text of the files every build writes beside the API `documents`:
+    the OpenAPI description."""
+    site_url, _ = _base(documents)
+    return {openapi.OPENAPI_FILE: openapi.dumps(openapi.published(site_url))}
+
+
+def deployment_files(documents: Mapping[str, object]) -> dict[str, str]:
+    """Site-relative path → text of each file static hosts and nginx read, for the API
+    `documents`: written only when a build is asked for them."""
+    _, base = _base(documents)
     return {
-        openapi.OPENAPI_FILE: openapi.dumps(openapi.published(site_url)),
-        REDIRECTS_FILE: redirects(base, ids),
+        REDIRECTS_FILE: redirects(base, entry_ids(documents)),
         HEADERS_FILE: headers(base),
         NGINX_FILE: nginx_server(base),
     }
@@ -89,20 +109,29 @@ def redirects(base: str, ids: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def headers(base: str) -> str:
-    """`_headers`: CORS and caching on the API, `nosniff` everywhere.
+API_FILES = ("api/errors/*", "api/schema.json", "api/openapi.json")
+"""The API's files under the site's path, as `_headers` names them: never `api/*`, which would
+reach a project's own pages under `api/`."""
 
-    Hosts join the values of a header set by two matching rules, so each header is set by
-    one rule only.
+
+def headers(base: str) -> str:
+    """`_headers`: CORS, caching and `nosniff` on the API's files, `nosniff` on errcat's pages.
+
+    Hosts join the values of a header set by two matching rules, so no two rules match one path.
     """
-    return (
-        "# errcat build: the headers errcat serve sends (Netlify, Cloudflare Pages).\n"
-        f"{base}*\n"
-        "  X-Content-Type-Options: nosniff\n"
-        f"{base}api/*\n"
+    api = "".join(
+        f"{base}{path}\n"
         "  Access-Control-Allow-Origin: *\n"
         "  Access-Control-Expose-Headers: ETag\n"
         f"  Cache-Control: {API_CACHE_CONTROL}\n"
+        "  X-Content-Type-Options: nosniff\n"
+        for path in API_FILES
+    )
+    return (
+        "# errcat build: the headers errcat serve sends (Netlify, Cloudflare Pages), on errcat's\n"
+        "# paths only: the rest of the site is the project's.\n"
+        f"{api}{base}errors/*\n"
+        "  X-Content-Type-Options: nosniff\n"
     )
 
 
@@ -174,7 +203,8 @@ def nginx_server(base: str) -> str:
 # and edit the lines marked EDIT: where to listen, the published folder (build/site is a
 # symlink that errcat build swaps; nginx follows it, so a rebuild is served at once), and
 # where errcat serve runs for {api}match, the one route that needs a program.
-# The site's URLs start at {base}: root is the folder that holds it there.
+# The site's URLs start at {base}: root is the folder that holds it there. Only errcat's
+# paths get its headers and JSON answers; every other file is served as it is.
 
 server {{
     listen {NGINX_LISTEN};  # EDIT
@@ -209,9 +239,6 @@ server {{
     location {api}errors/ {{
 {error_block}        return 404 '{not_an_id}';
     }}
-    location {api} {{
-{error_block}        return 404 '{no_path}';
-    }}
     location @errcat_no_entry {{
 {error_block}        return 404 '{no_entry}';
     }}
@@ -228,15 +255,15 @@ server {{
     location ~ ^{base}(_deploy/|_redirects$|_headers$) {{
         return 404;
     }}
-    # Pages are revalidated each time, so a rebuilt site shows at once; other files are cached
-    # briefly.
-    location ~ \\.html$ {{
+    # errcat's pages are revalidated each time, so a rebuilt site shows at once.
+    location ^~ {base}errors/ {{
         add_header Cache-Control "no-cache" always;
         {nosniff}
+        try_files $uri $uri/ =404;
     }}
+    # The rest of the site is the project's (its own pages under {api} too): served as the
+    # files are, with nginx's defaults.
     location {base} {{
-        add_header Cache-Control "{API_CACHE_CONTROL}" always;
-        {nosniff}
         try_files $uri $uri/ =404;
     }}
 }}

@@ -50,6 +50,7 @@ from catalog.entries.validate import valid_project_catalog
 from catalog.pages import THEME_FOLDER
 from catalog.pages.blocks import FastPage
 from catalog.pages.content import SiteContent, SiteInputs, clashes, default_nav, gather, render
+from catalog.pages.deploy import deployment_files
 from catalog.publish.api_beside import ApiBeside, ApiWriteFailed
 
 COMPOSED_DOCS = "docs"
@@ -792,9 +793,11 @@ def build_site(
     wait: float = WAIT_SECONDS,
     on_wait: Callable[[int | None], None] | None = None,
     site_url: str | None = None,
+    deploy: bool = False,
 ) -> BuildResult:
     """Validate, compose (in `build_dir`, default `<root>/build`), build and publish;
-    `site_url` (ending in `/`) replaces mkdocs.yml's for this build.
+    `site_url` (ending in `/`) replaces mkdocs.yml's for this build; with `deploy`, the files
+    static hosts and nginx read go into the site too (`catalog.pages.deploy`).
 
     One build at a time per compose folder and per publish folder: this one waits up to `wait`
     seconds for the others (calling `on_wait` with the holder's pid once, when it starts to).
@@ -826,10 +829,14 @@ def build_site(
         # Built under a .partial name and renamed once whole: a folder with a version's name is
         # always a complete site, and prune knows a leftover from a retired version.
         partial = version.with_name(version.name + PARTIAL)
+        documents = prepared.content.api
+        if deploy:
+            # Written with the API, so that an unchanged one is linked like its files.
+            documents = {**documents, **deployment_files(documents)}
         api_files = ApiBeside(
             partial,
             _api_staging(out),
-            prepared.content.api,
+            documents,
             previous=out,
             cache=cache_folder(config),
         )

@@ -15,15 +15,13 @@ from catalog.core import workers
 from catalog.core.config import load_config
 from catalog.core.project import CACHE_FOLDER
 from catalog.pages import api
-from catalog.pages.deploy import HEADERS_FILE, NGINX_FILE, REDIRECTS_FILE
+from catalog.pages.openapi import OPENAPI_FILE
 from catalog.publish.build import build_site
 
 
 def _api_files(version: Path) -> dict[str, str]:
     """What `write_api` wrote in `version` (relative path → SHA-256 of its bytes)."""
-    everything = file_digests(version)
-    deployment = {HEADERS_FILE, REDIRECTS_FILE, NGINX_FILE}
-    return {p: d for p, d in everything.items() if p.startswith("api/") or p in deployment}
+    return {p: d for p, d in file_digests(version).items() if p.startswith("api/")}
 
 
 def _inode(path: Path) -> int:
@@ -110,24 +108,24 @@ def test_a_file_edited_in_the_previous_version_is_written_not_linked(tmp_path: P
 def test_a_deployment_file_over_a_linked_document_leaves_the_previous_version(
     tmp_path: Path,
 ) -> None:
-    """A document at a deployment file's path is linked first, then replaced by the
-    deployment file: the replacement is a new file, the previous version's stays."""
-    documents = {**DOCUMENTS, HEADERS_FILE: "a document where _headers goes\n"}
+    """A document at the OpenAPI description's path is linked first, then replaced by the
+    description: the replacement is a new file, the previous version's stays."""
+    documents = {**DOCUMENTS, OPENAPI_FILE: "a document where openapi.json goes\n"}
     first = _write(tmp_path, "one", DOCUMENTS, None)
-    (first / HEADERS_FILE).unlink()
+    (first / OPENAPI_FILE).unlink()
     # The previous version as if it held the document at that path, recorded as written.
-    os.replace(_write(tmp_path, "plain", documents, None) / HEADERS_FILE, first / HEADERS_FILE)
+    os.replace(_write(tmp_path, "plain", documents, None) / OPENAPI_FILE, first / OPENAPI_FILE)
     records = api._read_links(tmp_path / CACHE_FOLDER)
-    found = os.lstat(first / HEADERS_FILE)
-    key = api._key(documents[HEADERS_FILE])
-    records[-1]["files"][HEADERS_FILE] = [key, found.st_size, found.st_mtime_ns, found.st_ino]
+    found = os.lstat(first / OPENAPI_FILE)
+    key = api._key(documents[OPENAPI_FILE])
+    records[-1]["files"][OPENAPI_FILE] = [key, found.st_size, found.st_mtime_ns, found.st_ino]
     api._write_links(tmp_path / CACHE_FOLDER, first, records[-1]["files"], records[:-1])
     before = file_digests(first)
 
     second = _write(tmp_path, "two", documents, "one")
     assert file_digests(first) == before
     assert file_digests(second) == _expected(tmp_path, documents)
-    assert _inode(second / HEADERS_FILE) != _inode(first / HEADERS_FILE)
+    assert _inode(second / OPENAPI_FILE) != _inode(first / OPENAPI_FILE)
 
 
 def test_without_hard_links_every_file_is_written(

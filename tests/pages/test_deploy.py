@@ -1,5 +1,6 @@
-"""What `errcat build` writes for static hosts and reverse proxies, and nginx serving a built site
-with the generated server block (skipped, with the reason, where nginx is not installed)."""
+"""What `errcat build --deploy` writes for static hosts and reverse proxies, and nginx serving a
+built site with the generated server block (skipped, with the reason, where nginx is not
+installed)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_build_project import make_project
 
+from catalog.cli import main
 from catalog.core.config import load_config
 from catalog.pages import deploy, openapi
 from catalog.publish.build import build_site
@@ -65,12 +68,23 @@ def wait_for_port(port: int, seconds: float = 15) -> None:
     raise AssertionError(f"nothing listens on {port} after {seconds} s")
 
 
+PROJECT_PAGE = "api/guide/index.html"
+"""A page of the project's own under `/api/`, put into the built site: errcat's rules must
+leave it alone."""
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project's own site, built into a temporary folder (the build/site symlink)."""
+    """The project's own site, built with the deployment files into a temporary folder (the
+    build/site symlink), with a page of the project's own under `/api/`."""
     scratch = tmp_path_factory.mktemp("deploy")
     # nginx's workers run as this user (`user root;` as root, below): no folder needs opening.
-    return build_site(load_config(REPO), scratch / "site", build_dir=scratch / "build").out
+    out = build_site(
+        load_config(REPO), scratch / "site", build_dir=scratch / "build", deploy=True
+    ).out
+    (out / PROJECT_PAGE).parent.mkdir(parents=True)
+    (out / PROJECT_PAGE).write_text("<!doctype html><title>API guide</title>\n")
+    return out
 
 
 def entry_id(site: Path) -> str:
@@ -117,12 +131,39 @@ def test_headers_give_the_api_cors_and_caching(site: Path) -> None:
         else:
             current = line
             blocks[current] = {}
-    assert blocks["/api/*"] == {
+    api = {
         "Access-Control-Allow-Origin": "*",
         "Access-Control-Expose-Headers": "ETag",
         "Cache-Control": "public, max-age=300",
+        "X-Content-Type-Options": "nosniff",
     }
-    assert blocks["/*"] == {"X-Content-Type-Options": "nosniff"}
+    assert blocks == {
+        "/api/errors/*": api,
+        "/api/schema.json": api,
+        "/api/openapi.json": api,
+        "/errors/*": {"X-Content-Type-Options": "nosniff"},
+    }
+
+
+def test_rules_name_only_errcats_paths(site: Path) -> None:
+    """No rule of _headers, _redirects or the nginx block reaches a path outside errcat's own
+    (its pages under /errors/, its API files, /api/match): a project's pages under /api/ or
+    anywhere else get none of errcat's headers."""
+    ours = ("/errors/", "/api/errors/", "/api/schema.json", "/api/openapi.json", "/api/match")
+    rules = [
+        line
+        for name in ("_headers", "_redirects")
+        for line in (site / name).read_text().splitlines()
+        if line and not line.startswith(("#", " "))
+    ]
+    assert rules and all(rule.startswith(ours) for rule in rules), rules
+    block = (site / "_deploy" / "nginx.conf").read_text()
+    locations = re.findall(r"(?m)^    location (?:= |\^~ |~ )?\"?\^?(/[^ \"]*)", block)
+    outside = [path for path in locations if not path.startswith((*ours, "/_deploy/", "/("))]
+    assert outside == ["/"], locations
+    # The one location of the whole site serves files as they are, with no header of errcat's.
+    whole = block.split("    location / {", 1)[1].split("}", 1)[0]
+    assert whole.split() == ["try_files", "$uri", "$uri/", "=404;"]
 
 
 def test_files_follow_a_site_under_a_path() -> None:
@@ -132,19 +173,48 @@ def test_files_follow_a_site_under_a_path() -> None:
         f"api/errors/{ident}.json": {"url": f"https://example.org/docs/errors/{ident}/"},
         "api/errors/index.json": [],
     }
-    files = deploy.site_files(documents)
+    files = deploy.deployment_files(documents)
     assert f"/docs/api/errors/{ident}  /docs/api/errors/{ident}.json  200" in files["_redirects"]
-    assert files["_headers"].splitlines()[1:3] == ["/docs/*", "  X-Content-Type-Options: nosniff"]
+    assert files["_headers"].splitlines()[2:4] == [
+        "/docs/api/errors/*",
+        "  Access-Control-Allow-Origin: *",
+    ]
     assert "location = /docs/api/errors/index.json {" in files["_deploy/nginx.conf"]
-    servers = json.loads(files["api/openapi.json"])["servers"]
+    assert "location ^~ /docs/errors/ {" in files["_deploy/nginx.conf"]
+    servers = json.loads(deploy.site_files(documents)["api/openapi.json"])["servers"]
     assert servers == [{"url": "https://example.org/docs", "description": "this site"}]
 
 
 def test_site_without_entries_is_taken_to_be_at_the_root() -> None:
     """No entry names the site's URL: the files assume `/` and the committed servers."""
-    files = deploy.site_files({"api/errors/index.json": []})
-    assert "location = /api/errors/index.json {" in files["_deploy/nginx.conf"]
-    assert json.loads(files["api/openapi.json"]) == json.loads(openapi.committed_text())
+    documents: dict[str, object] = {"api/errors/index.json": []}
+    nginx = deploy.deployment_files(documents)["_deploy/nginx.conf"]
+    assert "location = /api/errors/index.json {" in nginx
+    published = deploy.site_files(documents)["api/openapi.json"]
+    assert json.loads(published) == json.loads(openapi.committed_text())
+
+
+def test_a_build_writes_no_deployment_file_unless_asked(tmp_path: Path) -> None:
+    """Without --deploy a build writes the API and the OpenAPI description, and nothing that a
+    host would apply to the project's pages; with it, the three files."""
+    root = make_project(tmp_path / "widgets")
+    plain = build_site(load_config(root), root / "build" / "site").out
+    assert (plain / "api" / "openapi.json").is_file()
+    for name in ("_redirects", "_headers", "_deploy"):
+        assert not (plain / name).exists(), name
+    asked = build_site(load_config(root), root / "build" / "deployed", deploy=True).out
+    for name in ("_redirects", "_headers", "_deploy/nginx.conf"):
+        assert (asked / name).is_file(), name
+
+
+def test_the_command_asks_for_them_with_deploy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`errcat build --deploy` writes the deployment files; `errcat build` does not."""
+    monkeypatch.chdir(make_project(tmp_path / "widgets"))
+    for flags, expected in (([], False), (["--deploy"], True)):
+        assert main(["build", *flags]) == 0, capsys.readouterr().err
+        assert (tmp_path / "widgets" / "build" / "site" / "_headers").is_file() is expected
 
 
 # nginx with the generated server block
@@ -269,7 +339,6 @@ def test_nginx_answers_the_other_documents(nginx_port: int, site: Path, target: 
         ("/api/errors/0123456789abcdef", "no such error"),
         ("/api/errors/F978622EED176D93", "16 lowercase hex digits"),
         ("/api/errors/nope.json", "16 lowercase hex digits"),
-        ("/api/nothing/here", "no such API path"),
     ],
 )
 def test_nginx_answers_json_404s(nginx_port: int, target: str, words: str) -> None:
@@ -310,17 +379,32 @@ def test_nginx_passes_match_to_errcat_serve(nginx_port: int) -> None:
 
 @needs_nginx
 def test_nginx_serves_pages_like_errcat_serve(nginx_port: int, site: Path) -> None:
-    """Pages revalidate (no-cache), folder URLs serve index.html, a missing page is 404.html,
-    and the deployment files are not served."""
+    """errcat's pages revalidate (no-cache), folder URLs serve index.html, a missing page is
+    404.html, and the deployment files are not served."""
     ident = entry_id(site)
-    for target, file in (("/", "index.html"), (f"/errors/{ident}/", f"errors/{ident}/index.html")):
+    for target in (f"/errors/{ident}/", "/errors/"):
         status, headers, body = fetch(nginx_port, target)
-        assert (status, body) == (200, (site / file).read_bytes())
+        assert (status, body) == (200, (site / target.lstrip("/") / "index.html").read_bytes())
         assert headers["content-type"].startswith("text/html")
         assert headers["cache-control"] == "no-cache"
+        assert headers["x-content-type-options"] == "nosniff"
         assert "access-control-allow-origin" not in headers
     status, headers, body = fetch(nginx_port, "/errors/nothing/")
     assert (status, body) == (404, (site / "404.html").read_bytes())
     for target in ("/_deploy/nginx.conf", "/_redirects", "/_headers"):
         assert fetch(nginx_port, target)[0] == 404, target
     assert fetch(nginx_port, "/../../etc/passwd")[0] == 400
+
+
+@needs_nginx
+@pytest.mark.parametrize("target", ["/", "/api/guide/"])
+def test_nginx_leaves_the_projects_pages_alone(nginx_port: int, site: Path, target: str) -> None:
+    """A page outside errcat's paths, under /api/ too, is served as its file with none of
+    errcat's headers, and a missing one there is the site's 404 page, not errcat's JSON."""
+    status, headers, body = fetch(nginx_port, target)
+    assert (status, body) == (200, (site / target.lstrip("/") / "index.html").read_bytes())
+    assert headers["content-type"].startswith("text/html")
+    for name in ("cache-control", "access-control-allow-origin", "x-content-type-options"):
+        assert name not in headers, name
+    status, headers, body = fetch(nginx_port, "/api/nothing/here")
+    assert (status, body) == (404, (site / "404.html").read_bytes())

@@ -117,7 +117,7 @@ def test_files_of_the_api_replace_what_mkdocs_wrote_at_their_paths(tmp_path: Pat
     assert (site / "api" / "notes.txt").read_text("utf-8") == "kept\n"
     assert not (site / "api" / "linked").is_symlink()  # a link is replaced, not followed
     assert (site / "index.html").read_text("utf-8") == "page\n"
-    assert (site / "_headers").is_file()  # the deployment files came along
+    assert (site / "api" / "openapi.json").is_file()  # the OpenAPI description came along
     assert beside._child is None and not any(staging.iterdir())
 
 

@@ -1,6 +1,6 @@
-"""`errcat build [--out DIR] [--site-url URL] [--wait SECONDS] [--no-cache]`: the docs site and
-the JSON API, switched in atomically; one build at a time per folder, the others wait for their
-turn."""
+"""`errcat build [--out DIR] [--site-url URL] [--deploy] [--wait SECONDS] [--no-cache]`: the docs
+site and the JSON API, switched in atomically; one build at a time per folder, the others wait
+for their turn."""
 
 from __future__ import annotations
 
@@ -28,6 +28,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="the URL the site is published at, for this build only: page links in the JSON, "
         "canonical links and the sitemap (default: site_url in mkdocs.yml)",
+    )
+    parser.add_argument(
+        "--deploy",
+        action="store_true",
+        help="also write the files static hosts and nginx read into the site: _headers, "
+        "_redirects and _deploy/nginx.conf, their rules on errcat's paths only",
     )
     parser.add_argument(
         "--wait",
@@ -92,7 +98,12 @@ def run(args: argparse.Namespace) -> int:
         wait = WAIT_SECONDS if args.wait is None else args.wait
         with caching(not args.no_cache):
             result = build_site(
-                config, out, wait=wait, on_wait=_announce_wait, site_url=args.site_url
+                config,
+                out,
+                wait=wait,
+                on_wait=_announce_wait,
+                site_url=args.site_url,
+                deploy=args.deploy,
             )
     # Caught here rather than in catalog.cli for build's own wording (the command's name, and
     # what became of the published site); the exit codes are still the classes'.
