@@ -11,7 +11,9 @@ the same pages `errcat build` composes, and `mkdocs serve` reloads when a catalo
 The plugin also adds the Markdown extensions errcat's pages need to those mkdocs.yml lists, and a
 search plugin when there is none (`catalog.engine.site_settings`), and renders the generated
 pages through `catalog.engine.fastpath` (cached under `.errcat-cache/`). `errcat build` runs the
-same plugin on its composed folder, there only for the rendering.
+same plugin on its composed folder, there only for the rendering. Pages are dated by the commit
+on both routes (SOURCE_DATE_EPOCH, unless the user set one), so the sitemap's `<lastmod>` is the
+same whichever built it.
 
 A catalog with findings fails a build (PluginError naming each file and line). Under `mkdocs
 serve` it does not stop the server: every page errcat generates answers with the findings
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,6 +95,8 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         which keep answering (with the findings) while the catalog is broken."""
         self._broken = False
         """This build shows the catalog's findings instead of its pages (`mkdocs serve` only)."""
+        self._source_date: str | None = None
+        """The SOURCE_DATE_EPOCH this plugin set for the build in progress (`_date_by_commit`)."""
 
     @classmethod
     def for_composed_build(cls, project: Config, content: SiteContent) -> ErrcatPlugin:
@@ -180,6 +185,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         inputs = gather(
             project, catalog, site_url=site_url, repo_url=repo_url, site_name=config.site_name
         )
+        self._date_by_commit(inputs.repository.timestamp)
         unparsed = [_scan_finding(project.root, failure) for failure in inputs.scan_failures]
         if unparsed and self._serving and config.strict:
             ids = {entry.id for entry in catalog}
@@ -206,6 +212,25 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if self._accelerator is not None:
             self._accelerator.set_pages(content.fast, content.search)
         return files
+
+    def _date_by_commit(self, timestamp: int | None) -> None:
+        """Date this build by the commit, as `errcat build` does: MkDocs reads
+        SOURCE_DATE_EPOCH (its setting for reproducible builds) when it makes each page, after
+        on_files, for the page's `update_date`, the sitemap's `<lastmod>`. Set for this build
+        only (`_restore_date`), and never over a value the user set."""
+        if timestamp is None or (
+            "SOURCE_DATE_EPOCH" in os.environ
+            and os.environ["SOURCE_DATE_EPOCH"] != self._source_date
+        ):
+            return
+        self._source_date = str(timestamp)
+        os.environ["SOURCE_DATE_EPOCH"] = self._source_date
+
+    def _restore_date(self) -> None:
+        if self._source_date is not None:
+            if os.environ.get("SOURCE_DATE_EPOCH") == self._source_date:
+                del os.environ["SOURCE_DATE_EPOCH"]
+            self._source_date = None
 
     def _show_findings(
         self,
@@ -289,6 +314,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         from catalog.pages.api import write_api
 
+        self._restore_date()
         if self._accelerator is not None:
             self._accelerator.post_build(config)
             self._accelerator.finish(succeeded=True)
@@ -296,6 +322,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             write_api(Path(config.site_dir), self._api)
 
     def on_build_error(self, *, error: Exception) -> None:
+        self._restore_date()
         if self._accelerator is not None:
             self._accelerator.finish(succeeded=False)
 
