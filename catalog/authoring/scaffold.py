@@ -48,6 +48,8 @@ def _expanded(text: str) -> str:
 MAX_NAME_WORDS = 6
 MAX_NAME_CHARS = 60
 """Longest class name `new` makes; the schema allows 100, people read far fewer."""
+MAX_LONGER_CHARS = 80
+"""Longest name when a word beyond the first `MAX_NAME_WORDS` tells two entries apart."""
 SCHEMA_FILE = "schema.json"
 """The catalog-file JSON Schema's name in the catalog folder, which `new` keeps current there."""
 SCHEMA_COMMENT = f"# yaml-language-server: $schema={SCHEMA_FILE}\n"
@@ -94,32 +96,53 @@ def class_name(message: str, taken: set[str], exception: str = "ValueError") -> 
         _expanded(literal) + (" " + name.split(".")[0] if name else "")
         for literal, name, _spec, _conversion in string.Formatter().parse(message)
     )
-    literal_words = _WORD.findall(literal_text(message).replace("_", " "))
-    seen: set[str] = set()
+    literal_words = _named_words(literal_text(message))
     words: list[str] = []
     if not literal_words:
         words.append("Bare" if not fields else _short_exception(exception))
         if not fields:
             words.append(_short_exception(exception))
-    for word in _WORD.findall(text.replace("_", " ")):
+    # The exception's word does not count as seen: `{value}` of a ValueError is named
+    # `ValueValueError`, not `ValueError`, which would shadow the built-in.
+    seen: set[str] = set()
+    for word in _named_words(text):
         if word.lower() not in _STOPWORDS and word.lower() not in seen:
             seen.add(word.lower())
             words.append(word)
     suffix = "Warning" if exception.endswith("Warning") else "Error"
-    picked = (words or ["Catalogued"])[:MAX_NAME_WORDS]
-    name = ""
-    for word in picked:
-        if name and len(name) + len(word) + len(suffix) > MAX_NAME_CHARS:
+    words = words or ["Catalogued"]
+    name = _joined(words[:MAX_NAME_WORDS], suffix)
+    # Two messages that share their first words are told apart by the next word in which they
+    # differ, as a reader would; a number is the last resort, for texts whose words are the
+    # same (`q must be contiguous` and `q must be contiguous!`).
+    for extra in words[MAX_NAME_WORDS:]:
+        if name not in taken:
             break
-        name += _capitalised(word)
-    name = name[: MAX_NAME_CHARS - len(suffix)]
-    if not name.endswith(suffix):
-        name += suffix
+        longer = _joined([*words[:MAX_NAME_WORDS], extra], suffix, limit=MAX_LONGER_CHARS)
+        if longer not in taken:
+            name = longer
     candidate, n = name, 2
     while candidate in taken:
         candidate, n = f"{name}{n}", n + 1
     taken.add(candidate)
     return candidate
+
+
+def _named_words(text: str) -> list[str]:
+    """The words of `text` a name may use: single letters (`q`, a placeholder `{v}`, the `t` of
+    a stray contraction) say nothing to a reader of the name and are left out."""
+    return [word for word in _WORD.findall(text.replace("_", " ")) if len(word) > 1]
+
+
+def _joined(words: list[str], suffix: str, limit: int = MAX_NAME_CHARS) -> str:
+    """CapWords of `words` ending in `suffix`, whole words only, at most `limit` characters."""
+    name = ""
+    for word in words:
+        if name and len(name) + len(word) + len(suffix) > limit:
+            break
+        name += _capitalised(word)
+    name = name[: limit - len(suffix)]
+    return name if name.endswith(suffix) else name + suffix
 
 
 def yaml_string(text: str) -> str:

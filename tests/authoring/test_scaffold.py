@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from catalog.authoring.codegen import write_all_atomically, write_atomically
@@ -36,10 +37,52 @@ def test_appending_keeps_existing_text(tmp_path: Path) -> None:
 
 
 def test_class_names_are_unique() -> None:
-    """Two messages that would give the same class name get a numbered second name."""
+    """Two messages whose words are the same get a numbered second name: nothing else tells
+    them apart."""
     taken: set[str] = set()
-    assert class_name("q must be contiguous", taken) == "QContiguousError"
-    assert class_name("q must be contiguous!", taken) == "QContiguousError2"
+    assert class_name("q must be contiguous", taken) == "ContiguousError"
+    assert class_name("q must be contiguous!", taken) == "ContiguousError2"
+
+
+def test_a_word_of_the_message_tells_two_names_apart_before_a_number() -> None:
+    """Messages that share their first six naming words differ by a later one, and the second
+    name carries that word instead of a `2`."""
+    taken: set[str] = set()
+    first = class_name("cannot convert input tensor of module to float16 on cpu", taken)
+    second = class_name("cannot convert input tensor of module to float16 on cuda", taken)
+    assert first == "CannotConvertInputTensorModuleFloat16Error"
+    assert second == "CannotConvertInputTensorModuleFloat16CudaError"
+
+
+def test_names_of_real_messages_say_what_the_message_says() -> None:
+    """Messages of the shapes real packages raise (validation libraries, parsers, date and
+    version parsing, array libraries): negations kept, word order kept, no single letters or
+    placeholder fragments, no number where a word differs."""
+    cases = {
+        "Field name {name} does not exist.": "FieldNameDoesNotExistError",
+        "Not a valid ISO8601-formatted datetime string.": (
+            "NotValidISO8601FormattedDatetimeStringError"
+        ),
+        "Slice assignment is not supported": "SliceAssignmentNotSupportedError",
+        "Should not have entered parse_quoted_key()": "NotHaveEnteredParseQuotedKeyError",
+        "Can't add a table to a dotted key": "CannotAddTableDottedKeyError",
+        "Expected array, got {v}": "ExpectedArrayError",
+        "Key {k!r} already exists.": "KeyAlreadyExistsError",
+        "Invalid version: {version!r}": "InvalidVersionError",
+        "unknown string format: {s}": "UnknownStringFormatError",
+        "Expected end of text, found {found!r}": "ExpectedEndTextError",
+        "Signature {sig!r} does not match": "SignatureSigDoesNotMatchError",
+        "no template named {name!r} in {loader}": "NoTemplateNamedNameLoaderError",
+        "x and y must have the same length": "HaveSameLengthError",
+    }
+    taken: set[str] = set()
+    names = {message: class_name(message, taken) for message in cases}
+    assert names == cases
+    for name in names.values():
+        # A lone capital starting a word (`QContiguous`, `ArrayVError`, `TAddTable`) is a
+        # single letter; acronyms (`ISO8601`) are runs of capitals.
+        assert not re.search(r"(?<![A-Z])[A-Z](?=[A-Z][a-z])", name), name
+        assert not name.removesuffix("Error")[-1:].isdigit(), name
 
 
 def test_written_files_follow_the_umask(tmp_path: Path) -> None:
