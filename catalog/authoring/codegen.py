@@ -29,6 +29,7 @@ import string
 import tempfile
 from pathlib import Path
 
+from catalog.core.config import Config
 from catalog.core.exceptions import has_typed_class
 from catalog.core.model import Catalog, Entry, Status
 from catalog.core.placeholders import parameters
@@ -539,6 +540,19 @@ def _export_order(name: str) -> tuple[int, list[str | int]]:
     # order (runs of digits compare as numbers).
     kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
     return (kind, [int(p) if p.isdigit() else p for p in _NUMBERS.split(name)])
+
+
+def nothing_to_generate(config: Config, command: str) -> str | None:
+    """What `command` (codegen, migrate) says under `[tool.errcat] generated = false`, where
+    every entry is catalogued in place and the package's raises stay as written; None where
+    the project has a generated module."""
+    if config.generate:
+        return None
+    nothing = "nothing to generate" if command == "codegen" else "nothing to rewrite"
+    return (
+        f"errcat {command}: {nothing}: [tool.errcat] generated = false catalogues every entry "
+        "in place, raised as the package writes it"
+    )
 
 
 def generated_classes(catalog: Catalog) -> list[Entry]:

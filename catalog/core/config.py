@@ -62,6 +62,10 @@ class Config:
     documentation_url: str | None = None
     """The package's documentation URL from `[project.urls]` (a key such as `Documentation` or
     `docs`), ending in `/`; None when it names none."""
+    generate: bool = True
+    """False under `generated = false` (docs-only adoption): no module is generated and every
+    entry is catalogued in place, raised as the package writes it; `generated` then names the
+    default path, which nothing writes."""
 
 
 _NOT_PACKAGES = frozenset({"tests", "test", "docs", "examples", "build", "dist", "venv", "src"})
@@ -267,9 +271,11 @@ def load_config(start: Path | None = None) -> Config:
             package = base / _NO_PACKAGE
         else:
             package = found
+    # `generated = false`: the package keeps its own raises (see Config.generate).
+    generate = table.get("generated") is not False
     generated = (
         base / _string(table, "generated", "", where)
-        if "generated" in table
+        if "generated" in table and generate
         else package / GENERATED_NAME
     )
     return Config(
@@ -285,6 +291,7 @@ def load_config(start: Path | None = None) -> Config:
         package_unfound=unfound,
         site_url=_site_url(table, where),
         documentation_url=_documentation_url(data),
+        generate=generate,
     )
 
 

@@ -231,10 +231,11 @@ def _source_facts(
 
 
 def requires_python_findings(config: Config) -> list[Finding]:
-    """The declared `requires-python` admits no Python the generated module cannot serve."""
+    """The declared `requires-python` admits no Python the generated module cannot serve (none
+    to serve under `generated = false`)."""
     from catalog.gate.pythons import read_requires_python
 
-    if not config.has_pyproject:
+    if not config.has_pyproject or not config.generate:
         return []
     declared = read_requires_python(config.root / "pyproject.toml")
     finding = declared.finding() if declared is not None else None
@@ -303,6 +304,8 @@ def check_codegen_stage(
     """
     from catalog.authoring.codegen import HEADER
 
+    if not config.generate:
+        return []  # `generated = false`: no module to keep current
     digests = digests or FileDigests(None)
     findings = requires_python_findings(config)
     for target, expected in _expected_digests(config, catalog, key).items():
@@ -484,6 +487,8 @@ def _sites_findings(
                 if entry.status is Status.RETIRED:
                     message = f"raises retired entry {entry.id} ({entry.name})"
                     fix = "raise its replacement, or set the entry's status back to active"
+                elif match.needs_migration and not config.generate:
+                    continue  # `generated = false`: a raise as written is the entry's own
                 elif match.needs_migration and site.via is not None:
                     message = (
                         f"raises {entry.exception}, built into {site.via}, with the message of "
@@ -518,7 +523,7 @@ def _sites_findings(
                 fix = "run: errcat new, then errcat migrate; or mark it # errcat: ignore[reason]"
             findings.append(Finding(path, site.line, site.column, message, fix, stage="sites"))
     for entry in catalog:
-        if entry.name in facts.classes:
+        if entry.name in facts.classes and config.generate:
             # migrate imports the generated class into the package's modules by this name.
             findings.append(
                 Finding.at(
@@ -566,8 +571,8 @@ def _outcome_key(
     config: Config, report: ScanReport, generated_module: str, key: str, facts: _SourceFacts
 ) -> str:
     """A digest of everything stages 3 to 5 read: the catalog (its `catalog_key`), the project's
-    root, package and generated module, every site's and failure's fields that matching reads,
-    and the files' ignore comments and class definitions."""
+    root, package and generated module (and whether there is one), every site's and failure's
+    fields that matching reads, and the files' ignore comments and class definitions."""
     rows = [
         (
             result.path,
@@ -593,7 +598,9 @@ def _outcome_key(
     ]
     comments = [(str(path), found) for path, found in facts.comments.items()]
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{key}\0{config.root}\0{config.package.name}\0{generated_module}\0".encode())
+    digest.update(
+        f"{key}\0{config.root}\0{config.package.name}\0{generated_module}\0{config.generate}\0".encode()
+    )
     # Version 2 writes no back-references, so equal data always gives equal bytes.
     digest.update(marshal.dumps((rows, comments, facts.classes), 2))
     return digest.hexdigest()

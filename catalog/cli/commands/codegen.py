@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
         generated_classes,
         generated_files,
         is_generated,
+        nothing_to_generate,
         write_all_atomically,
     )
     from catalog.authoring.generated_path import (
@@ -42,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
     from catalog.gate.check import requires_python_findings
 
     config = load_config()
+    if said := nothing_to_generate(config, "codegen"):
+        print(said)
+        return 0
     try:
         # Before anything else: a path that names someone else's file is never written.
         check_generated(config)

@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     import difflib
     from collections import defaultdict
 
-    from catalog.authoring.codegen import write_atomically
+    from catalog.authoring.codegen import nothing_to_generate, write_atomically
     from catalog.authoring.migrate import MigrateError, Rewrite, migrate_source
     from catalog.cli.commands.common import print_findings, valid_catalog_or_report
     from catalog.core.config import load_config
@@ -28,6 +28,9 @@ def run(args: argparse.Namespace) -> int:
     from catalog.matching.sites import Matcher, site_message
 
     config = load_config()
+    if said := nothing_to_generate(config, "migrate"):
+        print(said)
+        return 0
     catalog = valid_catalog_or_report(config, "migrate")
     if catalog is None:
         return 1

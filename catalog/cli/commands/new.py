@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
         f"errcat new: wrote {len(plan.drafts)} draft(s) to {len(plan.files)} file(s)"
         f"{f', and the catalog schema to {schema}' if schema else ''}{tail}"
     )
-    if plan.drafts:
+    if plan.drafts and config.generate:
         print("next: run errcat codegen and errcat migrate, then write their prose")
+    elif plan.drafts:
+        # `generated = false`: every entry is catalogued in place, its raises left as written.
+        print("next: write their prose")
     return 0
