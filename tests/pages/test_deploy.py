@@ -207,6 +207,25 @@ def test_a_build_writes_no_deployment_file_unless_asked(tmp_path: Path) -> None:
         assert (asked / name).is_file(), name
 
 
+def test_mkdocs_with_the_plugin_writes_none(tmp_path: Path) -> None:
+    """`mkdocs build` with the plugin writes the API and its OpenAPI description only: the
+    deployment files are asked for on errcat build's route."""
+    root = make_project(tmp_path / "widgets")
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    site = root / "build" / "mkdocs-site"
+    assert (site / "api" / "openapi.json").is_file()
+    assert not [name for name in ("_redirects", "_headers", "_deploy") if (site / name).exists()]
+
+
 def test_the_command_asks_for_them_with_deploy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
