@@ -11,6 +11,8 @@ import pytest
 
 from catalog.cli import main
 from catalog.core.config import ConfigError, load_config
+from catalog.entries.validate import load_valid_catalog
+from catalog.publish.build import build_site
 
 PYPROJECT = """\
 [project]
@@ -148,3 +150,30 @@ def test_the_setting_is_false_or_a_path(tmp_path: Path) -> None:
     _project(tmp_path, "generated = true")
     with pytest.raises(ConfigError, match=r"generated has value True; expected a path"):
         load_config(tmp_path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pages, search and the match index decide a generated class by the exception alone "
+    "(catalog/pages/templating.py, search.py, catalog/matching/messages.py: has_typed_class), "
+    "not by [tool.errcat] generated; those files are outside this change",
+)
+def test_the_site_names_no_generated_class(docs_only: Path) -> None:
+    """The pages, the search index, the match index and the API name the classes the package
+    raises (the built-in, its own class), never a generated class it does not have; the API's
+    `name` key keeps the entry's name, which the contract requires."""
+    assert main(["new"]) == 0
+    names = {entry.name for entry in load_valid_catalog(load_config(docs_only).catalog)}
+    site = build_site(load_config(docs_only), docs_only / "build" / "site").out
+    found: dict[str, list[str]] = {}
+    for path in sorted(site.rglob("*")):
+        if path.suffix not in (".html", ".json") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        relative = path.relative_to(site).as_posix()
+        if relative.startswith("api/errors/") and relative != "api/errors/index.json":
+            text = json.dumps({k: v for k, v in json.loads(text).items() if k != "name"})
+        said = [name for name in (*names, "_errcat_errors") if name in text]
+        if said:
+            found[relative] = said
+    assert found == {}
