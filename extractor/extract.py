@@ -571,14 +571,17 @@ class _File:
         return None
 
     def ignored(self, line: int, column: int, end_line: int) -> str | None:
-        """The reason of an `# errcat: ignore[reason]` comment on the raise keyword's line."""
-        if "errcat" not in self.lines[line - 1]:
+        """The reason of an `# errcat: ignore[reason]` comment on any line of the raise
+        statement: a formatter that wraps a long raise moves a trailing comment to its
+        closing parenthesis."""
+        if not any("errcat" in text for text in self.lines[line - 1 : end_line]):
             return None
         # The whole statement is tokenized so that a `#` inside a string is not a comment.
         text = "\n".join([self.lines[line - 1][column:], *self.lines[line:end_line]]) + "\n"
+        last = end_line - line + 1
         try:
             for token in tokenize.generate_tokens(io.StringIO(text).readline):
-                if token.start[0] > 1:
+                if token.start[0] > last:
                     break
                 if token.type == tokenize.COMMENT:
                     match = _IGNORE.search(token.string)

@@ -16,20 +16,20 @@ import ast
 import gc
 import keyword
 import re
+import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TypeVar
 
+from catalog.authoring.import_style import DEFAULT_LINE_LENGTH, ImportStyle
 from catalog.core.errors import FindingsError
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
 _BOM = "\ufeff"
 _S = TypeVar("_S", bound=ast.stmt)
-_LINE_LENGTH = 100
-"""The project's line length: a merged import longer than this is wrapped, one name per line."""
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,19 @@ class _Source:
         return self.starts[line - 1] if line <= len(self.starts) else len(self.text)
 
 
-def migrate_source(source: str, rewrites: Sequence[Rewrite], generated_module: str) -> str:
-    """`source` with each rewrite applied and the generated classes imported from `generated_module`."""
+def migrate_source(
+    source: str,
+    rewrites: Sequence[Rewrite],
+    generated_module: str,
+    style: ImportStyle | None = None,
+) -> str:
+    """`source` with each rewrite applied and the generated classes imported from
+    `generated_module`, placed and wrapped as `style` (the project's isort or ruff settings)
+    says; an assignment of the message that the rewrite leaves unused is removed."""
     if not rewrites:
         return source
+    if style is None:
+        style = ImportStyle(first_party=frozenset({generated_module.split(".")[0]}))
     # `ast` rejects a BOM in a str, and the scanner's columns do not count it.
     bom = _BOM if source.startswith(_BOM) else ""
     text = source[len(bom) :]
@@ -110,6 +119,7 @@ def migrate_source(source: str, rewrites: Sequence[Rewrite], generated_module: s
     src = _Source(text)
     pending = {(r.line, r.column): r for r in rewrites}
     edits: list[_Edit] = []
+    replaced: list[ast.Raise] = []
     for node in _statements_on(tree.body, sorted({r.line for r in rewrites}), ast.Raise):
         key = (
             node.lineno,
@@ -121,11 +131,13 @@ def migrate_source(source: str, rewrites: Sequence[Rewrite], generated_module: s
         if node.exc is None:
             raise MigrateError(f"the raise at {key[0]}:{key[1]} re-raises; nothing to replace")
         edits.append(_replace(src, node.exc, rewrite))
+        replaced.append(node)
     if pending:
         missing = ", ".join(f"{line}:{column}" for line, column in sorted(pending))
         raise MigrateError(f"no raise statement at {missing}")
     names = {r.class_name for r in rewrites}
-    edits.extend(_import_edits(src, tree, names, generated_module))
+    edits.extend(_import_edits(src, tree, names, generated_module, style))
+    edits.extend(_dead_assignments(src, tree, replaced))
     result = bom + _splice(text, edits)
     try:
         _parse(result[len(bom) :])
@@ -179,10 +191,11 @@ def _statements_on(body: list[ast.stmt], lines: list[int], kind: type[_S]) -> It
 def _replace(src: _Source, exc: ast.expr, rewrite: Rewrite) -> _Edit:
     assert exc.end_lineno is not None and exc.end_col_offset is not None
     arguments = ", ".join(f"{name}={value}" for name, value in rewrite.arguments.items())
+    # A class without parameters is raised bare: `raise X` calls `X()` itself, and linters
+    # (ruff's RSE102) flag the empty parentheses.
+    call = f"{rewrite.class_name}({arguments})" if arguments else rewrite.class_name
     return _Edit(
-        src.offset(exc.lineno, exc.col_offset),
-        src.offset(exc.end_lineno, exc.end_col_offset),
-        f"{rewrite.class_name}({arguments})",
+        src.offset(exc.lineno, exc.col_offset), src.offset(exc.end_lineno, exc.end_col_offset), call
     )
 
 
@@ -200,8 +213,10 @@ def _splice(text: str, edits: list[_Edit]) -> str:
     return "".join(pieces)
 
 
-def _import_edits(src: _Source, tree: ast.Module, names: set[str], module: str) -> list[_Edit]:
-    """The edit that imports `names` from `module`, none when all are imported already."""
+def _import_edits(
+    src: _Source, tree: ast.Module, names: set[str], module: str, style: ImportStyle
+) -> list[_Edit]:
+    """The edits that import `names` from `module`, none when all are imported already."""
     imported, other = _top_level_bindings(tree, module, src)
     for name in sorted(names):
         if name in other:
@@ -209,19 +224,28 @@ def _import_edits(src: _Source, tree: ast.Module, names: set[str], module: str) 
     missing = sorted(names - imported)
     if not missing:
         return []
-    existing = _mergeable_import(tree, module)
+    existing = None if style.force_single_line else _mergeable_import(tree, module)
     if existing is not None:
-        merged = _merge(src, existing, missing, module)
+        merged = _merge(src, existing, missing, module, style.line_length)
         if merged is not None:
             return [merged]
         anchor: ast.stmt | None = existing
         prelude = False
     else:
+        block = _import_block(tree)
+        if block and not _followed_on_its_line(src, block[-1]):
+            groups = [missing] if not style.force_single_line else [[name] for name in missing]
+            return [_sorted_into(src, block, module, group, style) for group in groups]
         anchor, prelude = _import_anchor(tree)
-    statement = _format_import(module, missing, "", "", src.newline)
+    statements = (
+        [_format_import(module, [name], "", "", src.newline, style.line_length) for name in missing]
+        if style.force_single_line
+        else [_format_import(module, missing, "", "", src.newline, style.line_length)]
+    )
+    statement = src.newline.join(statements)
     if anchor is None:
         at = _top_offset(src, tree)
-        return [_Edit(at, at, statement + src.newline)]
+        return [_Edit(at, at, statement + src.newline + _gap_before(tree.body[0], src))]
     assert anchor.end_lineno is not None and anchor.end_col_offset is not None
     end = src.offset(anchor.end_lineno, anchor.end_col_offset)
     rest = src.line_text(anchor.end_lineno)[end - src.starts[anchor.end_lineno - 1] :]
@@ -235,9 +259,215 @@ def _import_edits(src: _Source, tree: ast.Module, names: set[str], module: str) 
     else:
         text = statement + src.newline
     if prelude:
-        # The docstring or `from __future__` block is set off from the imports by a blank line.
+        # The docstring or `from __future__` block is set off from the imports by a blank line,
+        # and the import from what follows it.
         text = src.newline + text
+        following = _after(tree, anchor)
+        if following is not None and src.line_text(anchor.end_lineno + 1).strip():
+            text += _gap_before(following, src)
     return [_Edit(at, at, text)]
+
+
+def _followed_on_its_line(src: _Source, statement: ast.stmt) -> bool:
+    """Whether another statement follows `statement` after a `;` on its last line (which may
+    use the name: the import must then come before it, on that line)."""
+    assert statement.end_lineno is not None and statement.end_col_offset is not None
+    end = src.offset(statement.end_lineno, statement.end_col_offset)
+    return src.text[end : src.line_start(statement.end_lineno + 1)].lstrip().startswith(";")
+
+
+def _after(tree: ast.Module, statement: ast.stmt) -> ast.stmt | None:
+    """The top-level statement after `statement`, if any."""
+    index = tree.body.index(statement)
+    return tree.body[index + 1] if index + 1 < len(tree.body) else None
+
+
+def _gap_before(statement: ast.stmt, src: _Source) -> str:
+    """Blank lines between an import and `statement`: two before a function or class, one
+    before anything else (what PEP 8, isort and formatters keep after imports)."""
+    definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return src.newline * (2 if isinstance(statement, definition) else 1)
+
+
+_SECTIONS = {"future": 0, "stdlib": 1, "third": 2, "first": 3, "local": 4}
+
+
+def _import_block(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The module's leading imports, after its docstring, `from __future__` ones excluded."""
+    block: list[ast.Import | ast.ImportFrom] = []
+    body = tree.body
+    index = 1 if body and _is_docstring(body[0]) else 0
+    while index < len(body) and isinstance(body[index], ast.Import | ast.ImportFrom):
+        statement = body[index]
+        assert isinstance(statement, ast.Import | ast.ImportFrom)
+        if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
+            block.append(statement)
+        index += 1
+    return block
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _section(statement: ast.Import | ast.ImportFrom, style: ImportStyle) -> int:
+    if isinstance(statement, ast.ImportFrom) and statement.level:
+        return _SECTIONS["local"]
+    name = statement.module if isinstance(statement, ast.ImportFrom) else statement.names[0].name
+    top = (name or "").split(".")[0]
+    if top in style.first_party:
+        return _SECTIONS["first"]
+    return _SECTIONS["stdlib"] if top in sys.stdlib_module_names else _SECTIONS["third"]
+
+
+def _sort_key(statement: ast.Import | ast.ImportFrom) -> tuple[int, str, str]:
+    # isort and ruff by default: within a section, `import x` lines first, then `from x import`
+    # lines, each by module name ignoring case, names by name.
+    if isinstance(statement, ast.Import):
+        return (0, statement.names[0].name.lower(), "")
+    return (1, (statement.module or "").lower(), statement.names[0].name.lower())
+
+
+def _sorted_into(
+    src: _Source,
+    block: list[ast.Import | ast.ImportFrom],
+    module: str,
+    names: list[str],
+    style: ImportStyle,
+) -> _Edit:
+    """The edit that puts `from module import names` where the project's sorter would: in
+    order within the first-party section, or as a section of its own after the ones before it."""
+    first = _SECTIONS["first"]
+    statement = _format_import(module, names, "", "", src.newline, style.line_length)
+    key = (1, module.lower(), names[0].lower())
+    section = [s for s in block if _section(s, style) == first]
+    if section:
+        later = [s for s in section if _sort_key(s) > key]
+        if later:
+            return _Edit(
+                src.line_start(later[0].lineno),
+                src.line_start(later[0].lineno),
+                statement + src.newline,
+            )
+        return _line_after(src, section[-1], statement)
+    after = [s for s in block if _section(s, style) > first]
+    if after:
+        # Before the local (relative) imports, set off from them as its own section.
+        at = src.line_start(after[0].lineno)
+        return _Edit(at, at, statement + src.newline + src.newline)
+    # After the last section, as a section of its own.
+    return _line_after(src, block[-1], src.newline + statement)
+
+
+def _line_after(src: _Source, anchor: ast.stmt, text: str) -> _Edit:
+    assert anchor.end_lineno is not None
+    if anchor.end_lineno == len(src.starts):
+        end = len(src.text)
+        return _Edit(end, end, src.newline + text)
+    at = src.line_start(anchor.end_lineno + 1)
+    return _Edit(at, at, text + src.newline)
+
+
+def _dead_assignments(src: _Source, tree: ast.Module, replaced: list[ast.Raise]) -> list[_Edit]:
+    """Edits removing `msg = f"..."` (and `msg += ...`) statements whose only reader was a
+    rewritten raise's `X(msg)`: the typed call takes the placeholders' values instead, and
+    a linter flags the name left assigned and never used (ruff F841)."""
+    edits: list[_Edit] = []
+    functions = [
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    for node in replaced:
+        call = node.exc
+        if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords:
+            continue
+        argument = call.args[0]
+        if not isinstance(argument, ast.Name):
+            continue
+        scope = _innermost(functions, node)
+        if scope is None:
+            continue
+        edits.extend(_unused_stores(src, scope, argument.id, node))
+    return edits
+
+
+def _innermost(
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef], node: ast.stmt
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    holding = [
+        f
+        for f in functions
+        if f.lineno <= node.lineno and f.end_lineno is not None and node.lineno <= f.end_lineno
+    ]
+    return max(holding, key=lambda f: f.lineno, default=None)
+
+
+def _unused_stores(
+    src: _Source, scope: ast.FunctionDef | ast.AsyncFunctionDef, name: str, raised: ast.Raise
+) -> list[_Edit]:
+    """The statements storing `name` in `scope`, as removals, when nothing but `raised` reads
+    it and each store is a plain statement of its own lines (no comment, nothing after `;`)
+    in a block it does not leave empty; none otherwise."""
+    inside = {id(n) for n in ast.walk(raised)}
+    stores: list[ast.stmt] = []
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and node.id == name:
+            if isinstance(node.ctx, ast.Load) and id(node) not in inside:
+                return []
+        elif isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return []
+    for block in _blocks(scope):
+        for statement in block:
+            target = _plain_store(statement)
+            if target == name:
+                if len(block) == 1:
+                    return []
+                stores.append(statement)
+    stored_anywhere = sum(
+        1
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+    )
+    if not stores or stored_anywhere != len(stores):
+        return []
+    edits = []
+    for statement in stores:
+        assert statement.end_lineno is not None and statement.end_col_offset is not None
+        start = src.offset(statement.lineno, statement.col_offset)
+        end = src.offset(statement.end_lineno, statement.end_col_offset)
+        line_start = src.starts[statement.lineno - 1]
+        rest = src.line_text(statement.end_lineno)[end - src.starts[statement.end_lineno - 1] :]
+        if src.text[line_start:start].strip() or rest.strip():
+            return []
+        edits.append(_Edit(line_start, src.line_start(statement.end_lineno + 1), ""))
+    return edits
+
+
+def _plain_store(statement: ast.stmt) -> str | None:
+    """The name a `name = value`, `name: T = value` or `name += value` statement stores."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target: ast.expr = statement.targets[0]
+    elif (isinstance(statement, ast.AnnAssign) and statement.value is not None) or isinstance(
+        statement, ast.AugAssign
+    ):
+        target = statement.target
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _blocks(node: ast.AST) -> Iterator[list[ast.stmt]]:
+    """Every statement list under `node`, nested functions' and classes' included."""
+    for child in ast.walk(node):
+        for field in ("body", "orelse", "finalbody"):
+            value = getattr(child, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                yield value
+        for holder in (*getattr(child, "handlers", ()), *getattr(child, "cases", ())):
+            yield holder.body
 
 
 def _top_level_bindings(tree: ast.Module, module: str, src: _Source) -> tuple[set[str], set[str]]:
@@ -336,7 +566,11 @@ def _mergeable_import(tree: ast.Module, module: str) -> ast.ImportFrom | None:
 
 
 def _merge(
-    src: _Source, statement: ast.ImportFrom, missing: list[str], module: str
+    src: _Source,
+    statement: ast.ImportFrom,
+    missing: list[str],
+    module: str,
+    line_length: int = DEFAULT_LINE_LENGTH,
 ) -> _Edit | None:
     """`statement` rewritten to import `missing` too; None when it holds comments to keep."""
     assert statement.end_lineno is not None and statement.end_col_offset is not None
@@ -353,14 +587,21 @@ def _merge(
     before = src.text[line_start:start]
     after = src.line_text(statement.end_lineno)[end - src.starts[statement.end_lineno - 1] :]
     names = sorted([*aliases, *missing], key=lambda name: name.split(" ")[0])
-    return _Edit(start, end, _format_import(module, names, before, after, src.newline))
+    return _Edit(start, end, _format_import(module, names, before, after, src.newline, line_length))
 
 
-def _format_import(module: str, names: list[str], before: str, after: str, newline: str) -> str:
+def _format_import(
+    module: str,
+    names: list[str],
+    before: str,
+    after: str,
+    newline: str,
+    line_length: int = DEFAULT_LINE_LENGTH,
+) -> str:
     """The statement on one line, or wrapped one name per line if its line would be too long."""
     head = f"from {module} import "
     line = head + ", ".join(names)
-    if len(before) + len(line) + len(after) <= _LINE_LENGTH:
+    if len(before) + len(line) + len(after) <= line_length:
         return line
     inner = "".join(f"{newline}    {name}," for name in names)
     return f"{head}({inner}{newline})"

@@ -40,7 +40,9 @@ def call_problems(site: SiteLike, parameters: Sequence[str]) -> list[str]:
     phrased to follow "<class> is raised"; empty when the call fits."""
     arguments = site.arguments
     if arguments is None:
-        return ["as a class, without a call"]
+        # `raise X` calls `X()` itself, which is all a class without parameters takes (and
+        # what linters such as ruff's RSE102 ask for instead of `raise X()`).
+        return [] if not parameters else ["as a class, without a call"]
     problems = []
     for argument in arguments:
         if argument.startswith("*"):

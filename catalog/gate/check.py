@@ -452,9 +452,12 @@ def _sites_findings(
         if path in facts.comments:
             spans[path] = [(site.line, site.end_line) for site in result.sites]
         for site in result.sites:
+            if site.ignored is not None:
+                # The comment may sit on any line of the statement (a formatter moves it to the
+                # closing parenthesis): each of them is the exemption's.
+                exempted_lines.update((path, line) for line in range(site.line, site.end_line + 1))
             if site.reraise:
                 if site.ignored is not None:
-                    exempted_lines.add((path, site.line))
                     findings.append(
                         Finding(
                             path,
@@ -469,7 +472,6 @@ def _sites_findings(
                 continue
             match = matcher.match(site)
             if site.ignored is not None:
-                exempted_lines.add((path, site.line))
                 exact = match is not None
                 if match is None:
                     match = shapes.match(site)

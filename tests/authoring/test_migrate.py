@@ -5,9 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from catalog.authoring.import_style import ImportStyle, read_import_style
 from catalog.authoring.migrate import MigrateError, Rewrite, migrate_source
 from extractor.extract import extract_bytes
 from extractor.imports import ModuleName
@@ -40,6 +42,7 @@ AFTER = textwrap.dedent('''\
     from __future__ import annotations
 
     import torch
+
     from runtime.errors import CannotView, TransportRequiresCudaTensor
 
 
@@ -68,7 +71,7 @@ def test_existing_import_is_reused() -> None:
     """A file that already imports the class does not import it twice."""
     source = "from runtime.errors import Boom\n\n\ndef f():\n    raise ValueError('boom')\n"
     after = migrate_source(source, [Rewrite(5, 5, "Boom", {})], "runtime.errors")
-    assert after == "from runtime.errors import Boom\n\n\ndef f():\n    raise Boom()\n"
+    assert after == "from runtime.errors import Boom\n\n\ndef f():\n    raise Boom\n"
 
 
 def test_no_rewrites_is_identity() -> None:
@@ -87,11 +90,13 @@ def migrate(source: str, *rewrites: Rewrite) -> str:
 
 
 def test_bare_class_raise() -> None:
-    """`raise Foo` names the class without calling it; the name alone is replaced."""
+    """`raise Foo` names the class without calling it; the name alone is replaced, and a
+    class without parameters is raised bare too. The import is a section of its own after the
+    standard library's, as isort sorts it."""
     source = "import os\n\n\ndef f():\n    raise Foo  # bare\n"
     after = migrate(source, Rewrite(5, 5, "Typed", {}))
     assert after == (
-        "import os\nfrom runtime.errors import Typed\n\n\ndef f():\n    raise Typed()  # bare\n"
+        "import os\n\nfrom runtime.errors import Typed\n\n\ndef f():\n    raise Typed  # bare\n"
     )
 
 
@@ -114,6 +119,7 @@ def test_call_spanning_lines_with_comments_is_replaced_whole() -> None:
     after = migrate(source, Rewrite(8, 9, "BadPath", {"path": "path"}))
     assert after == textwrap.dedent("""\
         import os
+
         from runtime.errors import BadPath
 
 
@@ -131,7 +137,7 @@ def test_crlf_file_keeps_crlf_and_missing_final_newline() -> None:
     source = "import os\r\n\r\ndef f(n):\r\n    raise ValueError(f'{n}')"
     after = migrate(source, Rewrite(4, 5, "Bad", {"n": "n"}))
     assert after == (
-        "import os\r\nfrom runtime.errors import Bad\r\n\r\ndef f(n):\r\n    raise Bad(n=n)"
+        "import os\r\n\r\nfrom runtime.errors import Bad\r\n\r\ndef f(n):\r\n    raise Bad(n=n)"
     )
 
 
@@ -139,14 +145,14 @@ def test_insert_after_last_line_without_newline() -> None:
     """An anchor on the last line, with no line ending, gets one before the new import."""
     source = "def f():\n    raise ValueError()\nfrom runtime.errors import (Boom  # c\n)"
     after = migrate(source, Rewrite(2, 5, "X", {}))
-    assert after == source.replace("ValueError", "X") + "\nfrom runtime.errors import X"
+    assert after == source.replace("ValueError()", "X") + "\nfrom runtime.errors import X"
 
 
 def test_statement_after_the_last_import_on_its_line() -> None:
     """A raise after `;` on the import's line runs before a next line could import the name."""
     source = "import os; raise ValueError()\n"
     after = migrate(source, Rewrite(1, 12, "X", {}))
-    assert after == "import os; from runtime.errors import X; raise X()\n"
+    assert after == "import os; from runtime.errors import X; raise X\n"
 
 
 def test_non_ascii_before_the_raise_on_its_line() -> None:
@@ -156,7 +162,7 @@ def test_non_ascii_before_the_raise_on_its_line() -> None:
     assert (site.line, site.column) == (2, 16)
     after = migrate(source, Rewrite(2, 16, "Bad", {"x": "x"}))
     assert after == (
-        'from runtime.errors import Bad\ndef f(x):\n    s = "é→😀"; raise Bad(x=x)  # ñ\n'
+        'from runtime.errors import Bad\n\n\ndef f(x):\n    s = "é→😀"; raise Bad(x=x)  # ñ\n'
     )
 
 
@@ -165,7 +171,7 @@ def test_merges_into_existing_import() -> None:
     source = "import os\nfrom runtime.errors import Zed, Alpha as A\n\nraise KeyError('k')\n"
     after = migrate(source, Rewrite(4, 1, "Middle", {}))
     assert after == (
-        "import os\nfrom runtime.errors import Alpha as A, Middle, Zed\n\nraise Middle()\n"
+        "import os\nfrom runtime.errors import Alpha as A, Middle, Zed\n\nraise Middle\n"
     )
 
 
@@ -178,7 +184,7 @@ def test_merged_import_is_wrapped_when_too_long() -> None:
         "from runtime.errors import (\n"
         f"    {long[0]},\n    {long[1]},\n    {'C' * 30},\n"
         ")  # noqa\n"
-        f"raise {'C' * 30}()\n"
+        f"raise {'C' * 30}\n"
     )
 
 
@@ -188,7 +194,7 @@ def test_import_with_comments_inside_is_left_alone() -> None:
     after = migrate(source, Rewrite(4, 1, "Aha", {}))
     assert after == (
         "from runtime.errors import (\n    Boom,  # kept\n)\n"
-        "from runtime.errors import Aha\nraise Aha()\n"
+        "from runtime.errors import Aha\nraise Aha\n"
     )
 
 
@@ -206,8 +212,8 @@ def test_type_checking_import_is_no_candidate() -> None:
     """)
     after = migrate(source, Rewrite(8, 5, "Bad", {}))
     assert after == source.replace(
-        "TYPE_CHECKING\n", "TYPE_CHECKING\nfrom runtime.errors import Bad\n", 1
-    ).replace("ValueError()", "Bad()")
+        "TYPE_CHECKING\n", "TYPE_CHECKING\n\nfrom runtime.errors import Bad\n", 1
+    ).replace("ValueError()", "Bad")
 
 
 def test_docstring_and_no_imports() -> None:
@@ -215,7 +221,7 @@ def test_docstring_and_no_imports() -> None:
     source = '"""Doc\nstring."""\n\n\ndef f():\n    raise ValueError()\n'
     after = migrate(source, Rewrite(6, 5, "Bad", {}))
     assert after == (
-        '"""Doc\nstring."""\n\nfrom runtime.errors import Bad\n\n\ndef f():\n    raise Bad()\n'
+        '"""Doc\nstring."""\n\nfrom runtime.errors import Bad\n\n\ndef f():\n    raise Bad\n'
     )
 
 
@@ -223,12 +229,12 @@ def test_no_docstring_no_imports_after_header_comment() -> None:
     """A shebang and a header comment stay first; a comment on the first statement stays on it."""
     source = "#!/usr/bin/env python\n# Header.\n\n# About f.\ndef f():\n    raise ValueError()\n"
     after = migrate(source, Rewrite(6, 5, "Bad", {}))
-    assert after == source.replace("\n\n#", "\n\nfrom runtime.errors import Bad\n#").replace(
-        "ValueError", "Bad"
+    assert after == source.replace("\n\n#", "\n\nfrom runtime.errors import Bad\n\n\n#").replace(
+        "ValueError()", "Bad"
     )
     bare = "# About f.\ndef f():\n    raise ValueError()\n"
     assert migrate(bare, Rewrite(3, 5, "Bad", {})) == (
-        "from runtime.errors import Bad\n# About f.\ndef f():\n    raise Bad()\n"
+        "from runtime.errors import Bad\n\n\n# About f.\ndef f():\n    raise Bad\n"
     )
 
 
@@ -270,7 +276,7 @@ def test_raise_inside_nested_functions_and_classes() -> None:
                     return g
     """)
     after = migrate(source, Rewrite(11, 33, "Deep", {"x": "x"}))
-    assert after == "from runtime.errors import Deep\n" + source.replace(
+    assert after == "from runtime.errors import Deep\n\n\n" + source.replace(
         'ValueError(f"{x}")', "Deep(x=x)"
     )
 
@@ -285,8 +291,8 @@ def test_two_raises_on_consecutive_lines() -> None:
     ]
     after = migrate(source, *rewrites)
     assert after == (
-        "from runtime.errors import One, Three, Two\n"
-        "def f(a):\n    if a: raise One(a=a); raise Two()\n    raise Three(a=a)\n"
+        "from runtime.errors import One, Three, Two\n\n\n"
+        "def f(a):\n    if a: raise One(a=a); raise Two\n    raise Three(a=a)\n"
     )
 
 
@@ -294,7 +300,7 @@ def test_byte_order_mark_is_kept() -> None:
     """The BOM stays first and does not shift the columns of line 1."""
     source = "\ufeffraise ValueError()\n"
     assert migrate(source, Rewrite(1, 1, "Bad", {})) == (
-        "\ufefffrom runtime.errors import Bad\nraise Bad()\n"
+        "\ufefffrom runtime.errors import Bad\n\nraise Bad\n"
     )
 
 
@@ -315,3 +321,125 @@ def test_libcst_is_not_imported() -> None:
     code = "import sys, catalog.authoring.migrate; print('libcst' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_import_is_sorted_into_the_first_party_section() -> None:
+    """Among the package's own imports it goes where isort puts it: `import x` lines first,
+    then `from` lines by module; relative imports stay a section of their own after it."""
+    source = textwrap.dedent("""\
+        import os
+
+        import numpy
+
+        import runtime
+        from runtime.alpha import a
+        from runtime.zeta import z
+
+        from . import sibling
+
+
+        def f():
+            raise ValueError("boom")
+    """)
+    after = migrate(source, Rewrite(13, 5, "Boom", {}))
+    assert after == source.replace(
+        "from runtime.zeta", "from runtime.errors import Boom\nfrom runtime.zeta"
+    ).replace('ValueError("boom")', "Boom")
+    only_relative = "import os\n\nfrom . import sibling\n\nraise ValueError('x')\n"
+    assert migrate(only_relative, Rewrite(5, 1, "Boom", {})) == (
+        "import os\n\nfrom runtime.errors import Boom\n\nfrom . import sibling\n\nraise Boom\n"
+    )
+
+
+def test_force_single_line_gives_one_statement_per_name() -> None:
+    """Under `force-single-line` names are never merged: each gets a sorted statement."""
+    style = ImportStyle(first_party=frozenset({"runtime"}), force_single_line=True)
+    source = textwrap.dedent("""\
+        from runtime.errors import Alpha
+        from runtime.util import helper
+
+
+        def f(a):
+            if a:
+                raise ValueError(a)
+            raise KeyError(a)
+    """)
+    rewrites = [Rewrite(7, 9, "Zed", {"a": "a"}), Rewrite(8, 5, "Beta", {"a": "a"})]
+    after = migrate_source(source, rewrites, "runtime.errors", style)
+    assert after.startswith(
+        "from runtime.errors import Alpha\n"
+        "from runtime.errors import Beta\n"
+        "from runtime.errors import Zed\n"
+        "from runtime.util import helper\n"
+    )
+
+
+def test_a_message_variable_left_unused_is_removed() -> None:
+    """`msg = f"..."` (and `msg += ...`) read only by the rewritten raise go with it; a
+    variable read elsewhere, or assigned with a comment on its line, stays."""
+    source = textwrap.dedent("""\
+        def f(a, b):
+            msg = f"bad {a}"
+            msg += f" and {b}"
+            raise ValueError(msg)
+
+
+        def g(a):
+            msg = f"bad {a}"
+            print(msg)
+            raise ValueError(msg)
+
+
+        def h(a):
+            msg = f"bad {a}"  # keep
+            raise ValueError(msg)
+    """)
+    rewrites = [
+        Rewrite(4, 5, "BadAnd", {"a": "a", "b": "b"}),
+        Rewrite(10, 5, "Bad", {"a": "a"}),
+        Rewrite(15, 5, "Bad", {"a": "a"}),
+    ]
+    after = migrate(source, *rewrites)
+    assert after == textwrap.dedent("""\
+        from runtime.errors import Bad, BadAnd
+
+
+        def f(a, b):
+            raise BadAnd(a=a, b=b)
+
+
+        def g(a):
+            msg = f"bad {a}"
+            print(msg)
+            raise Bad(a=a)
+
+
+        def h(a):
+            msg = f"bad {a}"  # keep
+            raise Bad(a=a)
+    """)
+
+
+def test_the_projects_sorter_settings_are_read(tmp_path: Path) -> None:
+    """ruff's `lint.isort` (pyproject or ruff.toml) and isort's own table decide the
+    first-party names, force-single-line and the width; the package is always first-party."""
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.ruff]\nline-length = 79\n[tool.ruff.lint.isort]\n"
+        'force-single-line = true\nknown-first-party = ["helpers"]\n',
+        encoding="utf-8",
+    )
+    assert read_import_style(tmp_path, "pkg") == ImportStyle(
+        frozenset({"pkg", "helpers"}), force_single_line=True, line_length=79
+    )
+    (tmp_path / "ruff.toml").write_text("[lint.isort]\nforce-single-line = false\n")
+    assert read_import_style(tmp_path, "pkg") == ImportStyle(frozenset({"pkg"}))
+    (tmp_path / "ruff.toml").unlink()
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.isort]\nprofile = "black"\nforce_single_line = true\n', encoding="utf-8"
+    )
+    assert read_import_style(tmp_path, "pkg") == ImportStyle(
+        frozenset({"pkg"}), force_single_line=True, line_length=88
+    )
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    (tmp_path / "setup.cfg").write_text("[isort]\nknown_first_party = a,b\n", encoding="utf-8")
+    assert read_import_style(tmp_path, "pkg").first_party == frozenset({"pkg", "a", "b"})

@@ -336,6 +336,29 @@ def test_ignore_comments() -> None:
     ]
 
 
+def test_an_ignore_comment_counts_on_any_line_of_its_raise() -> None:
+    """A formatter that wraps a long raise moves its trailing comment to the closing
+    parenthesis or an argument's line: the comment still exempts the raise, and a comment
+    after the statement's end does not."""
+    sites = extract(
+        """
+        raise ValueError(
+            "a long message that a formatter wrapped onto its own line"
+        )  # errcat: ignore[moved by the formatter]
+        raise ValueError(
+            "b"  # errcat: ignore[on an argument]
+        )
+        raise ValueError("c")
+        x = 1  # errcat: ignore[another statement]
+        """
+    )
+    assert [site.ignored for site in sites] == [
+        "moved by the formatter",
+        "on an argument",
+        None,
+    ]
+
+
 def test_positions_are_one_based_characters() -> None:
     """Lines and columns are 1-based; columns count characters, not UTF-8 bytes."""
     sites = extract('x = "é€"; raise ValueError("y")\n\nif x:\n    raise KeyError\n')

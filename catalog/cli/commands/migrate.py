@@ -20,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
     from collections import defaultdict
 
     from catalog.authoring.codegen import nothing_to_generate, write_atomically
+    from catalog.authoring.import_style import read_import_style
     from catalog.authoring.migrate import MigrateError, Rewrite, migrate_source
     from catalog.cli.commands.common import print_findings, valid_catalog_or_report
     from catalog.core.config import load_config
@@ -74,11 +75,14 @@ def run(args: argparse.Namespace) -> int:
         rewrites[config.root / site.path].append(
             Rewrite(site.line, site.column, match.entry.name, message.arguments)
         )
+    # The import goes where the project's own sorter (ruff or isort, as it is configured)
+    # would put it, so that migrating adds no lint finding.
+    style = read_import_style(config.root, target_module.split(".")[0])
     changed = 0
     for path, file_rewrites in sorted(rewrites.items()):
         before = path.read_text(encoding="utf-8")
         try:
-            after = migrate_source(before, file_rewrites, target_module)
+            after = migrate_source(before, file_rewrites, target_module, style)
         except MigrateError as exc:
             print(f"{path}: {exc}; file left unchanged", file=sys.stderr)
             continue
