@@ -7,6 +7,7 @@ the same pages `errcat build` composes, and `mkdocs serve` reloads when a catalo
       - search
       - errcat:
           catalog: catalog/errors   # default: [tool.errcat] catalog in pyproject.toml
+          section: errors/          # default when docs_dir has an index.md of its own, else /
 
 The plugin also adds the Markdown extensions errcat's pages need to those mkdocs.yml lists, and a
 search plugin when there is none (`catalog.engine.site_settings`), and renders the generated
@@ -41,7 +42,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import BasePlugin, event_priority, get_plugins
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
@@ -61,8 +62,9 @@ from catalog.engine.site_settings import (
     SEARCH_SEPARATOR,
     add_extensions,
     add_theme_settings,
+    keep_theme_additions,
 )
-from catalog.pages.content import SiteContent
+from catalog.pages.content import WHOLE_SITE, SiteContent
 
 if TYPE_CHECKING:
     from catalog.pages.findings_page import Subject
@@ -79,6 +81,9 @@ class ErrcatConfig(base.Config):  # type: ignore[no-untyped-call]
 
     catalog = c.Optional(c.Type(str))
     """Folder of the YAML catalog, relative to mkdocs.yml; default: pyproject's setting."""
+    section = c.Optional(c.Type(str))
+    """`errors/`: errcat's pages are a section of the project's site, whose index.md stays the
+    home page; `/`: they are the whole site. Default: `errors/` when docs_dir has an index.md."""
 
 
 class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
@@ -95,6 +100,9 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         which keep answering (with the findings) while the catalog is broken."""
         self._broken = False
         """This build shows the catalog's findings instead of its pages (`mkdocs serve` only)."""
+        self._told_nav = False
+        """Whether the note that errcat's section was added to the project's nav was logged:
+        once, not on every rebuild of `mkdocs serve`."""
         self._source_date: str | None = None
         """The SOURCE_DATE_EPOCH this plugin set for the build in progress (`_date_by_commit`)."""
 
@@ -159,14 +167,23 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
 
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
         if self._composed is not None:
+            # The composed mkdocs.yml lists errcat's indexes already; MkDocs would list every
+            # other page errcat generated as "not included in the nav".
+            for path in self._composed.fast:
+                if (file := files.get_file_from_path(path)) is not None:
+                    file.inclusion = InclusionLevel.NOT_IN_NAV
             if self._accelerator is not None:
                 self._accelerator.set_pages(self._composed.fast, self._composed.search)
             return files
 
         from catalog.entries.validate import valid_project_catalog
-        from catalog.pages.content import default_nav, gather, render
+        from catalog.pages.content import gather, render, site_section
 
         project = self._project or self._load_project(config)
+        try:
+            section = site_section(self.config.section, Path(config.docs_dir))
+        except ConfigError as exc:
+            raise PluginError(f"errcat: {exc}") from None
         self._broken = False
         try:
             catalog = valid_project_catalog(project)
@@ -174,8 +191,9 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             if self._serving:
                 # Aborting here would leave `mkdocs serve` stuck until the catalog is fixed,
                 # every request hanging; the author sees the findings in the browser instead.
+                ids = _catalog_ids(project)
                 return self._show_findings(
-                    files, config, project, exc.findings, _catalog_ids(project), "catalog"
+                    files, config, project, exc.findings, ids, "catalog", section
                 )
             # PluginError prints without a traceback; the findings name each file and line.
             listed = "\n".join(finding.format(project.root) for finding in exc.findings)
@@ -183,13 +201,18 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         site_url = (config.site_url or project.site_url or DEFAULT_SITE_URL).rstrip("/") + "/"
         repo_url = config.repo_url.rstrip("/") if config.repo_url else None
         inputs = gather(
-            project, catalog, site_url=site_url, repo_url=repo_url, site_name=config.site_name
+            project,
+            catalog,
+            site_url=site_url,
+            repo_url=repo_url,
+            site_name=config.site_name,
+            section=section,
         )
         self._date_by_commit(inputs.repository.timestamp)
         unparsed = [_scan_finding(project.root, failure) for failure in inputs.scan_failures]
         if unparsed and self._serving and config.strict:
             ids = {entry.id for entry in catalog}
-            return self._show_findings(files, config, project, unparsed, ids, "package")
+            return self._show_findings(files, config, project, unparsed, ids, "package", section)
         for finding in unparsed:
             log.warning(
                 "errcat: %s (its raise sites are missing from the pages)",
@@ -199,14 +222,19 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         for path in content.fast:
             existing = files.get_file_from_path(path)
             if existing is not None:
+                home = path == "index.md"
                 raise PluginError(
                     f"errcat: {Path(config.docs_dir) / existing.src_path} sits where errcat "
                     "generates a page; move its text to another file"
+                    + (", or set `section: errors/` under the errcat plugin" if home else "")
                 )
-        if config.nav is None:
-            config.nav = default_nav([f.src_uri for f in files.documentation_pages()])
+        self._set_nav(config, files, section)
         for path, text in content.pages.items():
-            files.append(File.generated(config, path, content=text))
+            # In no navigation but errcat's indexes: without this MkDocs lists every error
+            # page as "not included in the nav".
+            files.append(
+                File.generated(config, path, content=text, inclusion=InclusionLevel.NOT_IN_NAV)
+            )
         self._api = content.api
         self._shown = set(content.pages)
         if self._accelerator is not None:
@@ -232,6 +260,22 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
                 del os.environ["SOURCE_DATE_EPOCH"]
             self._source_date = None
 
+    def _set_nav(self, config: MkDocsConfig, files: Files, section: str) -> None:
+        """The project's nav with errcat's section expanded or appended (`site_nav`), or
+        errcat's own when there is none."""
+        from catalog.pages.content import site_nav
+
+        handwritten = [f.src_uri for f in files.documentation_pages()]
+        nav, appended = site_nav(config.nav, handwritten, section)
+        config.nav = nav
+        if appended and not self._told_nav:
+            self._told_nav = True
+            log.info(
+                "errcat: the nav in %s names none of errcat's pages, so its Errors section is "
+                "added at the end; put `- Errors: errors/` where it belongs",
+                Path(config.config_file_path).name,
+            )
+
     def _show_findings(
         self,
         files: Files,
@@ -240,11 +284,12 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         findings: list[Finding],
         ids: set[str],
         subject: Subject,
+        section: str,
     ) -> Files:
         """Every page errcat would generate (`ids`: the entries that may have one), and every
         page of the last good build, as the findings page; the findings are logged too, for the
         terminal."""
-        from catalog.pages.content import NAV_PAGES, default_nav
+        from catalog.pages.content import HOME_PAGE, NAV_PAGES
         from catalog.pages.findings_page import findings_page
 
         self._broken = True
@@ -259,12 +304,14 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         # The pages links and open browsers may point at: the indexes, whatever the last good
         # build had, and each entry's page.
         paths = self._shown | set(NAV_PAGES) | {f"errors/{entry_id}.md" for entry_id in ids}
-        if config.nav is None:
-            config.nav = default_nav([f.src_uri for f in files.documentation_pages()])
+        if section != WHOLE_SITE:
+            paths.discard(HOME_PAGE)  # the project's own home page
+        self._set_nav(config, files, section)
         text = findings_page(findings, project.root, subject)
         for path in sorted(paths):
             if files.get_file_from_path(path) is None:
-                files.append(File.generated(config, path, content=text))
+                inclusion = InclusionLevel.NOT_IN_NAV
+                files.append(File.generated(config, path, content=text, inclusion=inclusion))
         if self._accelerator is not None:
             self._accelerator.set_pages({}, {})
         return files
@@ -292,6 +339,8 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
     def on_env(
         self, env: jinja2.Environment, /, *, config: MkDocsConfig, files: Files
     ) -> jinja2.Environment | None:
+        # Before the accelerator's worker processes fork with the environment.
+        keep_theme_additions(env)
         if self._accelerator is not None:
             self._accelerator.env(env, files)
         return env

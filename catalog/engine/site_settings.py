@@ -18,7 +18,8 @@ The rule, the same for `errcat build` and the MkDocs plugin:
 - with Material, errcat's theme folder (`catalog/pages/theme`: link previews, the stylesheet,
   the search box's matching, the 404 page, a repository link that fetches nothing) joins the
   theme's template folders after the project's `custom_dir`, so a project's own templates win
-  (a project's main.html keeps errcat's additions by extending "errcat_main.html");
+  (errcat's additions reach every page through the theme's base.html, whatever main.html a
+  project writes: `keep_theme_additions`);
 - a search plugin is added when the project lists none, and a search plugin without a
   `separator` gets errcat's (it splits pasted messages on punctuation); the project's other
   search settings and plugins are kept.
@@ -26,11 +27,17 @@ The rule, the same for `errcat build` and the MkDocs plugin:
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
+import jinja2
+
 from catalog.pages import THEME_FOLDER
+
+log = logging.getLogger("mkdocs.plugins.errcat")
 
 SEARCH_SEPARATOR = r"""[\s\-,:;!=\[\]()<>{}"'/|]+|\.(?!\d)"""
 """lunr reads `:` as a field separator and messages are full of `:`, `,`, quotes, brackets, `=`
@@ -177,6 +184,57 @@ def add_theme_folder(theme: Any) -> bool:
         return False
     dirs.insert(1 if getattr(theme, "custom_dir", None) else 0, folder)
     return True
+
+
+ERRCAT_MAIN = "errcat_main.html"
+"""errcat's layer over Material's base.html; errcat's own main.html extends it."""
+_HEAD = '{% include "partials/errcat-head.html" %}'
+_SCRIPTS = '{% include "partials/errcat-scripts.html" %}'
+_BEFORE_END = {tag: re.compile(rf"\s*{tag}") for tag in ("</head>", "</body>")}
+"""The end of the head and of the body, with the space before it: the additions go before
+that space, just where errcat_main.html's blocks put them, so that a build without the plugin
+(another engine on the composed mkdocs.yml) writes the same bytes."""
+
+
+def keep_theme_additions(env: jinja2.Environment) -> bool:
+    """Put errcat's additions to the theme's pages (its stylesheet and scripts, the search box's
+    matching, link previews: partials/errcat-head.html and errcat-scripts.html) into the
+    theme's base.html, before its `</head>` and `</body>`, where no template a project writes
+    can take them away: its own main.html may extend base.html, or override `extrahead`
+    without `super()`. errcat_main.html then adds nothing (`errcat_in_base`); it adds them
+    itself where this did not run (another engine on the composed mkdocs.yml).
+
+    Return whether they were put there: not where errcat's theme folder is not in use, nor
+    where base.html is not made to take them, in which case a main.html that does not extend
+    errcat_main.html is named in a warning, with the fix. One lookup and one text replacement
+    per build, whatever the number of pages."""
+    loader = env.loader
+    if loader is None:
+        return False
+    try:
+        loader.get_source(env, ERRCAT_MAIN)
+        base, _, _ = loader.get_source(env, "base.html")
+    except jinja2.TemplateNotFound:
+        return False
+    if base.count("</head>") == 1 and base.count("</body>") == 1:
+        patched = _BEFORE_END["</head>"].sub(lambda end: _HEAD + end.group(0), base)
+        patched = _BEFORE_END["</body>"].sub(lambda end: _SCRIPTS + end.group(0), patched)
+        env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({"base.html": patched}), loader])
+        env.globals["errcat_in_base"] = True
+        return True
+    try:
+        main, main_file, _ = loader.get_source(env, "main.html")
+    except jinja2.TemplateNotFound:
+        return False
+    if ERRCAT_MAIN not in main:
+        log.warning(
+            "errcat: %s does not extend %s, so error pages lack errcat's stylesheet and "
+            'search matching; write {%% extends "%s" %%} in it instead of base.html',
+            main_file or "main.html",
+            ERRCAT_MAIN,
+            ERRCAT_MAIN,
+        )
+    return False
 
 
 def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from catalog.core.config import Config
+from catalog.core.config import Config, ConfigError
 from catalog.core.exceptions import has_typed_class
 from catalog.core.metadata import ProjectMetadata, read_project_metadata
 from catalog.core.model import Catalog, Entry, Status
@@ -48,6 +48,13 @@ MODULES_INDEX = "errors/modules/index.md"
 EXCEPTIONS_INDEX = "errors/exceptions/index.md"
 NAV_PAGES = (HOME_PAGE, ERRORS_INDEX, MODULES_INDEX, EXCEPTIONS_INDEX)
 """The generated pages a navigation needs; error and group pages stay out of it."""
+WHOLE_SITE = "/"
+"""`section` when errcat's pages are the whole site: its overview is the home page."""
+SECTION = "errors/"
+"""`section` when errcat's pages are a section of the project's site: the project's `index.md`
+stays the home page and errcat's overview heads `errors/index.md`, the index of all errors
+(the contract's `/errors/`), since every URL of errcat's pages is fixed relative to the site's
+root (`/errors/<id>/`, `/api/errors/<id>.json`, the indexes)."""
 MATCH_INDEX = "match-index"
 """The name the match index is kept under in the page cache (`PageCache.find_text`)."""
 
@@ -74,6 +81,8 @@ class SiteInputs:
     public_names: Mapping[str, str] = field(default_factory=dict)
     """Classes catalogued in place that the package exports under a more public path than the
     one they are defined at (`httpx._exceptions.X` → `httpx.X`): the name users know."""
+    section: str = WHOLE_SITE
+    """Where errcat's overview goes: `WHOLE_SITE` or `SECTION` (`site_section`)."""
 
 
 class _Markdown(Mapping[str, str]):
@@ -104,6 +113,8 @@ class SiteContent:
     """Site-relative path → JSON value."""
     search: dict[str, SearchDoc] = field(default_factory=dict)
     """Docs-relative path of an error page → its search entry."""
+    section: str = WHOLE_SITE
+    """Where the overview is (`SiteInputs.section`), for the navigation."""
 
     @property
     def pages(self) -> Mapping[str, str]:
@@ -119,10 +130,11 @@ def gather(
     repo_url: str | None,
     site_name: str,
     metadata: ProjectMetadata | None = None,
+    section: str = WHOLE_SITE,
 ) -> SiteInputs:
     """Scan the package and read the repository and the verified examples for `catalog`;
     `metadata` (read here when not given) names the repository and release tag that sources
-    link to when mkdocs.yml and git do not."""
+    link to when mkdocs.yml and git do not; `section` is where the overview goes."""
     from catalog.core.project import cache_folder, generated_module, scan_package
     from catalog.matching.sites import Matcher, SiteMessages
     from extractor.calls import reaches
@@ -168,6 +180,7 @@ def gather(
             _reproduced(config, repository),
         ),
         public_names=public_names,
+        section=section,
     )
 
 
@@ -279,6 +292,9 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
             page_url=api.page_url(inputs.site_url, entry.id),
             knowledge=inputs.knowledge.get(entry.id, ()),
             public=inputs.public_names.get(entry.exception),
+            # Only where errcat is the whole site: the sidebar is then errcat's own indexes,
+            # which the path back above the title replaces; a project's sidebar stays.
+            hide_navigation=inputs.section == WHOLE_SITE,
         )
         todo.append((f"errors/{entry.id}.md", page_inputs))
     # The match index reads the entries' matcher rows only, which an edit of prose leaves as
@@ -295,7 +311,9 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
     made = documents[browser_index.MATCH_FILE]
     if matched is None and isinstance(made, str):
         cache.store_text(MATCH_INDEX, material, made)
-    return SiteContent(fast=dict(sorted(generated.items())), api=documents, search=search)
+    return SiteContent(
+        fast=dict(sorted(generated.items())), api=documents, search=search, section=inputs.section
+    )
 
 
 def _the_rest(
@@ -331,7 +349,11 @@ def _the_rest(
     )
 
     ordered = sorted(entries, key=lambda e: (e.module, e.message, e.id))
+    root: tuple[Sequence[Entry], templating.Pager] | None = None
     for path, shown, pager in _paged(ERRORS_INDEX, "errors/", ordered):
+        if path == ERRORS_INDEX and inputs.section != WHOLE_SITE:
+            root = (shown, pager)  # the section's root: made with the overview, below
+            continue
         generated[path] = _recorded(templating.errors_index, ordered, shown, pager)
     for folder, title, label, key in (
         ("modules", "Errors by module", "Module", "module"),
@@ -354,8 +376,7 @@ def _the_rest(
         "retired": sum(e.status is Status.RETIRED for e in entries),
         "modules": len({e.module for e in entries}),
     }
-    generated[HOME_PAGE] = _recorded(
-        templating.home_page,
+    overview: dict[str, Any] = dict(
         site_name=inputs.site_name,
         package=package,
         counts=counts,
@@ -371,6 +392,11 @@ def _the_rest(
             for source in sources
         ),
     )
+    if root is None:
+        generated[HOME_PAGE] = _recorded(templating.home_page, **overview)
+    else:
+        # The overview heads the section's root, the first page of the index of all errors.
+        generated[ERRORS_INDEX] = _recorded(templating.section_root, ordered, *root, **overview)
     return generated, documents, search
 
 
@@ -379,18 +405,96 @@ def clashes(docs_dir: Path, content: SiteContent) -> list[Path]:
     return [docs_dir / path for path in content.pages if (docs_dir / path).exists()]
 
 
-def default_nav(handwritten: list[str]) -> list[object]:
+def site_section(option: object, docs_dir: Path) -> str:
+    """Where errcat's overview goes, from the errcat plugin's `section` option (None when
+    unset): by default `SECTION` when the docs folder has an `index.md` of its own (the
+    project's home page), else `WHOLE_SITE`. ConfigError for any other value: errcat's URLs
+    are fixed, so the only choice is whether its overview is the site's home page."""
+    if option is None:
+        return SECTION if (docs_dir / HOME_PAGE).is_file() else WHOLE_SITE
+    if option in (WHOLE_SITE, SECTION, SECTION.rstrip("/")):
+        return WHOLE_SITE if option == WHOLE_SITE else SECTION
+    raise ConfigError(
+        f"errcat's `section: {option}` is not a place errcat's pages can live: their URLs are "
+        f"/errors/<id>/ and /api/errors/<id>.json; set section to {SECTION} (a section of the "
+        f"project's site, whose index.md stays the home page) or {WHOLE_SITE} (errcat's "
+        "overview is the home page)"
+    )
+
+
+def plugin_option(plugins: object, name: str) -> object:
+    """The errcat plugin's option `name` as mkdocs.yml writes it (a list or a mapping of
+    plugins), None when it is not set."""
+    items: list[tuple[object, object]] = []
+    if isinstance(plugins, dict):
+        items = list(plugins.items())
+    elif isinstance(plugins, list):
+        items = [next(iter(p.items())) for p in plugins if isinstance(p, dict) and len(p) == 1]
+    for key, options in items:
+        if key == "errcat" and isinstance(options, dict):
+            return options.get(name)
+    return None
+
+
+def _section_nav() -> dict[str, object]:
+    return {
+        "Errors": [
+            {"All errors": ERRORS_INDEX},
+            {"By module": MODULES_INDEX},
+            {"By exception type": EXCEPTIONS_INDEX},
+        ]
+    }
+
+
+def default_nav(handwritten: list[str], section: str = WHOLE_SITE) -> list[object]:
     """A navigation for a project whose mkdocs.yml has none: the generated indexes, then the
-    hand-written pages. Without one, MkDocs would list every error page on every page."""
-    nav: list[object] = [
-        {"Home": HOME_PAGE},
-        {
-            "Errors": [
-                {"All errors": ERRORS_INDEX},
-                {"By module": MODULES_INDEX},
-                {"By exception type": EXCEPTIONS_INDEX},
-            ]
-        },
-    ]
-    nav += sorted(path for path in handwritten if path not in NAV_PAGES)
-    return nav
+    hand-written pages (in a section, the project's home page and its pages, then errcat's).
+    Without one, MkDocs would list every error page on every page."""
+    pages = sorted(path for path in handwritten if path not in NAV_PAGES)
+    if section != WHOLE_SITE:
+        return [HOME_PAGE, *pages, _section_nav()]
+    nav: list[object] = [{"Home": HOME_PAGE}, _section_nav()]
+    return nav + pages
+
+
+def _is_folder(value: object) -> bool:
+    return isinstance(value, str) and value.rstrip("/") == SECTION.rstrip("/")
+
+
+def _expanded(item: object) -> tuple[object, bool]:
+    """A nav item with each entry whose value is errcat's folder (`Errors: errors/`, or a bare
+    `errors/`) made errcat's indexes; and whether the item names any of errcat's pages."""
+    if _is_folder(item):
+        return _section_nav(), True
+    if isinstance(item, str):
+        return item, item.startswith(SECTION)
+    if isinstance(item, list):
+        pairs = [_expanded(child) for child in item]
+        return [child for child, _ in pairs], any(named for _, named in pairs)
+    if isinstance(item, dict):
+        out: dict[object, object] = {}
+        named = False
+        for title, value in item.items():
+            if _is_folder(value):
+                out[title] = _section_nav()["Errors"]
+                named = True
+                continue
+            out[title], here = _expanded(value)
+            named = named or here
+        return out, named
+    return item, False
+
+
+def site_nav(nav: object, handwritten: list[str], section: str) -> tuple[object, bool]:
+    """The navigation a build uses, and whether errcat's section was appended to it.
+
+    Without a `nav`, `default_nav`. An explicit one keeps its order: an entry whose value is
+    `errors/` becomes errcat's indexes there; a nav naming none of errcat's pages gets them as
+    a last section (the caller says so once), so that they are never silently absent."""
+    if nav is None:
+        return default_nav(handwritten, section), False
+    expanded, named = _expanded(nav)
+    if named:
+        return expanded, False
+    items = expanded if isinstance(expanded, list) else [expanded]
+    return [*items, _section_nav()], True

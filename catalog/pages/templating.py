@@ -148,9 +148,11 @@ def error_page(
     page_url: str,
     knowledge: Sequence[KnowledgeItem] = (),
     public: str | None = None,
+    hide_navigation: bool = True,
 ) -> str:
     """The Markdown of `errors/<id>.md`. `public`: the path the package exports an in-place
-    class under, when it is not where the class is defined."""
+    class under, when it is not where the class is defined; `hide_navigation`: whether the
+    theme's navigation sidebar is hidden (where errcat's pages are the whole site)."""
     typed = has_typed_class(entry.exception)
     # Before `codegen` and `migrate` ran in the package, its code raises the built-in: the
     # header must name what a traceback prints there, not a class the package lacks.
@@ -176,6 +178,7 @@ def error_page(
             sources_with_code=SOURCES_WITH_CODE,
             issue_url=issue_url(repository, entry, page_url),
             knowledge={kind: [i for i in knowledge if i.kind == kind] for kind in KINDS},
+            hide_navigation=hide_navigation,
         )
     )
 
@@ -199,19 +202,24 @@ SINGLE = Pager(1, (None,))
 """An index that fits on one page."""
 
 
+def _index_context(
+    entries: Sequence[Entry], shown: Sequence[Entry], pager: Pager
+) -> dict[str, object]:
+    """What the index of all errors (`errors_table.md.j2`) shows."""
+    return dict(
+        entries=entries,
+        shown=shown,
+        pager=pager,
+        drafts=sum(e.status is Status.DRAFT for e in entries),
+        retired=sum(e.status is Status.RETIRED for e in entries),
+    )
+
+
 def errors_index(entries: Sequence[Entry], shown: Sequence[Entry], pager: Pager = SINGLE) -> str:
     """The Markdown of `errors/index.md` (or one of its further pages): the `shown` part of
     every entry, with links to both group indexes."""
     return (
-        environment()
-        .get_template("errors.md.j2")
-        .render(
-            entries=entries,
-            shown=shown,
-            pager=pager,
-            drafts=sum(e.status is Status.DRAFT for e in entries),
-            retired=sum(e.status is Status.RETIRED for e in entries),
-        )
+        environment().get_template("errors.md.j2").render(**_index_context(entries, shown, pager))
     )
 
 
@@ -261,6 +269,7 @@ def home_page(
         environment()
         .get_template("home.md.j2")
         .render(
+            section=False,
             site_name=site_name,
             package=package,
             counts=counts,
@@ -268,5 +277,38 @@ def home_page(
             repository=repository,
             api_base=site_path,
             typed_raised=typed_raised,
+        )
+    )
+
+
+def section_root(
+    entries: Sequence[Entry],
+    shown: Sequence[Entry],
+    pager: Pager,
+    *,
+    site_name: str,
+    package: str,
+    counts: Mapping[str, int],
+    stats: Stats,
+    repository: Repository,
+    site_path: str,
+    typed_raised: bool = True,
+) -> str:
+    """The Markdown of `errors/index.md` where errcat's pages are a section of the project's
+    site: the overview `home_page` gives a site of errcat's own, with the first page of the
+    index of all errors (`errors_index`) in it."""
+    return (
+        environment()
+        .get_template("home.md.j2")
+        .render(
+            section=True,
+            site_name=site_name,
+            package=package,
+            counts=counts,
+            figures=stats.as_dict(),
+            repository=repository,
+            api_base=site_path,
+            typed_raised=typed_raised,
+            **_index_context(entries, shown, pager),
         )
     )

@@ -49,7 +49,18 @@ from catalog.engine.site_settings import merged_settings
 from catalog.entries.validate import valid_project_catalog
 from catalog.pages import THEME_FOLDER
 from catalog.pages.blocks import FastPage
-from catalog.pages.content import SiteContent, SiteInputs, clashes, default_nav, gather, render
+from catalog.pages.content import (
+    HOME_PAGE,
+    WHOLE_SITE,
+    SiteContent,
+    SiteInputs,
+    clashes,
+    gather,
+    plugin_option,
+    render,
+    site_nav,
+    site_section,
+)
 from catalog.pages.deploy import deployment_files
 from catalog.publish.api_beside import ApiBeside, ApiWriteFailed
 
@@ -209,10 +220,16 @@ def _without_errcat(plugins: object) -> object:
 
 
 def composed_config(
-    root: Path, build_dir: Path, settings: dict[str, Any], handwritten: list[str]
+    root: Path,
+    build_dir: Path,
+    settings: dict[str, Any],
+    handwritten: list[str],
+    section: str = WHOLE_SITE,
 ) -> dict[str, Any]:
     """mkdocs.yml for the composed folder, with the settings errcat's pages need merged in
-    (`catalog.engine.site_settings`); relative paths are made relative to `build_dir`."""
+    (`catalog.engine.site_settings`) and errcat's indexes in its nav (`site_nav`: a nav that
+    names none of them gets them at the end, which is printed); relative paths are made
+    relative to `build_dir`."""
     config = merged_settings(settings)
     config["docs_dir"] = COMPOSED_DOCS
     config["site_dir"] = "composed-site"  # errcat build overrides it; for other engines' runs
@@ -226,8 +243,13 @@ def composed_config(
         # Other engines run on this file without errcat's plugin, which otherwise adds the
         # theme folder; a project's own custom_dir takes the one place there is for it.
         config["theme"] = {**theme, "custom_dir": str(THEME_FOLDER)}
-    if config.get("nav") is None:
-        config["nav"] = default_nav(handwritten)
+    config["nav"], appended = site_nav(config.get("nav"), handwritten, section)
+    if appended:
+        print(
+            "errcat build: the nav in mkdocs.yml names none of errcat's pages, so its Errors "
+            "section is added at the end; put `- Errors: errors/` where it belongs",
+            file=sys.stderr,
+        )
     return config
 
 
@@ -335,7 +357,7 @@ def compose(
     handwritten = _sync_docs(build_dir / COMPOSED_DOCS, docs_source, content)
     config_file = build_dir / COMPOSED_CONFIG
     text = yaml.dump(
-        composed_config(root, build_dir, settings, handwritten),
+        composed_config(root, build_dir, settings, handwritten, content.section),
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,
@@ -747,6 +769,9 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
     site_name = str(settings_file.get("site_name") or metadata.name or config.root.name)
     settings_file = {**settings_file, "site_name": site_name}
     docs_source = config.root / str(settings_file.get("docs_dir", DEFAULT_DOCS_DIR))
+    # Read as the plugin reads it, from its options in mkdocs.yml: both routes place the
+    # overview alike. A ConfigError for a value errcat's fixed URLs cannot take.
+    section = site_section(plugin_option(settings_file.get("plugins"), "section"), docs_source)
     inputs = gather(
         config,
         catalog,
@@ -754,6 +779,7 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
         repo_url=site.repo_url,
         site_name=site_name,
         metadata=metadata,
+        section=section,
     )
     content = render(inputs)
     hidden = clashes(docs_source, content)
@@ -765,7 +791,13 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
                     1,
                     1,
                     "this hand-written page sits where errcat generates one",
-                    "move its text to another file; generated pages come from the catalog",
+                    "move its text to another file; generated pages come from the catalog"
+                    + (
+                        " (or set `section: errors/` under the errcat plugin in mkdocs.yml to "
+                        "keep it as the home page)"
+                        if path == docs_source / HOME_PAGE
+                        else ""
+                    ),
                     stage="build",
                 )
                 for path in hidden

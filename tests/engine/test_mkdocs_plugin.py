@@ -66,14 +66,15 @@ def _plugin(root: Path) -> tuple[ErrcatPlugin, object]:
 
 
 def test_a_hand_written_page_at_a_generated_path_is_a_plugin_error(tmp_path: Path) -> None:
-    """site/docs/index.md would be hidden by the generated home page: PluginError names it."""
+    """site/docs/errors/index.md would be hidden by the generated index: PluginError names it."""
     root = make_project(tmp_path)
-    (root / "site" / "docs" / "index.md").write_text("# Mine\n", encoding="utf-8")
+    (root / "site" / "docs" / "errors").mkdir()
+    (root / "site" / "docs" / "errors" / "index.md").write_text("# Mine\n", encoding="utf-8")
     _, config = _plugin(root)
     from mkdocs.structure.files import get_files
 
     files = get_files(config)  # type: ignore[arg-type]
-    with pytest.raises(PluginError, match=r"site/docs/index\.md sits where errcat generates"):
+    with pytest.raises(PluginError, match=r"site/docs/errors/index\.md sits where errcat gener"):
         config.plugins.on_files(files, config=config)  # type: ignore[attr-defined]
 
 

@@ -280,13 +280,14 @@ def test_an_invalid_catalog_builds_nothing(
 
 
 def test_a_hand_written_page_where_one_is_generated_is_a_finding(tmp_path: Path) -> None:
-    """site/docs/index.md would hide the generated home page: the build refuses, naming it."""
+    """site/docs/errors/index.md would hide the generated index: the build refuses, naming it."""
     root = make_project(tmp_path)
-    (root / "site" / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+    (root / "site" / "docs" / "errors").mkdir()
+    (root / "site" / "docs" / "errors" / "index.md").write_text("# Mine\n", encoding="utf-8")
     with pytest.raises(CatalogInvalid) as caught:
         build_site(load_config(root), root / "build" / "site")
     (finding,) = caught.value.findings
-    assert finding.path == root / "site" / "docs" / "index.md"
+    assert finding.path == root / "site" / "docs" / "errors" / "index.md"
     assert not (root / "build").exists()
 
 
