@@ -21,7 +21,9 @@ and `errcat check` compares every file with what this module would write.
 
 from __future__ import annotations
 
+import ast
 import difflib
+import inspect
 import json
 import os
 import re
@@ -675,6 +677,40 @@ def generated_files(catalog: Catalog, base_url: str | None, module: Path) -> dic
 def is_generated(text: str) -> bool:
     """Whether `text` is a file errcat codegen wrote (so it may replace or remove it)."""
     return text.startswith(HEADER)
+
+
+def same_module(current: str, expected: str) -> bool:
+    """Whether the module on disk is the one codegen writes, up to formatting.
+
+    A project's formatter (ruff format, black) rewraps the generated module to its own width
+    and quotes: the code is the same, so neither `check` nor `codegen` calls it stale, and
+    codegen leaves the formatted file alone instead of undoing the formatter every run. The
+    header must still be codegen's (a formatter keeps comments). Docstrings compare by their
+    text with indentation normalised, which formatters adjust.
+    """
+    if current == expected:
+        return True
+    if not is_generated(current):
+        return False
+    try:
+        return _syntax(current) == _syntax(expected)
+    except (SyntaxError, ValueError):
+        return False
+
+
+def _syntax(text: str) -> str:
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            body[0].value.value = inspect.cleandoc(body[0].value.value)
+    return ast.dump(tree, include_attributes=False)
 
 
 def diff(current: str | None, expected: str, path: str) -> str:

@@ -70,7 +70,7 @@ def test_codegen_rewrites_its_own_file_and_writes_a_new_one(
     assert main(["codegen"]) == 0
     module = root / "widgets" / "errors.py"
     text = module.read_text(encoding="utf-8")
-    module.write_text(text + "# stale\n", encoding="utf-8")
+    module.write_text(text + "STALE = 1\n", encoding="utf-8")
     assert main(["codegen"]) == 0
     assert module.read_text(encoding="utf-8") == text
     capsys.readouterr()

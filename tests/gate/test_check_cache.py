@@ -129,7 +129,7 @@ def test_the_site_url_changed_again(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_generated_module_edited(capsys: pytest.CaptureFixture[str]) -> None:
-    found = after_change(capsys, edit("pkg/errors.py", "# edited by hand\n"))
+    found = after_change(capsys, edit("pkg/errors.py", "EDITED_BY_HAND = 1\n"))
     assert f"pkg/errors.py:1: {STALE}" in found
 
 

@@ -613,7 +613,7 @@ def test_a_missing_or_stale_generated_module(
     assert "pkg/errors.py:1:1: the generated module is missing; run: errcat codegen" in errors(
         capsys
     )
-    module.write_text(text + "# edited\n")
+    module.write_text(text + "EDITED = 1\n")
     assert errors(capsys) == [
         "pkg/errors.py:1:1: the generated module is stale: it differs from what the catalog "
         "generates; run: errcat codegen"

@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
         generated_files,
         is_generated,
         nothing_to_generate,
+        same_module,
         write_all_atomically,
     )
     from catalog.authoring.generated_path import (
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             # The written-out form has no stub: one left by an earlier, larger catalog goes.
             if current is not None and is_generated(current):
                 removals.append(target)
-        elif current != expected:
+        elif current is None or not same_module(current, expected):
             writes[target] = expected
     module = shown(config.generated)
     if not writes and not removals:
