@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import file_digests
 from test_build_project import ACTIVE_ID, make_project
 
 from catalog.cli import main
@@ -178,8 +179,10 @@ def test_a_site_of_errcats_own_keeps_its_home_page_and_hides_the_sidebar(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Without an index.md of the project's, errcat's overview is the home page and error
-    pages hide the sidebar, as before."""
-    site, _ = _build("errcat build", make_project(tmp_path), monkeypatch, capsys)
+    pages hide the sidebar, as before; MkDocs no longer lists the error pages as missing from
+    the nav errcat supplies."""
+    site, printed = _build("mkdocs", make_project(tmp_path), monkeypatch, capsys)
+    assert "not included in the" not in printed
     assert "Paste an error message" in _html(site, "")
     assert "Paste an error message" not in _html(site, "errors")
     sidebar = re.search(
@@ -231,3 +234,39 @@ def test_the_nav_entry_expands_wherever_it_stands() -> None:
         ["index.md", {"All": "errors/index.md"}],
         False,
     )
+
+
+PUBLISHED_ONLY = ("api/", "search/search_index.json", "search/errcat-match.json")
+"""What only errcat build writes: the API, and the search entries it adds itself."""
+
+
+def test_errcat_renders_the_section_as_mkdocs_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In a section too (the overview over the index, error pages with the sidebar), errcat's
+    own rendering gives byte for byte what plain MkDocs makes of the composed folder."""
+    project = _existing_site(tmp_path / "project", NAV_WITH_ERRORS)
+    # Without the override, so that plain MkDocs, which has no errcat plugin to add the
+    # theme folder after a project's custom_dir, gets errcat's as its custom_dir.
+    settings = project / "mkdocs.yml"
+    settings.write_text(
+        settings.read_text(encoding="utf-8").replace("  custom_dir: overrides\n", ""),
+        encoding="utf-8",
+    )
+    site, _ = _build("errcat build", project, monkeypatch, capsys)
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "-q", "-d", str(tmp_path / "p")],
+        cwd=project / "build",
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    ours = {
+        k: v for k, v in file_digests(site.resolve()).items() if not k.startswith(PUBLISHED_ONLY)
+    }
+    theirs = file_digests(tmp_path / "p")
+    theirs.pop("search/search_index.json")
+    assert ours == theirs
+    assert "Paste an error message" in _html(site, "errors")
