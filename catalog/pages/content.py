@@ -452,7 +452,8 @@ def default_nav(handwritten: list[str], section: str = WHOLE_SITE) -> list[objec
     Without one, MkDocs would list every error page on every page."""
     pages = sorted(path for path in handwritten if path not in NAV_PAGES)
     if section != WHOLE_SITE:
-        return [HOME_PAGE, *pages, _section_nav()]
+        home = [HOME_PAGE] if HOME_PAGE in handwritten else []
+        return [*home, *pages, _section_nav()]
     nav: list[object] = [{"Home": HOME_PAGE}, _section_nav()]
     return nav + pages
 

@@ -270,3 +270,13 @@ def test_errcat_renders_the_section_as_mkdocs_would(
     theirs.pop("search/search_index.json")
     assert ours == theirs
     assert "Paste an error message" in _html(site, "errors")
+
+
+def test_without_a_nav_the_projects_pages_come_first_then_errcat_section() -> None:
+    """No nav in a section: the project's home page and pages (as MkDocs would order them),
+    then errcat's; a home page the docs folder lacks is not made up."""
+    nav, appended = site_nav(None, ["guides/b.md", "index.md", "a.md"], SECTION)
+    assert not appended
+    assert nav[:3] == ["index.md", "a.md", "guides/b.md"]
+    assert isinstance(nav[3], dict) and list(nav[3]) == ["Errors"]
+    assert site_nav(None, ["a.md"], SECTION)[0][0] == "a.md"
