@@ -119,9 +119,10 @@ def is_builtin(exception: str) -> bool:
     return exception in BUILTIN_EXCEPTIONS
 
 
-def has_typed_class(exception: str) -> bool:
-    """Whether entries of `exception` get a generated class (see the module docstring)."""
-    return exception in TYPED_BUILTINS
+def has_typed_class(exception: str, generate: bool = True) -> bool:
+    """Whether entries of `exception` get a generated class (see the module docstring);
+    never under `generate=False` (`[tool.errcat] generated = false`: every entry in place)."""
+    return generate and exception in TYPED_BUILTINS
 
 
 def exception_problem(exception: str) -> str | None:

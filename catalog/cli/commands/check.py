@@ -66,7 +66,7 @@ def _run_examples(config: Config, result: CheckResult) -> tuple[ExampleRun, str]
     catalog = valid_project_catalog(config)
     results_path = config.catalog / RESULTS_FILE
     commit = current_commit(config.root, ignore=results_path)
-    run = run_examples(catalog, config.root)
+    run = run_examples(catalog, config.root, generate=config.generate)
     result.findings += example_findings(run)
     record_results(results_path, run, commit, catalog)
     return run, commit
