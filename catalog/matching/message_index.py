@@ -118,8 +118,9 @@ class ExplainIndex:
         return cls(site_url=site_url, table=matcher_table, details=details)
 
 
-def build_index(catalog: Catalog, site_url: str) -> ExplainIndex:
-    """The index of a loaded catalog; page links start with `site_url`."""
+def build_index(catalog: Catalog, site_url: str, generate: bool = True) -> ExplainIndex:
+    """The index of a loaded catalog; page links start with `site_url`; `generate=False`:
+    no entry has a generated class (docs-only adoption)."""
     # One object per distinct blob: marshal then stores each repeat (every draft's empty
     # prose, for one) as a reference.
     distinct: dict[bytes, bytes] = {}
@@ -147,7 +148,7 @@ def build_index(catalog: Catalog, site_url: str) -> ExplainIndex:
     )
     return ExplainIndex(
         site_url=site_url,
-        table=MatcherTable.build(catalog_rows(catalog, site_url)),
+        table=MatcherTable.build(catalog_rows(catalog, site_url, generate)),
         details=details,
     )
 
@@ -178,6 +179,7 @@ def catalog_key(config: Config) -> str | None:
         digest.update(b"\0mkdocs\0" + (mkdocs.read_bytes() if mkdocs.is_file() else b"-"))
         # `[tool.errcat] site_url` stands in for mkdocs.yml's in the links the index holds.
         digest.update(b"\0tool-site-url\0" + (config.site_url or "-").encode())
+        digest.update(b"\0generate\0" + (b"1" if config.generate else b"0"))
     except OSError:
         return None
     return digest.hexdigest()
@@ -225,7 +227,8 @@ def load_index(config: Config, *, cache: bool = True) -> ExplainIndex:
     # The key was taken before reading: a file edited in between gives a key that no later
     # call computes, so the worst outcome is one more rebuild, never a stale answer.
     catalog = valid_project_catalog(config)
-    index = build_index(catalog, read_site_settings(config.root, config.site_url).site_url)
+    site_url = read_site_settings(config.root, config.site_url).site_url
+    index = build_index(catalog, site_url, config.generate)
     if key is not None:
         write_cached(path, key, index)
     return index

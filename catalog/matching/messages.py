@@ -183,6 +183,7 @@ class MatcherTable:
         from catalog.core.placeholders import literal_text, parse_placeholders
 
         prepared: list[tuple[Row, str, list[str], tuple[str, ...], int, tuple[str, ...]]] = []
+        untyped: list[bool] = []
         for row in rows:
             values: Row = (
                 row["id"],
@@ -202,6 +203,7 @@ class MatcherTable:
                 if len("".join(literal_text(matched).split())) < MIN_LITERAL_CHARS:
                     safe = []
                 prepared.append((values, matched, safe, literals_of, literal_chars, fields))
+                untyped.append(row.get("typed") == "0")
         frequency: dict[str, int] = {}
         for _row, _matched, safe, *_rest in prepared:
             for word in set(safe):
@@ -222,7 +224,7 @@ class MatcherTable:
                 else None
             )
             # A row that does not say its class is taken at its name, as rows always were.
-            typed = has_typed_class(exception) if exception else True
+            typed = (has_typed_class(exception) if exception else True) and not untyped[index]
             parsed = list(string.Formatter().parse(message))
             literals = [part[0] for part in parsed]
             if parsed and parsed[-1][1] is None:
@@ -525,9 +527,12 @@ class MessageMatcher:
         return cls(MatcherTable.build(rows))
 
     @classmethod
-    def from_catalog(cls, catalog: Catalog, base_url: str = "") -> MessageMatcher:
-        """A matcher over every entry of `catalog`; with `base_url`, results carry page URLs."""
-        return cls.from_rows(catalog_rows(catalog, base_url))
+    def from_catalog(
+        cls, catalog: Catalog, base_url: str = "", generate: bool = True
+    ) -> MessageMatcher:
+        """A matcher over every entry of `catalog`; with `base_url`, results carry page URLs;
+        `generate=False`: no entry has a generated class (see `catalog_rows`)."""
+        return cls.from_rows(catalog_rows(catalog, base_url, generate))
 
     def __len__(self) -> int:
         return len(self.table.templates)
@@ -934,18 +939,27 @@ def printed_variants(line: str) -> list[str]:
     return [head + value for value in printed_strings(body) if value.strip()]
 
 
-def catalog_rows(catalog: Catalog, base_url: str = "") -> Iterator[dict[str, str]]:
-    """The matcher rows of every entry of `catalog`; with `base_url`, rows carry page URLs."""
+def catalog_rows(
+    catalog: Catalog, base_url: str = "", generate: bool = True
+) -> Iterator[dict[str, str]]:
+    """The matcher rows of every entry of `catalog`; with `base_url`, rows carry page URLs.
+
+    Under `generate=False` (docs-only adoption) no entry has a generated class: rows carry no
+    class name (a name nobody can raise would be found, and shown, as one) and say so with
+    `typed: "0"`, so every entry is matched by the class it is raised as."""
     for entry in catalog:
-        yield {
+        row = {
             "id": entry.id,
             "message": entry.message,
             "exception": entry.exception,
-            "name": entry.name,
+            "name": entry.name if generate else "",
             "status": entry.status.value,
             "module": entry.module,
             "url": f"{base_url}errors/{entry.id}/" if base_url else "",
         }
+        if not generate:
+            row["typed"] = "0"
+        yield row
 
 
 def string_starts_literal(message: str) -> bool:

@@ -80,14 +80,15 @@ def prose_paragraphs(text: str) -> list[str]:
     return paragraphs
 
 
-def error_doc(entry: Entry) -> SearchDoc:
+def error_doc(entry: Entry, generate: bool = True) -> SearchDoc:
     """The search entry of an error page: message, class name, exception, module, meaning.
 
     The class name is what a traceback prints for an entry with a generated class, so word
-    search finds the page by it too (an entry catalogued in place is known by its exception).
+    search finds the page by it too (an entry catalogued in place, or any entry under
+    `generate=False`, docs-only adoption, is known by its exception).
     """
     exception = f"<code>{html.escape(entry.exception, quote=False)}</code>"
-    if has_typed_class(entry.exception):
+    if has_typed_class(entry.exception, generate):
         exception = f"<code>{html.escape(entry.name, quote=False)}</code> ({exception})"
     where = f"<p>{exception} in <code>{html.escape(entry.module, quote=False)}</code></p>"
     meaning = prose_paragraphs(entry.meaning) if entry.meaning else []

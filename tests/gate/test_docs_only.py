@@ -207,3 +207,19 @@ def test_examples_are_judged_by_class_and_text(
     assert main(["check", "--examples"]) == 0, capsys.readouterr()
     verified = json.loads((docs_only / "errors" / "verified.json").read_text(encoding="utf-8"))
     assert entry["id"] in json.dumps(verified)
+
+
+def test_matching_knows_no_generated_class(docs_only: Path) -> None:
+    """explain, /api/match and the search box match a docs-only catalog's entries by their
+    message and by the class the package raises, never by a generated class name."""
+    from catalog.matching.messages import MessageMatcher
+
+    assert main(["new"]) == 0
+    catalog = load_valid_catalog(load_config(docs_only).catalog)
+    (entry,) = [e for e in catalog if "spin backwards" in e.message]
+    matcher = MessageMatcher.from_catalog(catalog, generate=False)
+    (found,) = matcher.match("gadget g cannot spin backwards, got speed=-1")
+    assert (found.id, found.exception, found.name) == (entry.id, "ValueError", "")
+    assert matcher.match(entry.name) == []
+    typed = MessageMatcher.from_catalog(catalog)
+    assert [result.id for result in typed.match(entry.name)] == [entry.id]
