@@ -57,9 +57,12 @@ def pieces(message: str) -> list[str]:
     return out
 
 
-def match_index(catalog: Catalog, generated_module: str) -> dict[str, Any]:
-    """The index of `catalog`, whose generated classes live in `generated_module`."""
-    return index_of_rows(catalog_rows(catalog), generated_module)
+def match_index(catalog: Catalog, generated_module: str, generate: bool = True) -> dict[str, Any]:
+    """The index of `catalog`, whose generated classes live in `generated_module` (none under
+    `generate=False`, docs-only adoption)."""
+    # Without generated classes there is no module to name one in: the index names none.
+    module = generated_module if generate else ""
+    return index_of_rows(catalog_rows(catalog, generate=generate), module)
 
 
 def index_of_rows(rows: Iterable[Mapping[str, str]], generated_module: str) -> dict[str, Any]:

@@ -156,7 +156,9 @@ def gather(
     if cache is not None:
         messages.save(cache)
     # Who reaches each raise, for the facts read from the code (summaries cached with the scan).
-    in_place = sorted({e.exception for e in catalog if not has_typed_class(e.exception)})
+    in_place = sorted(
+        {e.exception for e in catalog if not has_typed_class(e.exception, config.generate)}
+    )
     graph = reaches(report, cwd=config.root, cache_dir=cache, classes=in_place)
     public_names = {
         name: public for name in in_place if (public := graph.public_name(name)) != name
@@ -283,6 +285,7 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
             entry=entry,
             package=package,
             generated=typed_module,
+            generate=inputs.config.generate,
             sources=inputs.sources.get(entry.id, ()),
             related=related[entry.id],
             replacement=replacement,
@@ -299,7 +302,9 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
         todo.append((f"errors/{entry.id}.md", page_inputs))
     # The match index reads the entries' matcher rows only, which an edit of prose leaves as
     # they were: looked up before the workers start (the cache is theirs while they run).
-    rows = [list(row.values()) for row in catalog_rows(inputs.catalog)]
+    rows = [
+        list(row.values()) for row in catalog_rows(inputs.catalog, generate=inputs.config.generate)
+    ]
     material = json.dumps([typed_module, rows], ensure_ascii=False).encode("utf-8")
     matched = cache.find_text(MATCH_INDEX, material)
     # Started first: worker processes make the error pages while this process makes the rest.
@@ -331,7 +336,7 @@ def _the_rest(
     search: dict[str, SearchDoc] = {}
     documents: dict[str, object] = {}
     for entry in entries:
-        search[f"errors/{entry.id}.md"] = error_doc(entry)
+        search[f"errors/{entry.id}.md"] = error_doc(entry, inputs.config.generate)
         documents[f"{api.ERRORS_FOLDER}/{entry.id}.json"] = api.entry_document(
             entry,
             sources=inputs.sources.get(entry.id, ()),
@@ -345,7 +350,9 @@ def _the_rest(
     documents[api.SCHEMA_FILE] = entry_schema.schema()
     # What the search box matches pasted errors against (written as compact JSON text).
     documents[browser_index.MATCH_FILE] = matched or browser_index.dumps(
-        browser_index.match_index(inputs.catalog, generated_module(inputs.config))
+        browser_index.match_index(
+            inputs.catalog, generated_module(inputs.config), inputs.config.generate
+        )
     )
 
     ordered = sorted(entries, key=lambda e: (e.module, e.message, e.id))

@@ -125,11 +125,12 @@ def issue_url(repository: Repository, entry: Entry, page_url: str) -> str | None
     return f"{repository.url}/issues/new?title={title}&body={body}"
 
 
-def class_path(entry: Entry, generated: str) -> str:
+def class_path(entry: Entry, generated: str, generate: bool = True) -> str:
     """The class a traceback names for `entry`: the generated typed class in the `generated`
-    module (`runtime.errors.BorrowRequiresMps`), or for an entry catalogued in place the class
-    as raised (`builtins` left out, as tracebacks do)."""
-    if has_typed_class(entry.exception):
+    module (`runtime.errors.BorrowRequiresMps`), or for an entry catalogued in place (every
+    entry under `generate=False`, docs-only adoption) the class as raised (`builtins` left
+    out, as tracebacks do)."""
+    if has_typed_class(entry.exception, generate):
         return f"{generated}.{entry.name}"
     return entry.exception
 
@@ -149,22 +150,24 @@ def error_page(
     knowledge: Sequence[KnowledgeItem] = (),
     public: str | None = None,
     hide_navigation: bool = True,
+    generate: bool = True,
 ) -> str:
     """The Markdown of `errors/<id>.md`. `public`: the path the package exports an in-place
     class under, when it is not where the class is defined; `hide_navigation`: whether the
-    theme's navigation sidebar is hidden (where errcat's pages are the whole site)."""
-    typed = has_typed_class(entry.exception)
+    theme's navigation sidebar is hidden (where errcat's pages are the whole site);
+    `generate`: whether entries get generated classes (False: docs-only adoption)."""
+    typed = has_typed_class(entry.exception, generate)
     # Before `codegen` and `migrate` ran in the package, its code raises the built-in: the
     # header must name what a traceback prints there, not a class the package lacks.
     raised = {name for source in sources if (name := getattr(source, "qualified_name", None))}
-    as_builtin = typed and bool(raised) and class_path(entry, generated) not in raised
+    as_builtin = typed and bool(raised) and class_path(entry, generated, generate) not in raised
     return (
         environment()
         .get_template("error.md.j2")
         .render(
             entry=entry,
             package=package,
-            class_path=class_path(entry, generated),
+            class_path=class_path(entry, generated, generate),
             public=public,
             typed=typed and not as_builtin,
             as_builtin=as_builtin,

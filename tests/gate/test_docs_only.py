@@ -152,12 +152,6 @@ def test_the_setting_is_false_or_a_path(tmp_path: Path) -> None:
         load_config(tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pages, search and the match index decide a generated class by the exception alone "
-    "(catalog/pages/templating.py, search.py, catalog/matching/messages.py: has_typed_class), "
-    "not by [tool.errcat] generated; those files are outside this change",
-)
 def test_the_site_names_no_generated_class(docs_only: Path) -> None:
     """The pages, the search index, the match index and the API name the classes the package
     raises (the built-in, its own class), never a generated class it does not have; the API's
