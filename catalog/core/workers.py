@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, NoReturn, TypeVar
 
@@ -246,6 +247,9 @@ def forked_map(
 
 
 _STOPS = {signal.SIGINT, signal.SIGTERM}
+_POLL_SECONDS = 0.01
+"""How often a wait for a forked child looks again: short next to any child's work, and the
+bound on how late an interrupt is seen while waiting."""
 _MESSAGE_BYTES = 4000
 """How much of a failure's message a `ForkedChild` sends back (less than a pipe holds)."""
 
@@ -307,8 +311,12 @@ class ForkedChild:
         assert self._reader is not None
         if hasattr(os, "waitid"):
             # Seen ended but not reaped: its pid, and so its group's id, stay its own while
-            # what it left running is killed.
-            os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            # what it left running is killed. Polled, not blocked on: a Ctrl-C that the kernel
+            # hands to another thread of this process only sets Python's flag, which a main
+            # thread asleep in waitid would not see until the child ended (a held child then
+            # let the build finish and exit 0 as if never interrupted).
+            while os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+                time.sleep(_POLL_SECONDS)
             kill_group(self.pid)
             _, status = os.waitpid(self.pid, 0)
         else:
