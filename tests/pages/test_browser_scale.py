@@ -10,19 +10,16 @@ hand edits, so the all-errors index and the ValueError group are paged.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from helpers import errcat_in, wait_for
 from test_browser import _missing, chromium, needs_browser
-from test_browser_site import MISSED, RECORD_REQUESTS, TOGGLE, _StaticFiles
+from test_browser_site import MISSED, RECORD_REQUESTS, TOGGLE, static_server
 
 from catalog.core.config import load_config
 from catalog.pages.content import ROWS_PER_PAGE
@@ -136,16 +133,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def base(built: Path) -> Iterator[str]:
-    handler = functools.partial(_StaticFiles, directory=str(built.resolve()))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with static_server(built) as url:
+        yield url
 
 
 def _rows(built: Path) -> list[dict[str, object]]:

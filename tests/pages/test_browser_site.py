@@ -9,6 +9,7 @@ of a seed page, light and dark, desktop and mobile, go to build/screenshots/.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
@@ -94,10 +95,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_site(load_config(REPO), scratch / "site", build_dir=scratch / "build").out
 
 
-@pytest.fixture(scope="module")
-def base(built: Path) -> Iterator[str]:
-    """The built site on a plain static file server on a free loopback port."""
-    handler = functools.partial(_StaticFiles, directory=str(built.resolve()))
+@contextlib.contextmanager
+def static_server(site: Path) -> Iterator[str]:
+    """`site` on a plain static file server on a free loopback port (404s recorded in
+    `MISSED`): its base URL."""
+    handler = functools.partial(_StaticFiles, directory=str(site.resolve()))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -107,6 +109,13 @@ def base(built: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@pytest.fixture(scope="module")
+def base(built: Path) -> Iterator[str]:
+    """The built site on a plain static file server on a free loopback port."""
+    with static_server(built) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
