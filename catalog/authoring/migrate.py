@@ -119,7 +119,7 @@ def migrate_source(
     src = _Source(text)
     pending = {(r.line, r.column): r for r in rewrites}
     edits: list[_Edit] = []
-    replaced: list[ast.Raise] = []
+    replaced: list[tuple[ast.Raise, Rewrite]] = []
     for node in _statements_on(tree.body, sorted({r.line for r in rewrites}), ast.Raise):
         key = (
             node.lineno,
@@ -131,7 +131,7 @@ def migrate_source(
         if node.exc is None:
             raise MigrateError(f"the raise at {key[0]}:{key[1]} re-raises; nothing to replace")
         edits.append(_replace(src, node.exc, rewrite))
-        replaced.append(node)
+        replaced.append((node, rewrite))
     if pending:
         missing = ", ".join(f"{line}:{column}" for line, column in sorted(pending))
         raise MigrateError(f"no raise statement at {missing}")
@@ -372,20 +372,26 @@ def _line_after(src: _Source, anchor: ast.stmt, text: str) -> _Edit:
     return _Edit(at, at, text + src.newline)
 
 
-def _dead_assignments(src: _Source, tree: ast.Module, replaced: list[ast.Raise]) -> list[_Edit]:
+def _dead_assignments(
+    src: _Source, tree: ast.Module, replaced: list[tuple[ast.Raise, Rewrite]]
+) -> list[_Edit]:
     """Edits removing `msg = f"..."` (and `msg += ...`) statements whose only reader was a
     rewritten raise's `X(msg)`: the typed call takes the placeholders' values instead, and
-    a linter flags the name left assigned and never used (ruff F841)."""
+    a linter flags the name left assigned and never used (ruff F841). A name the typed call
+    still passes (`X(msg=msg)`, a message errcat could not read through) is kept."""
     edits: list[_Edit] = []
     functions = [
         node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     ]
-    for node in replaced:
+    for node, rewrite in replaced:
         call = node.exc
         if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords:
             continue
         argument = call.args[0]
         if not isinstance(argument, ast.Name):
+            continue
+        passed = " ".join(rewrite.arguments.values())
+        if any(True for _ in _words(passed, argument.id)):
             continue
         scope = _innermost(functions, node)
         if scope is None:

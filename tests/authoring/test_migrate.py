@@ -393,15 +393,22 @@ def test_a_message_variable_left_unused_is_removed() -> None:
         def h(a):
             msg = f"bad {a}"  # keep
             raise ValueError(msg)
+
+
+        def k(a):
+            msg = describe(a)
+            raise ValueError(msg)
     """)
     rewrites = [
         Rewrite(4, 5, "BadAnd", {"a": "a", "b": "b"}),
         Rewrite(10, 5, "Bad", {"a": "a"}),
         Rewrite(15, 5, "Bad", {"a": "a"}),
+        # A message errcat could not read is passed on whole: its variable stays.
+        Rewrite(20, 5, "Unread", {"msg": "msg"}),
     ]
     after = migrate(source, *rewrites)
     assert after == textwrap.dedent("""\
-        from runtime.errors import Bad, BadAnd
+        from runtime.errors import Bad, BadAnd, Unread
 
 
         def f(a, b):
@@ -417,6 +424,11 @@ def test_a_message_variable_left_unused_is_removed() -> None:
         def h(a):
             msg = f"bad {a}"  # keep
             raise Bad(a=a)
+
+
+        def k(a):
+            msg = describe(a)
+            raise Unread(msg=msg)
     """)
 
 
