@@ -14,6 +14,9 @@ SCRIPT = textwrap.dedent("""\
     import signal, threading, time
     from catalog.core.workers import ForkedChild
 
+    # Interruptible however the suite was started (a shell's background job ignores SIGINT).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     child = ForkedChild.start(lambda: time.sleep(120))
 
     def interrupt_from_another_thread():

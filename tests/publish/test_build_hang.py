@@ -102,6 +102,13 @@ def _in_group(group: int) -> list[int]:
     return found
 
 
+def _interruptible() -> None:
+    # A shell starts background jobs with SIGINT ignored, and a child inherits that (Python
+    # then installs no KeyboardInterrupt handler): the build under test must be interruptible
+    # however the suite itself was started.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _Held:
     """A build started in its own session, its API child held once its workers run."""
 
@@ -117,6 +124,7 @@ class _Held:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            preexec_fn=_interruptible,
         )
         record = hold / "api-child.json"
         assert wait_for(lambda: record.exists() or self.process.poll() is not None, BOUND)
