@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import shutil
 import textwrap
 import time
 from collections.abc import Callable, Mapping
@@ -12,6 +13,19 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from catalog.core.placeholders import parse_placeholders
+
+# What a source distribution would leave out: build outputs, environments and caches.
+NOT_SOURCES = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".*_cache",
+    ".hypothesis",
+    ".errcat-cache",
+)
 
 
 def exact(text: str) -> str:

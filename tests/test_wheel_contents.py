@@ -16,25 +16,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import NOT_SOURCES
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_TIMEOUT_S = 120
 
 TOP_LEVEL = frozenset({"catalog", "extractor", "errcat"})
 """The contract's packages (CONTRACTS.md, "Layout and configuration")."""
-
-# What a source distribution would leave out: build outputs, environments and caches.
-NOT_SOURCES = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    "build",
-    "dist",
-    "*.egg-info",
-    "__pycache__",
-    ".*_cache",
-    ".hypothesis",
-    ".errcat-cache",
-)
 
 
 @pytest.fixture(scope="module")

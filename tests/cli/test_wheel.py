@@ -25,6 +25,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from helpers import NOT_SOURCES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,18 +36,6 @@ COMMAND_TIMEOUT_S = 300
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(WHEEL_TIMEOUT_S + INSTALL_TIMEOUT_S + 300)]
 
-# What a source distribution would leave out: build outputs, environments and caches.
-NOT_SOURCES = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    "build",
-    "dist",
-    "*.egg-info",
-    "__pycache__",
-    ".*_cache",
-    ".hypothesis",
-    ".errcat-cache",
-)
 
 # Packages the tool itself must never import.
 FOREIGN_PACKAGES = frozenset({"runtime", "torch", "mlx"})
