@@ -289,20 +289,38 @@ def _expected_digests(config: Config, catalog: Catalog, key: str | None) -> dict
     return digests
 
 
-def _formatted_alike(config: Config, catalog: Catalog, target: Path) -> bool:
+ALIKE_CACHE = "codegen-alike.marshal"
+"""Pairs (digest codegen would write, digest on disk) found to be the same code, formatted."""
+
+
+def _formatted_alike(
+    config: Config, catalog: Catalog, target: Path, expected: str, current: str | None
+) -> bool:
     """Whether `target` is codegen's file as the project's formatter left it (same code,
-    other wrapping): generated again to compare, which only a differing file pays for."""
+    other wrapping): generated again to compare, which only a differing file pays for, once
+    per pair of digests (a project that formats the module would pay at every check)."""
     from catalog.authoring.codegen import generated_files, same_module
     from catalog.core.config import docs_base_url
+    from catalog.entries.loader import read_cache, write_cache
 
-    expected = generated_files(catalog, docs_base_url(config), config.generated).get(target)
-    if expected is None:
+    if current is None:
         return False
+    pair = f"{expected}\0{current}"
+    folder = cache_folder(config)
+    cache = folder / ALIKE_CACHE if folder is not None else None
+    known = read_cache(cache, "alike") if cache is not None else None
+    known = known if isinstance(known, list) else []
+    if pair in known:
+        return True
+    text = generated_files(catalog, docs_base_url(config), config.generated).get(target)
     try:
-        current = target.read_text(encoding="utf-8")
+        alike = text is not None and same_module(target.read_text(encoding="utf-8"), text)
     except (OSError, UnicodeDecodeError):
         return False
-    return same_module(current, expected)
+    if alike and cache is not None:
+        # The newest few pairs: one per generated file and formatter is what a project has.
+        write_cache(cache, "alike", [*known[-7:], pair])
+    return alike
 
 
 def check_codegen_stage(
@@ -338,7 +356,9 @@ def check_codegen_stage(
                     Finding(target, 1, 1, message, "run: errcat codegen", stage="codegen")
                 )
             continue
-        if current == expected or (exists and _formatted_alike(config, catalog, target)):
+        if current == expected or (
+            exists and _formatted_alike(config, catalog, target, expected, current)
+        ):
             continue
         state = "is stale: it differs from what the catalog generates" if exists else "is missing"
         findings.append(
