@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 import shutil
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable, Mapping
@@ -26,6 +29,22 @@ NOT_SOURCES = shutil.ignore_patterns(
     ".hypothesis",
     ".errcat-cache",
 )
+
+
+def mkdocs(
+    root: Path, *args: str, environ: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`mkdocs ARGS...` of this environment run in `root`, its output captured; `environ`
+    replaces the process's environment (MkDocs' 2.0 notice is always silenced)."""
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**(os.environ if environ is None else environ), "NO_MKDOCS_2_WARNING": "1"},
+        check=False,
+    )
 
 
 def exact(text: str) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from helpers import mkdocs
 from test_build_project import make_project
 
 from catalog.core.config import load_config
@@ -40,14 +40,7 @@ def _lastmods(site: Path) -> dict[str, str]:
 
 def _mkdocs(root: Path, site: Path, **env: str) -> None:
     clean = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict", "-d", str(site)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**clean, "NO_MKDOCS_2_WARNING": "1", **env},
-    )
+    done = mkdocs(root, "build", "--strict", "-d", str(site), environ={**clean, **env})
     assert done.returncode == 0, done.stderr
 
 

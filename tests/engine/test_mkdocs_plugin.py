@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import mkdocs
 from mkdocs.config import load_config as load_mkdocs_config
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
@@ -16,21 +14,10 @@ from test_build_project import ACTIVE_ID, DRAFT_ID, make_project
 from catalog.engine.mkdocs_plugin import ErrcatPlugin
 
 
-def _mkdocs(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-
-
 def test_mkdocs_build_strict_publishes_pages_and_api(tmp_path: Path) -> None:
     """A plain `mkdocs build --strict` writes every error page, the indexes and the JSON API."""
     root = make_project(tmp_path)
-    done = _mkdocs(root, "build", "--strict")
+    done = mkdocs(root, "build", "--strict")
     assert done.returncode == 0, done.stderr
     site = root / "build" / "mkdocs-site"
     assert (site / "errors" / ACTIVE_ID / "index.html").is_file()
@@ -51,7 +38,7 @@ def test_an_invalid_catalog_stops_mkdocs_naming_the_file(tmp_path: Path) -> None
     path.write_text(
         path.read_text(encoding="utf-8").replace("status: active", "status: done"), encoding="utf-8"
     )
-    done = _mkdocs(root, "build", "--strict")
+    done = mkdocs(root, "build", "--strict")
     assert done.returncode != 0
     assert "widgets.core.yaml:" in done.stderr
     assert "Traceback" not in done.stderr
@@ -113,7 +100,7 @@ def test_the_plugin_adds_what_the_pages_need(tmp_path: Path) -> None:
         "theme:\n  name: material\nplugins:\n  - errcat\n",
         encoding="utf-8",
     )
-    done = _mkdocs(root, "build", "--strict")
+    done = mkdocs(root, "build", "--strict")
     assert done.returncode == 0, done.stderr
     site = root / "build" / "mkdocs-site"
     page = (site / "errors" / DRAFT_ID / "index.html").read_text(encoding="utf-8")

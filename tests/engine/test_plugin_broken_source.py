@@ -11,14 +11,11 @@ one publishes the pages without its raise sites, with a warning.
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import wait_for
+from helpers import mkdocs, wait_for
 from mkdocs.commands.build import build
 from mkdocs.config import load_config as load_mkdocs_config
 from mkdocs.config.defaults import MkDocsConfig
@@ -163,14 +160,7 @@ def test_a_strict_build_refuses_an_unparseable_source(tmp_path: Path) -> None:
     traceback."""
     root = make_project(tmp_path)
     _break(root)
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
+    done = mkdocs(root, "build", "--strict")
     output = done.stdout + done.stderr
     assert done.returncode != 0
     assert SCAN_FINDING in output

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import mkdocs
 from test_build_project import make_project
 
 from catalog.cli import main
@@ -211,15 +212,7 @@ def test_mkdocs_with_the_plugin_writes_none(tmp_path: Path) -> None:
     """`mkdocs build` with the plugin writes the API and its OpenAPI description only: the
     deployment files are asked for on errcat build's route."""
     root = make_project(tmp_path / "widgets")
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        check=False,
-    )
+    done = mkdocs(root, "build", "--strict")
     assert done.returncode == 0, done.stderr
     site = root / "build" / "mkdocs-site"
     assert (site / "api" / "openapi.json").is_file()

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import file_digests
+from helpers import file_digests, mkdocs
 from test_build_project import (
     ACTIVE_ID,
     DRAFT_ID,
@@ -406,14 +406,7 @@ def test_a_project_without_mkdocs_yml_renders_its_pages(tmp_path: Path) -> None:
 
 
 def _plain_mkdocs(build_dir: Path, site: Path) -> dict[str, str]:
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), "build", "-q", "-d", str(site)],
-        cwd=build_dir,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
+    done = mkdocs(build_dir, "build", "-q", "-d", str(site))
     assert done.returncode == 0, done.stderr
     return {k: v for k, v in file_digests(site).items() if k != "search/search_index.json"}
 

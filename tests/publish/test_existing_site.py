@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import file_digests
+from helpers import file_digests, mkdocs
 from test_build_project import ACTIVE_ID, make_project
 
 from catalog.cli import main
@@ -78,14 +78,7 @@ def _build(
 ) -> tuple[Path, str]:
     """Build `project` through `route`; the site folder and what the build printed."""
     if route == "mkdocs":
-        done = subprocess.run(
-            [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict"],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        )
+        done = mkdocs(project, "build", "--strict")
         assert done.returncode == 0, done.stderr
         return project / "build" / "mkdocs-site", done.stderr
     monkeypatch.chdir(project)
