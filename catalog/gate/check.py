@@ -464,9 +464,6 @@ def _sites_findings(
     findings: list[Finding] = []
     raised: set[str] = set()
     exempted_lines: set[tuple[Path, int]] = set()
-    # The raises of files holding ignore comments, to tell a comment on a raise's other lines
-    # from one on no raise at all.
-    spans: dict[Path, list[tuple[int, int]]] = {}
     migrations: dict[str, str] = {}  # each entry's "raise the typed class" message, made once
     signatures: dict[str, tuple[str, ...]] = {}  # each typed entry's parameters
     shapes = _Shapes(catalog, matcher)
@@ -485,8 +482,6 @@ def _sites_findings(
                 )
             )
             continue
-        if path in facts.comments:
-            spans[path] = [(site.line, site.end_line) for site in result.sites]
         for site in result.sites:
             if site.ignored is not None:
                 # The comment may sit on any line of the statement (a formatter moves it to the
@@ -585,18 +580,10 @@ def _sites_findings(
         for line, column, reason in comments:
             if (path, line) in exempted_lines:
                 continue
-            around = next(
-                (first for first, last in spans.get(path, ()) if first < line <= last), None
-            )
-            if around is not None:
-                message = (
-                    f"exemption [{reason}] is on line {line} of the raise at line {around}; "
-                    "only a comment on the raise line counts"
-                )
-                fix = f"move it onto line {around}, the line of the raise keyword"
-            else:
-                message = f"exemption [{reason}] matches no raise site"
-                fix = "remove the comment, or move it onto the raise line"
+            # A comment on any line of a raise exempts it (`RaiseSite.ignored`), so one left
+            # here stands on no raise.
+            message = f"exemption [{reason}] matches no raise site"
+            fix = "remove the comment, or move it onto the raise line"
             findings.append(Finding(path, line, column, message, fix, stage="exemptions"))
     return findings
 
