@@ -222,6 +222,12 @@ _DOCUMENTATION_LABELS = frozenset({"documentation", "docs"})
 (lowercase, punctuation and spaces removed)."""
 
 
+def url_label(label: str) -> str:
+    """A `[project.urls]` label as PEP 753 compares them: lowercase, without punctuation or
+    spaces (`Source Code` is `sourcecode`)."""
+    return re.sub(r"[^a-z0-9]", "", label.lower())
+
+
 def _documentation_url(data: dict[str, object]) -> str | None:
     # The first documentation URL in the table's order; a value of another kind is the
     # packaging tools' to report, not errcat's.
@@ -230,8 +236,7 @@ def _documentation_url(data: dict[str, object]) -> str | None:
     if not isinstance(urls, dict):
         return None
     for label, value in urls.items():
-        normalised = re.sub(r"[^a-z0-9]", "", str(label).lower())
-        if normalised in _DOCUMENTATION_LABELS and isinstance(value, str) and value:
+        if url_label(str(label)) in _DOCUMENTATION_LABELS and isinstance(value, str) and value:
             return value.rstrip("/") + "/"
     return None
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 
-from catalog.core.config import Config, ConfigError, normalise_name
+from catalog.core.config import Config, ConfigError, normalise_name, url_label
 
 DEFAULT_TAG_FORMAT = "v{version}"
 """How a version becomes its release tag unless `[tool.errcat] tag_format` says otherwise."""
@@ -53,14 +52,10 @@ class ProjectMetadata:
         return self.tag_format.format(version=self.version.split("+", 1)[0])
 
 
-def _label(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
 def repository_from_urls(urls: dict[str, str]) -> str | None:
     """The repository among a project's labelled URLs: a repository or source label, else a
     home page on a known forge; None when none is one."""
-    by_label = {_label(label): url for label, url in urls.items() if isinstance(url, str)}
+    by_label = {url_label(label): url for label, url in urls.items() if isinstance(url, str)}
     for label in _REPOSITORY_LABELS:
         if by_label.get(label):
             return _clean_url(by_label[label])
