@@ -234,8 +234,7 @@ def _import_edits(
     else:
         block = _import_block(tree)
         if block and not _followed_on_its_line(src, block[-1]):
-            groups = [missing] if not style.force_single_line else [[name] for name in missing]
-            return [_sorted_into(src, block, module, group, style) for group in groups]
+            return _sorted_into(src, block, module, missing, style)
         anchor, prelude = _import_anchor(tree)
     statements = (
         [_format_import(module, [name], "", "", src.newline, style.line_length) for name in missing]
@@ -338,29 +337,36 @@ def _sorted_into(
     module: str,
     names: list[str],
     style: ImportStyle,
-) -> _Edit:
-    """The edit that puts `from module import names` where the project's sorter would: in
-    order within the first-party section, or as a section of its own after the ones before it."""
+) -> list[_Edit]:
+    """The edits that put `from module import names` where the project's sorter would: in
+    order within the first-party section, or as a section of its own after the ones before it
+    (under `force-single-line`, one statement per name, each in its order)."""
     first = _SECTIONS["first"]
-    statement = _format_import(module, names, "", "", src.newline, style.line_length)
-    key = (1, module.lower(), names[0].lower())
+    groups = [[name] for name in names] if style.force_single_line else [names]
     section = [s for s in block if _section(s, style) == first]
     if section:
-        later = [s for s in section if _sort_key(s) > key]
-        if later:
-            return _Edit(
-                src.line_start(later[0].lineno),
-                src.line_start(later[0].lineno),
-                statement + src.newline,
-            )
-        return _line_after(src, section[-1], statement)
+        edits = []
+        for group in groups:
+            statement = _format_import(module, group, "", "", src.newline, style.line_length)
+            key = (1, module.lower(), group[0].lower())
+            later = [s for s in section if _sort_key(s) > key]
+            if later:
+                at = src.line_start(later[0].lineno)
+                edits.append(_Edit(at, at, statement + src.newline))
+            else:
+                edits.append(_line_after(src, section[-1], statement))
+        return edits
+    # A section of its own: the statements together, in order, set off by blank lines.
+    lines = src.newline.join(
+        _format_import(module, group, "", "", src.newline, style.line_length) for group in groups
+    )
     after = [s for s in block if _section(s, style) > first]
     if after:
         # Before the local (relative) imports, set off from them as its own section.
         at = src.line_start(after[0].lineno)
-        return _Edit(at, at, statement + src.newline + src.newline)
+        return [_Edit(at, at, lines + src.newline + src.newline)]
     # After the last section, as a section of its own.
-    return _line_after(src, block[-1], src.newline + statement)
+    return [_line_after(src, block[-1], src.newline + lines)]
 
 
 def _line_after(src: _Source, anchor: ast.stmt, text: str) -> _Edit:
@@ -655,3 +661,183 @@ def _top_offset(src: _Source, tree: ast.Module) -> int:
     if header > line and header < first and not src.line_text(header).strip():
         line = header + 1
     return src.line_start(line)
+
+
+def rename_source(
+    source: str,
+    renames: Mapping[str, str],
+    generated_module: str,
+    style: ImportStyle | None = None,
+) -> str:
+    """`source` with each class of `generated_module` named in `renames` (old → new) called by
+    its new name: its imports, and every use of the name they bind (raises, `except` clauses,
+    annotations), or of `module.Old` where the module itself is imported.
+
+    A renamed import is sorted again as the project's sorter would have it: the names of a
+    `from` statement re-ordered (wrapped at the line length), and under `force-single-line`
+    the run of one-name statements from the module put in order again (a sorter keeps the
+    statements of one module together, so the run is where every one of them belongs).
+    """
+    if style is None:
+        style = ImportStyle(first_party=frozenset({generated_module.split(".")[0]}))
+    bom = _BOM if source.startswith(_BOM) else ""
+    text = source[len(bom) :]
+    try:
+        tree = _parse(text)
+    except SyntaxError as exc:
+        raise MigrateError(f"cannot parse: {exc.msg} (line {exc.lineno})") from None
+    except ValueError as exc:
+        raise MigrateError(f"cannot parse: {exc}") from None
+    src = _Source(text)
+    imported, other = _top_level_bindings(tree, generated_module, src)
+    for old, new in renames.items():
+        if old in imported and new in other and new not in renames:
+            raise MigrateError(f"{new} is already bound in this module; rename the entry")
+    edits: list[_Edit] = []
+    bound: set[str] = set()  # old names the module's imports bind under their own name
+    modules: set[str] = {generated_module}  # what `module.Old` may be spelt as
+    leaf = generated_module.rsplit(".", 1)[-1]
+    runs = _single_line_runs(src, tree, generated_module) if style.force_single_line else []
+    in_runs = {id(statement) for run in runs for statement in run}
+    for run in runs:
+        edits.extend(_sorted_run(src, run, renames, generated_module, style))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            if node.module == generated_module:
+                if id(node) not in in_runs:
+                    edits.extend(_renamed_import(src, node, renames, generated_module, style))
+                bound.update(a.name for a in node.names if a.name in renames and not a.asname)
+            elif f"{node.module}.{leaf}" == generated_module:
+                modules.update(a.asname or a.name for a in node.names if a.name == leaf)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname for a in node.names if a.name == generated_module and a.asname)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in bound:
+            start = src.offset(node.lineno, node.col_offset)
+            edits.append(_Edit(start, start + len(node.id), renames[node.id]))
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in renames
+            and ast.unparse(node.value) in modules
+        ):
+            assert node.end_lineno is not None and node.end_col_offset is not None
+            end = src.offset(node.end_lineno, node.end_col_offset)
+            edits.append(_Edit(end - len(node.attr), end, renames[node.attr]))
+    if not edits:
+        return source
+    renamed = _splice(text, edits)
+    try:
+        _parse(renamed)
+    except SyntaxError as exc:
+        raise MigrateError(
+            f"the renamed source does not parse: {exc.msg} (line {exc.lineno})"
+        ) from None
+    return bom + renamed
+
+
+def _single_line_runs(src: _Source, tree: ast.Module, module: str) -> list[list[ast.ImportFrom]]:
+    """Runs of consecutive module-level `from <module> import X` statements, one name each,
+    each alone on its line (no comment, nothing after `;`)."""
+    runs: list[list[ast.ImportFrom]] = []
+    run: list[ast.ImportFrom] = []
+    for statement in tree.body:
+        alone = (
+            isinstance(statement, ast.ImportFrom)
+            and statement.level == 0
+            and statement.module == module
+            and len(statement.names) == 1
+            and statement.lineno == statement.end_lineno
+            and src.line_text(statement.lineno).strip()
+            == src.text[
+                src.offset(statement.lineno, statement.col_offset) : src.offset(
+                    statement.lineno, statement.end_col_offset or 0
+                )
+            ]
+        )
+        if alone and run and statement.lineno == (run[-1].end_lineno or 0) + 1:
+            assert isinstance(statement, ast.ImportFrom)
+            run.append(statement)
+            continue
+        if run:
+            runs.append(run)
+        run = [statement] if alone and isinstance(statement, ast.ImportFrom) else []
+    if run:
+        runs.append(run)
+    return runs
+
+
+def _sorted_run(
+    src: _Source,
+    run: list[ast.ImportFrom],
+    renames: Mapping[str, str],
+    module: str,
+    style: ImportStyle,
+) -> list[_Edit]:
+    """The run of one-name statements, renamed and in order again; none when nothing in it is
+    renamed (its order is the project's business)."""
+    if not any(statement.names[0].name in renames for statement in run):
+        return []
+    names = []
+    for statement in run:
+        alias = statement.names[0]
+        name = renames.get(alias.name, alias.name)
+        names.append(f"{name} as {alias.asname}" if alias.asname else name)
+    lines = [
+        _format_import(module, [name], "", "", src.newline, style.line_length)
+        for name in sorted(set(names), key=lambda name: name.split(" ")[0])
+    ]
+    start = src.starts[run[0].lineno - 1]
+    end = src.offset(run[-1].lineno, run[-1].end_col_offset or 0)
+    indent = src.text[start : src.offset(run[0].lineno, run[0].col_offset)]
+    return [_Edit(start, end, src.newline.join(indent + line for line in lines))]
+
+
+def _renamed_import(
+    src: _Source,
+    statement: ast.ImportFrom,
+    renames: Mapping[str, str],
+    module: str,
+    style: ImportStyle,
+) -> list[_Edit]:
+    """The edits that make one `from <module> import ...` statement import the new names."""
+    if not any(alias.name in renames for alias in statement.names):
+        return []
+    assert statement.end_lineno is not None and statement.end_col_offset is not None
+    start = src.offset(statement.lineno, statement.col_offset)
+    end = src.offset(statement.end_lineno, statement.end_col_offset)
+    line_start = src.starts[statement.lineno - 1]
+    before = src.text[line_start:start]
+    after = src.line_text(statement.end_lineno)[end - src.starts[statement.end_lineno - 1] :]
+    if "#" in src.text[start:end]:
+        # A comment inside the statement stays where it is: only the names change.
+        edits = []
+        for alias in statement.names:
+            if alias.name in renames:
+                at = src.text.index(alias.name, start, end)
+                while not _whole_word(src.text, at, alias.name):
+                    at = src.text.index(alias.name, at + 1, end)
+                edits.append(_Edit(at, at + len(alias.name), renames[alias.name]))
+        return edits
+    names = sorted(
+        {
+            f"{renames.get(a.name, a.name)} as {a.asname}"
+            if a.asname
+            else renames.get(a.name, a.name)
+            for a in statement.names
+        },
+        key=lambda name: name.split(" ")[0],
+    )
+    return [
+        _Edit(
+            start,
+            end,
+            _format_import(module, names, before, after, src.newline, style.line_length),
+        )
+    ]
+
+
+def _whole_word(text: str, at: int, word: str) -> bool:
+    before = text[at - 1] if at else " "
+    end = at + len(word)
+    after = text[end] if end < len(text) else " "
+    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from catalog.authoring.renames import Rename, find_renames
 from catalog.authoring.signature import call_problems, expected_call, mismatch_message
 from catalog.core import project
 from catalog.core.config import Config
@@ -460,8 +461,10 @@ def _sites_findings(
     matcher: Matcher,
     paths: dict[str, Path],
     facts: _SourceFacts,
+    renames: Sequence[Rename] = (),
 ) -> list[Finding]:
     findings: list[Finding] = []
+    renamed = {rename.old: rename for rename in renames}
     raised: set[str] = set()
     exempted_lines: set[tuple[Path, int]] = set()
     migrations: dict[str, str] = {}  # each entry's "raise the typed class" message, made once
@@ -547,6 +550,14 @@ def _sites_findings(
                     fix = "expected " + expected_call(entry.name, expected)
                 else:
                     continue
+            elif matcher.is_generated_class(site) and (
+                rename := renamed.get((site.qualified_name or "").rsplit(".", 1)[-1])
+            ):
+                raised.add(rename.entry_id)  # raised, by its old name
+                message = (
+                    f"raises {rename.old}, the old name of {rename.new} (entry {rename.entry_id})"
+                )
+                fix = "run: errcat migrate"
             elif matcher.is_generated_class(site):
                 message = f"raises {site.qualified_name}, which is not in the catalog"
                 fix = "restore its entry, or raise a catalogued class"
@@ -593,7 +604,12 @@ SITES_CACHE = "sites-outcome.marshal"
 
 
 def _outcome_key(
-    config: Config, report: ScanReport, generated_module: str, key: str, facts: _SourceFacts
+    config: Config,
+    report: ScanReport,
+    generated_module: str,
+    key: str,
+    facts: _SourceFacts,
+    renames: Sequence[Rename] = (),
 ) -> str:
     """A digest of everything stages 3 to 5 read: the catalog (its `catalog_key`), the project's
     root, package and generated module (and whether there is one), every site's and failure's
@@ -627,7 +643,8 @@ def _outcome_key(
         f"{key}\0{config.root}\0{config.package.name}\0{generated_module}\0{config.generate}\0".encode()
     )
     # Version 2 writes no back-references, so equal data always gives equal bytes.
-    digest.update(marshal.dumps((rows, comments, facts.classes), 2))
+    moved = [(r.entry_id, r.old, r.new) for r in renames]
+    digest.update(marshal.dumps((rows, comments, facts.classes, moved), 2))
     return digest.hexdigest()
 
 
@@ -639,6 +656,7 @@ def check_sites_stage(
     matcher: Matcher | None = None,
     cache_dir: Path | None = None,
     key: str | None = None,
+    renames: Sequence[Rename] = (),
 ) -> list[Finding]:
     """Stages 3 to 5: sites against entries, entries against sites, exemptions against sites.
 
@@ -647,7 +665,8 @@ def check_sites_stage(
     `cache_dir`, what each file holds for the exemption and class-name checks is kept there
     (see `_source_facts`), and with `key`, the catalog's `catalog_key`, so is the outcome: a
     run whose catalog, sites and files all equal the last run's gets the last run's findings
-    without matching a site again.
+    without matching a site again. A raise of a class under the old name of one of
+    `renames` is reported as such (`run: errcat migrate`) and counts as its entry's raise.
     """
     # One Path per file, shared by its findings: 15,000 sites would otherwise build as many.
     paths = {r.path: config.root / r.path for r in report.results if r.failure is None}
@@ -657,7 +676,7 @@ def check_sites_stage(
     if cache_dir is not None and key is not None:
         from catalog.entries.loader import read_cache, write_cache
 
-        outcome = _outcome_key(config, report, generated_module, key, facts)
+        outcome = _outcome_key(config, report, generated_module, key, facts, renames)
         cached = read_cache(cache_dir / SITES_CACHE, outcome)
         if isinstance(cached, tuple):
             known = {str(path): path for path in paths.values()}
@@ -676,12 +695,38 @@ def check_sites_stage(
     if matcher is None:
         messages = SiteMessages.load(cache_dir) if cache_dir is not None else SiteMessages()
         matcher = Matcher(catalog, generated_module, messages)
-    findings = _sites_findings(config, catalog, report, matcher, paths, facts)
+    findings = _sites_findings(config, catalog, report, matcher, paths, facts, renames)
     if messages is not None and cache_dir is not None:
         messages.save(cache_dir)
     if outcome is not None and cache_dir is not None:
         stored = tuple((str(f.path), f.line, f.column, f.message, f.fix, f.stage) for f in findings)
         write_cache(cache_dir / SITES_CACHE, outcome, stored)
+    return findings
+
+
+RENAMES_FIX = "run: errcat migrate (it renames the raises and imports, then writes the module)"
+
+
+def rename_findings(
+    catalog: Catalog, stale: list[Finding], renames: Sequence[Rename]
+) -> list[Finding]:
+    """The codegen stage's findings when entries were renamed: one per rename, and the stale
+    module's fix is `migrate`, since codegen alone would drop the old names the package's raises
+    still import (only the module on disk knows them; see `catalog.authoring.renames`)."""
+    if not renames:
+        return stale
+    findings = [replace(f, fix=RENAMES_FIX) if f.fix == "run: errcat codegen" else f for f in stale]
+    entries = catalog.by_id()
+    for rename in renames:
+        findings.append(
+            Finding.at(
+                entries[rename.entry_id].where("name"),
+                f"entry {rename.entry_id} was renamed {rename.old} → {rename.new}; the generated "
+                f"module still defines {rename.old}",
+                RENAMES_FIX,
+                stage="codegen",
+            )
+        )
     return findings
 
 
@@ -700,12 +745,14 @@ def run_check(config: Config, scanner: Scanner, generated_module: str) -> CheckR
         digests.save()
         result.skipped.append("codegen, sites, entries and exemptions: the catalog has errors")
         return result
-    result.findings += check_codegen_stage(config, catalog, key, digests)
+    stale = check_codegen_stage(config, catalog, key, digests)
+    renames = find_renames(catalog, config.generated) if stale and config.generate else []
+    result.findings += rename_findings(catalog, stale, renames)
     digests.save()
     report = scanner(config)
     result.sites, result.files = len(report.sites), len(report.results)
     result.findings += check_sites_stage(
-        config, catalog, report, generated_module, cache_dir=cache, key=key
+        config, catalog, report, generated_module, cache_dir=cache, key=key, renames=renames
     )
     result.findings += draft_warnings(catalog)
     return result

@@ -374,6 +374,20 @@ def test_force_single_line_gives_one_statement_per_name() -> None:
     )
 
 
+def test_force_single_line_new_section_is_one_block() -> None:
+    """Under `force-single-line`, with no first-party import yet, the statements form one new
+    section in order, set off once (not one section per name)."""
+    style = ImportStyle(first_party=frozenset({"runtime"}), force_single_line=True)
+    source = (
+        "import os\n\n\ndef f(a):\n    if a:\n        raise ValueError(a)\n    raise KeyError(a)\n"
+    )
+    rewrites = [Rewrite(6, 9, "Zed", {"a": "a"}), Rewrite(7, 5, "Beta", {"a": "a"})]
+    after = migrate_source(source, rewrites, "runtime.errors", style)
+    assert after.startswith(
+        "import os\n\nfrom runtime.errors import Beta\nfrom runtime.errors import Zed\n\n\ndef f"
+    )
+
+
 def test_a_message_variable_left_unused_is_removed() -> None:
     """`msg = f"..."` (and `msg += ...`) read only by the rewritten raise go with it; a
     variable read elsewhere, or assigned with a comment on its line, stays."""

@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalog.core.config import Config
+    from catalog.core.model import Catalog
 
 NAME = "codegen"
 HELP = "write the typed-exception module (default runtime/errors.py) from the catalog"
@@ -102,6 +107,14 @@ def run(args: argparse.Namespace) -> int:
         verb = "is" if len(stale) == 1 else "are"
         print(f"{names} {verb} stale; run: errcat codegen", file=sys.stderr)
         return 1
+    if in_use := _renamed_in_use(config, catalog):
+        # The old names are known only from the module on disk: writing it now would leave the
+        # package importing classes that no longer exist, with nothing left to say what they
+        # became. migrate renames the raises and writes the module together.
+        for line in in_use:
+            print(line, file=sys.stderr)
+        print("errcat codegen: nothing written; run: errcat migrate", file=sys.stderr)
+        return 1
     try:
         # The stub beside the module is written only in the table form: the same rule holds.
         for target in writes:
@@ -116,3 +129,28 @@ def run(args: argparse.Namespace) -> int:
     done += [f"removed {shown(target)}" for target in removals]
     print(f"{', '.join(done)} ({classes} classes)")
     return 0
+
+
+def _renamed_in_use(config: Config, catalog: Catalog) -> list[str]:
+    """A line per renamed entry whose old class name the package's files still mention."""
+    from catalog.authoring.renames import find_renames, mentions
+
+    renames = find_renames(catalog, config.generated)
+    if not renames:
+        return []
+    old = [rename.old for rename in renames]
+    using = []
+    for path in sorted(config.package.rglob("*.py")):
+        if path == config.generated:
+            continue
+        try:
+            if mentions(path.read_text(encoding="utf-8"), old):
+                using.append(path)
+        except (OSError, UnicodeDecodeError):
+            continue
+    if not using:
+        return []
+    shown = ", ".join(p.relative_to(config.root).as_posix() for p in using[:3])
+    more = f" and {len(using) - 3} more" if len(using) > 3 else ""
+    lines = [f"errcat codegen: entry {r.entry_id} was renamed {r.old} → {r.new}" for r in renames]
+    return [*lines, f"errcat codegen: {shown}{more} still use the old names"]

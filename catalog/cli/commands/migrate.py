@@ -5,6 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalog.authoring.import_style import ImportStyle
+    from catalog.authoring.renames import Rename
+    from catalog.core.config import Config
+    from catalog.core.model import Catalog
 
 NAME = "migrate"
 HELP = "rewrite raw raises of catalogued messages into typed raises (writes unless --dry-run)"
@@ -16,12 +23,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
-    import difflib
     from collections import defaultdict
 
     from catalog.authoring.codegen import nothing_to_generate, write_atomically
     from catalog.authoring.import_style import read_import_style
     from catalog.authoring.migrate import MigrateError, Rewrite, migrate_source
+    from catalog.authoring.renames import find_renames
     from catalog.cli.commands.common import print_findings, valid_catalog_or_report
     from catalog.core.config import load_config
     from catalog.core.project import generated_module, scan_package
@@ -42,6 +49,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    # The import goes where the project's own sorter (ruff or isort, as it is configured)
+    # would put it, so that migrating adds no lint finding.
+    style = read_import_style(config.root, target_module.split(".")[0])
+    renames = find_renames(catalog, config.generated)
+    if renames:
+        code = _rename(config, catalog, renames, target_module, style, dry_run=args.dry_run)
+        if code is not None:
+            return code
     stale = check_codegen_stage(config, catalog)
     if stale:
         # Raises would import classes the module on disk may not define yet.
@@ -75,9 +90,6 @@ def run(args: argparse.Namespace) -> int:
         rewrites[config.root / site.path].append(
             Rewrite(site.line, site.column, match.entry.name, message.arguments)
         )
-    # The import goes where the project's own sorter (ruff or isort, as it is configured)
-    # would put it, so that migrating adds no lint finding.
-    style = read_import_style(config.root, target_module.split(".")[0])
     changed = 0
     for path, file_rewrites in sorted(rewrites.items()):
         before = path.read_text(encoding="utf-8")
@@ -90,14 +102,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         changed += 1
         if args.dry_run:
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    before.splitlines(keepends=True),
-                    after.splitlines(keepends=True),
-                    fromfile=f"a/{path.relative_to(config.root).as_posix()}",
-                    tofile=f"b/{path.relative_to(config.root).as_posix()}",
-                )
-            )
+            _print_diff(config.root, path, before, after)
         else:
             write_atomically(path, after)
     count = sum(len(r) for r in rewrites.values())
@@ -107,3 +112,96 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr if args.dry_run else sys.stdout,
     )
     return 0
+
+
+def _print_diff(root: Path, path: Path, before: str, after: str) -> None:
+    import difflib
+
+    shown = path.relative_to(root).as_posix()
+    sys.stdout.writelines(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{shown}",
+            tofile=f"b/{shown}",
+        )
+    )
+
+
+def _rename(
+    config: Config,
+    catalog: Catalog,
+    renames: list[Rename],
+    module: str,
+    style: ImportStyle,
+    *,
+    dry_run: bool,
+) -> int | None:
+    """Call each renamed class by its new name throughout the package, then write the module
+    (the old names are known only from the module on disk: both change together). An exit
+    code when migrate must stop here, None to go on with the raw raises."""
+    from catalog.authoring.codegen import generated_files, is_generated, write_all_atomically
+    from catalog.authoring.generated_path import GeneratedPathRefused, check_owned
+    from catalog.authoring.migrate import MigrateError, rename_source
+    from catalog.authoring.renames import mentions
+    from catalog.core.config import docs_base_url
+    from catalog.core.project import scan_package
+    from catalog.gate.check import requires_python_findings
+
+    unservable = requires_python_findings(config)
+    if unservable:
+        for finding in unservable:
+            print(finding.format(), file=sys.stderr)
+        print("errcat migrate: nothing renamed", file=sys.stderr)
+        return 1
+    names = {rename.old: rename.new for rename in renames}
+    for rename in renames:
+        print(f"errcat migrate: entry {rename.entry_id}: {rename.old} → {rename.new}")
+    writes: dict[Path, str] = {}
+    for result in scan_package(config).results:
+        path = config.root / result.path
+        try:
+            before = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # the scan reports it
+        if not mentions(before, names):
+            continue
+        try:
+            after = rename_source(before, names, module, style)
+        except MigrateError as exc:
+            # Half a rename would leave the package importing a class that is gone.
+            print(f"{path}: {exc}; nothing renamed", file=sys.stderr)
+            return 1
+        if after != before:
+            writes[path] = after
+            if dry_run:
+                _print_diff(config.root, path, before, after)
+    if dry_run:
+        print(
+            f"errcat migrate: would rename {len(renames)} class(es) in {len(writes)} file(s), "
+            "then write the module; raw raises are rewritten after that (run without --dry-run)",
+            file=sys.stderr,
+        )
+        return 0
+    renamed_files = len(writes)
+    generated = generated_files(catalog, docs_base_url(config), config.generated)
+    try:
+        for target, text in generated.items():
+            if text is not None:
+                check_owned(config, target)
+    except GeneratedPathRefused as exc:
+        print(f"errcat migrate: {exc}; nothing written", file=sys.stderr)
+        return exc.exit_code
+    for target, text in generated.items():
+        if text is not None:
+            writes[target] = text
+        elif target.is_file() and is_generated(
+            target.read_text(encoding="utf-8", errors="replace")
+        ):
+            target.unlink()  # a stub of the compact form the catalog no longer needs
+    write_all_atomically(writes)
+    print(
+        f"errcat migrate: renamed {len(renames)} class(es) in {renamed_files} file(s) and wrote "
+        "the module"
+    )
+    return None
