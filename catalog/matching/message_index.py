@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from catalog.core.config import Config
     from catalog.core.model import Catalog
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 """Bump when the payload's layout or meaning changes."""
 INDEX_FILE = "explain-index.marshal"
 """The index's file name inside the cache folder."""
@@ -78,10 +78,10 @@ class ExplainIndex:
 
     site_url: str
     table: MatcherTable
-    details: tuple[bytes, ...]
-    """Each template's `ExplainEntry.prose()`, marshalled on its own (parallel to
-    `table.templates`): a query decodes only the entries it shows, however much prose the
-    catalog holds."""
+    details: dict[str, bytes]
+    """Each entry's `ExplainEntry.prose()` by its id, marshalled on its own: a query decodes
+    only the entries it shows, however much prose the catalog holds. Keyed by id rather than
+    parallel to `table.templates`, which holds two templates of a multi-line message."""
 
     def matcher(self) -> MessageMatcher:
         """A matcher over the index (it decodes templates as queries need them)."""
@@ -89,12 +89,10 @@ class ExplainIndex:
 
     def entry(self, entry_id: str) -> ExplainEntry:
         """The entry of `entry_id`; KeyError when the index has none."""
-        index = self.table.by_id[entry_id]
-        row, _spec = self.table.template(index)
+        row, _spec = self.table.template(self.table.by_id[entry_id])
         entry_id, message, exception, name, status, module, _url = row
-        return ExplainEntry(
-            entry_id, name, exception, message, status, module, *marshal.loads(self.details[index])
-        )
+        prose = marshal.loads(self.details[entry_id])
+        return ExplainEntry(entry_id, name, exception, message, status, module, *prose)
 
     def to_bytes(self) -> bytes:
         """The payload as stored (see `from_bytes`)."""
@@ -110,11 +108,11 @@ class ExplainIndex:
         if not isinstance(data, tuple) or len(data) != 4 or data[0] != INDEX_FORMAT:
             raise ValueError("not an explain index of this format")
         _format, site_url, table, details = data
-        if not isinstance(site_url, str) or not isinstance(details, tuple):
+        if not isinstance(site_url, str) or not isinstance(details, dict):
             raise ValueError("not an explain index of this format")
         matcher_table = MatcherTable.from_data(table)
-        if len(details) != len(matcher_table.templates):
-            raise ValueError("the entries and the templates of the index differ in number")
+        if len(details) != len(matcher_table.by_id):
+            raise ValueError("the index's entries and their prose differ in number")
         return cls(site_url=site_url, table=matcher_table, details=details)
 
 
@@ -124,28 +122,25 @@ def build_index(catalog: Catalog, site_url: str, generate: bool = True) -> Expla
     # One object per distinct blob: marshal then stores each repeat (every draft's empty
     # prose, for one) as a reference.
     distinct: dict[bytes, bytes] = {}
-    details = tuple(
-        distinct.setdefault(blob, blob)
-        for blob in (
-            marshal.dumps(
-                ExplainEntry(
-                    id=entry.id,
-                    name=entry.name,
-                    exception=entry.exception,
-                    message=entry.message,
-                    status=entry.status.value,
-                    module=entry.module,
-                    meaning=entry.meaning,
-                    solutions=entry.solutions,
-                    trigger=entry.trigger,
-                    situations=entry.situations,
-                    retired_reason=entry.retired_reason,
-                    replaced_by=entry.replaced_by,
-                ).prose()
-            )
-            for entry in catalog
+    details: dict[str, bytes] = {}
+    for entry in catalog:
+        blob = marshal.dumps(
+            ExplainEntry(
+                id=entry.id,
+                name=entry.name,
+                exception=entry.exception,
+                message=entry.message,
+                status=entry.status.value,
+                module=entry.module,
+                meaning=entry.meaning,
+                solutions=entry.solutions,
+                trigger=entry.trigger,
+                situations=entry.situations,
+                retired_reason=entry.retired_reason,
+                replaced_by=entry.replaced_by,
+            ).prose()
         )
-    )
+        details[entry.id] = distinct.setdefault(blob, blob)
     return ExplainIndex(
         site_url=site_url,
         table=MatcherTable.build(catalog_rows(catalog, site_url, generate)),

@@ -453,6 +453,35 @@ def test_the_index_is_cached_and_a_second_call_does_not_load_the_yaml(
     assert _run(["cannot take 3 from a pool of 2"], capsys) == first
 
 
+def test_a_multi_line_message_before_an_entry_keeps_the_cache_and_each_entrys_prose(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A multi-line message is matched by two templates (whole and first line), one entry:
+    the stored index must still read back, and the entry after it must show its own prose."""
+    pool = project / "knowledge" / "pool.yaml"
+    multi_line = (
+        '  - id: "00000000000000a0"\n'
+        "    name: StateDictKeysDiffer\n"
+        "    exception: RuntimeError\n"
+        "    status: draft\n"
+        '    message: "Error(s) in loading state_dict:\\n\\tMissing key(s): {keys}"\n'
+        "    meaning: The checkpoint and the model name different parameters.\n"
+    )
+    text = pool.read_text(encoding="utf-8")
+    pool.write_text(text.replace("errors:\n", "errors:\n" + multi_line, 1), encoding="utf-8")
+    first = _run(["cannot take 3 from a pool of 2"], capsys)
+    assert first[0] == 0, first[2]
+    assert "The pool holds fewer items than were asked for." in first[1]
+
+    def refuse(config: object) -> Catalog:
+        raise AssertionError("the stored index was not read back")
+
+    monkeypatch.setattr("catalog.entries.validate.valid_project_catalog", refuse)
+    assert _run(["cannot take 3 from a pool of 2"], capsys) == first
+    code, out, _err = _run(["Error(s) in loading state_dict:"], capsys)
+    assert code == 0 and "The checkpoint and the model name different parameters." in out
+
+
 def test_a_changed_yaml_file_invalidates_the_index(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
