@@ -482,6 +482,29 @@ def test_a_multi_line_message_before_an_entry_keeps_the_cache_and_each_entrys_pr
     assert code == 0 and "The checkpoint and the model name different parameters." in out
 
 
+def test_new_leaves_the_index_compiled_for_the_first_explain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`errcat new` compiles explain's index of what it wrote: the first explain after it
+    answers without loading (and parsing) the new YAML files."""
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(
+        "def take(n):\n    if n < 0:\n        raise ValueError(f'cannot take {n} items')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["new"]) == 0
+    assert _index_file(tmp_path).is_file()
+
+    def refuse(config: object) -> Catalog:
+        raise AssertionError("explain loaded the catalog that new had just indexed")
+
+    monkeypatch.setattr("catalog.entries.validate.valid_project_catalog", refuse)
+    code, out, _err = _run(["cannot take -2 items"], capsys)
+    assert code == 0 and "cannot take {n} items" in out
+
+
 def test_a_changed_yaml_file_invalidates_the_index(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalog.core.config import Config
 
 NAME = "new"
 HELP = "scaffold draft catalog entries for uncatalogued raise sites (writes unless --dry-run)"
@@ -64,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         schema_path, schema_text = plan.schema
         files[schema_path] = schema_text
     write_all_atomically(files)
+    if plan.drafts:
+        _index_for_explain(config)
     print(
         f"errcat new: wrote {len(plan.drafts)} draft(s) to {len(plan.files)} file(s)"
         f"{f', and the catalog schema to {schema}' if schema else ''}{tail}"
@@ -74,3 +81,14 @@ def run(args: argparse.Namespace) -> int:
         # `generated = false`: every entry is catalogued in place, its raises left as written.
         print("next: write their prose")
     return 0
+
+
+def _index_for_explain(config: Config) -> None:
+    """Compile explain's index of the catalog just written, so that the first `errcat
+    explain` after `new` answers from it rather than parsing every new YAML file itself."""
+    from catalog.core.errors import ErrcatError
+    from catalog.matching.message_index import load_index
+
+    # A catalog that does not load is reported by the commands that read it; `new` is done.
+    with contextlib.suppress(ErrcatError):
+        load_index(config)
