@@ -55,6 +55,8 @@ RETIRED_NOTE = "Retired: no longer raised; kept so that code catching it still i
 # The module's docstring, in pieces: the table form adds a paragraph on how its classes are made.
 _DOC_OPENING = '''\
 # Regenerate it with: errcat codegen
+# Linters skip it: its lines are the catalog's (`errcat check` compares them), not the package's.
+# flake8: noqa
 """Typed exceptions of this package: one class per catalog entry.
 
 Each class subclasses `CatalogError` and the built-in it replaces, and its callers see that
@@ -371,6 +373,8 @@ BY_ID = _ById()
 
 _STUB_HEAD = '''\
 # Regenerate it with: errcat codegen
+# Linters skip it: its lines are the catalog's (`errcat check` compares them), not the package's.
+# flake8: noqa
 """Types of the generated module beside this stub: every class and its keyword-only parameters.
 
 The module creates its classes on first use; type checkers and IDEs read them here.
