@@ -138,6 +138,8 @@ def _public_part(part: str) -> bool:
 @dataclass(frozen=True)
 class _Class:
     path: str
+    qualname: str
+    """Dotted classes (and functions) within its module."""
     bases: tuple[str, ...]
     """Qualified names of the bases that may define methods; "" for one that is not a name."""
     methods: dict[str, int]
@@ -161,6 +163,7 @@ class CallGraph:
         self._public_names: dict[int, str | None] = {}
         self._exported: dict[str, str] = {}
         self._class_sites: list[tuple[str, str, str, int, _Class, bool]] = []
+        self._module_of: dict[str, str] = {}
         # The same names are called all over a package (`torch.tensor` thousands of times).
         self._resolved: dict[str, int | None] = {}
         for path, summary in summaries:
@@ -277,15 +280,58 @@ class CallGraph:
         self._public_names[index] = found
         return found
 
+    def function_named(self, name: str) -> tuple[str, str] | None:
+        """The (path, qualname) of the function an absolute dotted name calls, through
+        re-exports and `*` imports; a class gives its `__init__`. None when unknown."""
+        found = self._resolved.get(name) if name in self._resolved else self._resolve(name)
+        if found is None:
+            return None
+        function = self._functions[found]
+        return function.path, function.qualname
+
+    def class_named(self, name: str) -> tuple[str, str, tuple[str, ...]] | None:
+        """The (path, qualname, bases) of the class an absolute dotted name refers to, through
+        re-exports and `*` imports, or None when it is not a class of the scanned files."""
+        record = self._class(name)
+        return None if record is None else (record.path, record.qualname, record.bases)
+
+    def class_at(self, path: str, qualname: str) -> tuple[str, tuple[str, ...]] | None:
+        """The module-qualified name and bases of the class `qualname` defined in `path`."""
+        record = self._local_classes.get((path, qualname))
+        if record is None:
+            return None
+        module = self._module_of.get(path, "")
+        return (f"{module}.{qualname}" if module else qualname), record.bases
+
+    def method_of(
+        self, path: str, qualname: str, name: str, *, from_base: bool = False
+    ) -> tuple[str, str] | None:
+        """The (path, qualname) of method `name` as the class `qualname` of `path` looks it up:
+        its own or, through single bases, its nearest ancestor's (`from_base`: start at the
+        base, as `super()` does). None when no class of the scanned files defines it."""
+        record = self._local_classes.get((path, qualname))
+        found = None if record is None else self._method(record, name, from_base=from_base)
+        if found is None:
+            return None
+        function = self._functions[found]
+        return function.path, function.qualname
+
+    def module_names(self, path: str) -> tuple[str, dict[str, str], tuple[str, ...]]:
+        """The module of the file at `path`, its imports (local name → target) and the modules
+        it `*`-imports, for names the scan of one file cannot resolve."""
+        module = self._module_of.get(path, "")
+        return module, self._imports.get(module, {}), self._stars.get(module, ())
+
     def _add_definitions(self, path: str, summary: Summary) -> None:
         module, _is_package, functions, classes, imports, stars, _calls = summary
+        self._module_of[path] = module
         table = self._by_file.setdefault(path, {})
         prefix = f"{module}." if module else ""
         class_names = {qualname for qualname, _line, _bases in classes}
         records: dict[str, _Class] = {}
         function_names = {qualname for qualname, _line, _nested in functions}
         for qualname, line, bases in classes:
-            record = _Class(path, tuple(bases), {})
+            record = _Class(path, qualname, tuple(bases), {})
             records[qualname] = record
             self._local_classes[(path, qualname)] = record
             self._classes.setdefault(prefix + qualname, record)

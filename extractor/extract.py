@@ -38,7 +38,7 @@ from extractor.model import (
     ScanFailure,
     SourceContext,
 )
-from extractor.templates import TEXT_FUNCTIONS, Binding, template_of
+from extractor.templates import TEXT_FUNCTIONS, Binding, gettext_argument, template_of
 
 CONTEXT_FUNCTION_LINES = 40
 """A docs snippet shows the whole enclosing function when it is at most this many lines..."""
@@ -199,6 +199,18 @@ class _File:
         reraise = exc is None
         # Only a name bound in the raise's own scope can be a caught exception or a local
         # variable; `raise NotImplementedError` and the like cost no walk of the scope.
+        if (
+            isinstance(exc, ast.Call)
+            and isinstance(exc.func, ast.Attribute)
+            and exc.func.attr == "with_traceback"
+            and isinstance(exc.func.value, ast.Name)
+            and exc.func.value.id in spot.scope.fill(self.module).bound
+            and self.handled(spot, exc.func.value.id)
+        ):
+            # `raise err.with_traceback(tb)` raises the caught `err` again, with another
+            # traceback: the same exception, not a new one.
+            reraise = True
+            exc = exc.func.value
         if isinstance(exc, ast.Name) and exc.id in spot.scope.fill(self.module).bound:
             if self.handled(spot, exc.id):
                 reraise = True
@@ -421,6 +433,8 @@ class _File:
             return True
         if isinstance(func, ast.Attribute) and func.attr == "join":
             return isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
+        if gettext_argument(_dotted(func), len(node.args)) is not None:
+            return True
         if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Constant):
             return False
         dotted = _dotted(func)

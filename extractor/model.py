@@ -118,6 +118,18 @@ class RaiseSite:
     `errcat scan --json`."""
     entry: str | None = None
     """The catalog id; the extractor never sets it (the scan command does, via the catalog)."""
+    printed: str | None = None
+    """What `str(exc)` prints, as a template, where a call or a class of the package builds
+    the text (`extractor.printed`): through a factory or raise helper, over the call's
+    arguments; through a class's `__init__`/`__str__`, over its constructor's parameters. None
+    where the message is `template` as written. Not part of `errcat scan --json`."""
+    through: str | None = None
+    """The qualified name of the factory or helper function the raised exception comes from
+    (`packaging.metadata._Validator._invalid_metadata`); None for a raise of a class. Not part
+    of `errcat scan --json`."""
+    unresolved: str | None = None
+    """Why the printed text cannot be read through the factory or class, and what to do; None
+    when it can (or nothing was to be read). Not part of `errcat scan --json`."""
 
     def as_dict(self) -> dict[str, Any]:
         """The site as `errcat scan --json` writes it (contract keys, in contract order)."""

@@ -22,7 +22,10 @@ rules below do not cover gives None, never a guess:
    through imports by the caller's `qualify`) are that text after the function; of an f-string
    they are not covered, since a field's value can hold line breaks that change the margin;
 6. `"sep".join([...])` or `"sep".join((...))` of string literals and f-strings joins their
-   templates with the separator; any other element leaves the call uncovered.
+   templates with the separator; any other element leaves the call uncovered;
+7. a gettext-style call (`_`, `gettext`, `ngettext`, `lazy_gettext`, ... of `GETTEXT`) of a
+   literal is that literal: the text as written is the source language's, and `ngettext`'s
+   is its singular.
 """
 
 from __future__ import annotations
@@ -66,6 +69,23 @@ _LITERAL_FUNCTIONS: dict[str, Callable[[str], str]] = {
 """Functions of literal text whose result rule 5 computes: pure and deterministic."""
 TEXT_FUNCTIONS = frozenset(_LITERAL_FUNCTIONS)
 """Their qualified names, for a caller that rules calls out before parsing them."""
+GETTEXT = {
+    **dict.fromkeys(("_", "gettext", "ugettext", "lazy_gettext", "gettext_lazy"), 0),
+    **dict.fromkeys(("ngettext", "ungettext", "ngettext_lazy", "lazy_ngettext"), 0),
+    **dict.fromkeys(("pgettext", "pgettext_lazy", "npgettext", "npgettext_lazy"), 1),
+}
+"""Translation calls by the last part of their name, with the index of the argument that holds
+the source-language text (after the context, for the `p` variants). Matched by that name
+rather than by import, as `_` is installed into builtins by `gettext.install`."""
+
+
+def gettext_argument(dotted: str | None, arguments: int) -> int | None:
+    """The index of the text argument when a call of `dotted` with that many positional
+    arguments is a gettext-style call, else None."""
+    if dotted is None:
+        return None
+    index = GETTEXT.get(dotted.rpartition(".")[2])
+    return index if index is not None and index < arguments else None
 
 
 @dataclass(frozen=True)
@@ -127,6 +147,9 @@ def _template(node: cst.BaseExpression, names: _Names, depth: int) -> str | None
     if isinstance(node, cst.Call):
         if _is_join(node):
             return _join_template(node)
+        index = gettext_argument(_dotted_source(node.func), len(node.args))
+        if index is not None:
+            return _string_template(node.args[index].value)
         if _literal_function(node, names) is not None:
             value = _literal_value(node, names, depth)
             return None if value is None else escape(value)

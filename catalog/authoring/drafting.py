@@ -54,6 +54,9 @@ def _at(site: RaiseSite, root: Path, why: str, fix: str) -> Finding:
 
 def _why_not(site: RaiseSite, root: Path) -> Finding | None:
     """Why a site cannot be drafted, or None when it can."""
+    if site.unresolved is not None:
+        why, _, fix = site.unresolved.rpartition("; ")
+        return _at(site, root, why, fix)
     shown = site.exception
     if shown is None:
         return _at(
@@ -78,7 +81,11 @@ def _why_not(site: RaiseSite, root: Path) -> Finding | None:
             f"raise the class itself, {_EXEMPT}",
         )
     arguments = site.arguments or ()
-    if has_typed_class(exception) and (len(arguments) > 1 or site.keywords):
+    if (
+        site.through is None
+        and has_typed_class(exception)
+        and (len(arguments) > 1 or site.keywords)
+    ):
         return _at(
             site,
             root,

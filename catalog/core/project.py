@@ -96,22 +96,29 @@ def scan_exclude(config: Config) -> tuple[str, ...]:
 
 
 def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
-    """Scan the configured package, without the generated module (it only defines classes).
+    """Scan the configured package, without the generated module (it only defines classes),
+    each site read through the package's factories and classes (`extractor.printed`).
 
     Paths in the report are relative to the project root. The scan cache is used unless
     `cache` is False or this runs inside `caching(False)`.
     """
     from extractor import scan_paths
+    from extractor.printed import read_printed
 
-    return scan_paths(
+    cache_dir = cache_folder(config) if cache else None
+    report = scan_paths(
         [config.package],
         include=config.include,
         exclude=scan_exclude(config),
         base=config.package,
-        cache_dir=cache_folder(config) if cache else None,
+        cache_dir=cache_dir,
         cwd=config.root,
         max_file_size=config.max_file_size,
     )
+    # What users see where the package builds the text in a factory, a helper or a class:
+    # every command reads the sites through the same step, so `new`, `check`, `migrate` and
+    # the site agree on each site's exception and message.
+    return read_printed(report, cwd=config.root, cache_dir=cache_dir)
 
 
 _CLASS_DEFINITION = re.compile(rb"^[ \t]*class[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)

@@ -37,6 +37,10 @@ class SiteLike(Protocol):
     def arguments(self) -> tuple[str, ...] | None: ...
     @property
     def keywords(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def printed(self) -> str | None: ...
+    @property
+    def through(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,14 @@ class Match:
     entry: Entry
     typed: bool
     """True when the site raises the generated class; False when it raises the entry's class."""
+    through: bool = False
+    """The site raises what a factory or helper of the package builds: it is the entry's
+    raise as written (only the factory could be rewritten, and it serves other messages)."""
 
     @property
     def needs_migration(self) -> bool:
         """A raw raise of an entry that has a generated class: `errcat migrate` rewrites it."""
-        return not self.typed and has_typed_class(self.entry.exception)
+        return not self.typed and not self.through and has_typed_class(self.entry.exception)
 
 
 def site_template(site: SiteLike) -> str | None:
@@ -61,7 +68,11 @@ def site_template(site: SiteLike) -> str | None:
     is one field of its source as written (`raise InvalidMarker(str(e))` gives `{str(e)}`), and
     an exception built from nothing (`raise X`, `raise X()`) has the empty message. Unpacked
     arguments (`*args`) and keyword-only calls give None: their text is not in the source.
+    Where a factory, helper or class of the package builds the text, it is what `str(exc)`
+    prints (`printed`, read by `extractor.printed`).
     """
+    if site.printed is not None:
+        return site.printed
     if site.template is not None:
         return site.template
     if site.reraise or site.exception is None:
@@ -165,12 +176,12 @@ class Matcher:
             self._by_message.setdefault((entry.exception, entry.message), entry)
         # One Match per (entry, way), made when first found: a whole-torch check matches
         # 15,000 sites, and Match is a frozen dataclass.
-        self._matches: dict[tuple[str, bool], Match] = {}
+        self._matches: dict[tuple[str, bool, bool], Match] = {}
 
-    def _match(self, entry: Entry, typed: bool) -> Match:
-        found = self._matches.get((entry.id, typed))
+    def _match(self, entry: Entry, typed: bool, through: bool = False) -> Match:
+        found = self._matches.get((entry.id, typed, through))
         if found is None or found.entry is not entry:
-            found = self._matches[entry.id, typed] = Match(entry, typed=typed)
+            found = self._matches[entry.id, typed, through] = Match(entry, typed, through)
         return found
 
     def is_generated_class(self, site: SiteLike) -> bool:
@@ -195,4 +206,6 @@ class Matcher:
         if message is None:
             return None
         entry = self._by_message.get((exception, message))
-        return self._match(entry, typed=False) if entry is not None else None
+        if entry is None:
+            return None
+        return self._match(entry, typed=False, through=site.through is not None)

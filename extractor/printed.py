@@ -1,0 +1,1090 @@
+"""What a raise prints when the package itself builds the text: factories, helpers, classes.
+
+A raise site's template is its message as written. Where the package builds the exception
+elsewhere, what users see is another text, read here after the scan, across files:
+
+- *Factories and raise helpers.* `raise self.make_error("invalid")`, `raise make_exc(...)`:
+  the callee (found with the call graph of `extractor.calls`: functions through imports and
+  `*` imports, methods through the class and its single bases) returns, or raises, an
+  exception it builds from its parameters. The site becomes a site of that exception
+  (`qualified_name`), printing what the callee builds from this call's arguments (`printed`),
+  and names the callee (`through`). A callee calling another factory is followed, to a depth.
+- *Classes that compose their text.* For a class of the package whose `__init__` (through
+  `super().__init__(...)` and `Base.__init__(self, ...)` chains) or `__str__` builds the text,
+  `printed` is what `str(exc)` prints over the constructor's parameters.
+- *Names and text.* An argument that is a value (a variable, an attribute) stands in the text
+  under the parameter's name, so that sites printing the same text are one template whatever
+  their argument names; an argument holding literal text (a literal, an f-string) is spliced
+  in. Literal keys into class-level message tables (`self.error_messages["invalid"]`, read
+  from a dict literal of that name, or ending in `_<name>` such as `default_error_messages`,
+  on the class or its bases, nearest first) and `str.format_map`/`str.format` of a
+  parameter with literal keys are resolved; gettext-style calls are their literal.
+
+What cannot be read is never guessed: the site keeps its message as written and `unresolved`
+says why and what to do (a factory returning different classes on different paths, factories
+calling each other in a circle, a table that is no class-level dict, a `__str__` reading state
+its `__init__` does not set from its parameters).
+
+Only sites that need it cost anything: files are parsed again only when a site goes through
+them (a callee, a class along a chain), each once.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from extractor.calls import CallGraph, call_graph
+from extractor.extract import _File
+from extractor.imports import ModuleName, Scope, module_name_for, resolve
+from extractor.locate import Spot, decode
+from extractor.model import FileResult, RaiseSite, ScanReport
+from extractor.templates import escape, gettext_argument
+
+_DEPTH = 6
+"""How many factories, helpers and base constructors one site is followed through."""
+_DO = "or mark the raise # errcat: ignore[reason]"
+
+
+class _Unresolved(Exception):
+    """Why a text cannot be read; caught per site, it becomes the site's `unresolved`."""
+
+
+class _Unreadable(_Unresolved):
+    """A `__str__` whose text no rule reads (several returns, text computed by calls): the
+    message is then the constructor's first argument, as for any raise as written."""
+
+
+@dataclass(frozen=True)
+class _Text:
+    """An argument's text as a scan template."""
+
+    template: str
+    bare: bool = False
+    """The whole text is one value whose text the source does not hold (`{x}`)."""
+    literal: str | None = None
+    """The text itself, when it is literal text alone."""
+
+
+def _literal(text: str) -> _Text:
+    return _Text(escape(text), literal=text)
+
+
+def _value(source: str) -> _Text:
+    return _Text("{" + source + "}", bare=True)
+
+
+_FIELD = re.compile(r"\{\{|\}\}|\{|[^{}]+|\}")
+
+
+def _fields(template: str) -> Iterator[tuple[bool, str]]:
+    """A scan template as (is_field, text) runs: literal runs keep their doubled braces, a
+    field is its body without the braces (nested brackets and quotes skipped)."""
+    i = 0
+    while i < len(template):
+        if template.startswith(("{{", "}}"), i):
+            yield False, template[i : i + 2]
+            i += 2
+            continue
+        if template[i] == "{":
+            end = _field_end(template, i + 1)
+            if end < 0:
+                raise _Unresolved("a template errcat cannot split")
+            yield True, template[i + 1 : end]
+            i = end + 1
+            continue
+        start = i
+        while i < len(template) and template[i] not in "{}":
+            i += 1
+        if i == start:  # a single `}`
+            raise _Unresolved("a template errcat cannot split")
+        yield False, template[start:i]
+
+
+def _field_end(text: str, start: int) -> int:
+    depth = 0
+    quote: str | None = None
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return i if ch == "}" else -1
+            depth -= 1
+        i += 1
+    return -1
+
+
+def _split_field(body: str) -> tuple[str, str]:
+    """A field body as (expression, the rest: `!r`, `:spec` or both, as written)."""
+    depth = 0
+    quote: str | None = None
+    for i, ch in enumerate(body):
+        if quote:
+            if ch == quote and body[i - 1] != "\\":
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif (depth == 0 and ch == "!" and body[i + 1 : i + 2] in ("r", "s", "a")) or (
+            depth == 0 and ch == ":"
+        ):
+            return body[:i], body[i:]
+    return body, ""
+
+
+def _text_of(template: str) -> _Text:
+    runs = list(_fields(template))
+    if len(runs) == 1 and runs[0][0] and _split_field(runs[0][1])[1] == "":
+        return _Text(template, bare=True)
+    if all(not is_field for is_field, _ in runs):
+        return _Text(
+            template,
+            literal="".join(text[:1] if text in ("{{", "}}") else text for _, text in runs),
+        )
+    return _Text(template)
+
+
+@dataclass
+class _Module:
+    """A file parsed again for what a site goes through: its definitions and their scopes."""
+
+    file: _File
+    module: ModuleName
+    scopes: dict[str, tuple[ast.AST, Scope]]
+
+    @classmethod
+    def parse(cls, source: str, display: str, module: ModuleName) -> _Module:
+        tree = ast.parse(source)
+        found = cls(_File(source, display, module), module, {})
+        found.walk(tree.body, Scope("module", tree, None, None))
+        return found
+
+    def walk(self, body: list[ast.stmt], parent: Scope) -> None:
+        for statement in body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qualname = (
+                    f"{parent.qualname}.{statement.name}" if parent.qualname else statement.name
+                )
+                kind = "class" if isinstance(statement, ast.ClassDef) else "function"
+                scope = Scope(kind, statement, parent, qualname)
+                self.scopes.setdefault(qualname, (statement, scope))
+                if kind == "class":
+                    self.walk(statement.body, scope)
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, name, None)
+                if isinstance(inner, list):
+                    self.walk(inner, parent)
+            for handler in getattr(statement, "handlers", ()):
+                self.walk(handler.body, parent)
+
+    def function(self, qualname: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]:
+        node, scope = self.scopes.get(qualname, (None, None))
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or scope is None:
+            raise _Unresolved(f"cannot find the definition of {qualname}")
+        return node, scope
+
+    def source(self, node: ast.expr) -> str:
+        return self.file.text(node)
+
+
+@dataclass
+class _Context:
+    """Where an expression is read: its module and scope, what its parameters are bound to."""
+
+    module: _Module
+    scope: Scope
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None
+    at: ast.stmt
+    bindings: dict[str, _Text]
+    self_name: str | None
+    self_class: tuple[str, str] | None
+    """(path, qualname) of the class `self` is an instance of, for message tables."""
+
+    def spot(self) -> Spot:
+        node = ast.Raise(exc=None, cause=None)
+        ast.copy_location(node, self.at)
+        return Spot(node, self.scope, self.function)
+
+
+class Printed:
+    """Reads through the package's factories and classes; one per scan report."""
+
+    def __init__(self, report: ScanReport, graph: CallGraph, cwd: Path) -> None:
+        self.graph = graph
+        self.cwd = cwd
+        self._paths = {result.path for result in report.results if result.ok}
+        self._modules: dict[str, _Module | None] = {}
+        self._known: dict[Path, tuple[str, ...]] = {}
+
+    def module(self, path: str) -> _Module:
+        if path not in self._modules:
+            found: _Module | None = None
+            try:
+                absolute = Path(os.path.abspath(self.cwd / path))
+                source = decode(absolute.read_bytes())
+                found = _Module.parse(source, path, module_name_for(absolute, self._known))
+            except (OSError, SyntaxError, ValueError, RecursionError, UnicodeError):
+                found = None
+            except Exception:
+                found = None
+            self._modules[path] = found
+        module = self._modules[path]
+        if module is None:
+            raise _Unresolved(f"cannot read {path} again")
+        return module
+
+    # -- the sites --------------------------------------------------------------------------
+
+    def site(self, site: RaiseSite) -> RaiseSite:
+        """The site read through what it goes through, or the site itself."""
+        if site.reraise or site.path not in self._paths:
+            return site
+        try:
+            return self._site(site)
+        except _Unresolved as problem:
+            if (
+                site.qualified_name is not None
+                and self.graph.class_named(site.qualified_name) is None
+                and not self._is_function(site.qualified_name)
+            ):
+                return site  # a built-in or another library's class: as written
+            return dataclasses.replace(site, unresolved=f"{problem}; {_FIX}")
+        except (RecursionError, MemoryError):
+            return site
+
+    def _is_function(self, name: str) -> bool:
+        return self.graph.class_named(name) is None and self.graph.function_named(name) is not None
+
+    def _site(self, site: RaiseSite) -> RaiseSite:
+        qualified = site.qualified_name
+        exception = site.exception
+        if exception is None:
+            return site
+        context = self._site_context(site)
+        if qualified is None:
+            qualified = self._star_name(site.path, exception)
+        callee = self._callee(site, context, qualified)
+        if callee is not None:
+            path, qualname, via_self = callee
+            arguments, keywords = self._site_arguments(site, context)
+            built, text = self._through(
+                path, qualname, arguments, keywords, context if via_self else None, set(), 0
+            )
+            module = self.module(path).module.name
+            name = f"{module}.{qualname}" if module else qualname
+            return dataclasses.replace(
+                site, qualified_name=built, printed=text.template, through=name
+            )
+        if qualified is None or qualified.startswith("builtins."):
+            return site
+        if self.graph.class_named(qualified) is None:
+            return site
+        if site.arguments is None:
+            arguments, keywords = [], {}
+        else:
+            arguments, keywords = self._site_arguments(site, context)
+        composed = self._compose(qualified, arguments, keywords, 0)
+        changes: dict[str, object] = {}
+        if qualified != site.qualified_name:
+            changes["qualified_name"] = qualified
+        if composed is not None:
+            changes["printed"] = composed.template
+        return dataclasses.replace(site, **changes) if changes else site  # type: ignore[arg-type]
+
+    def _site_context(self, site: RaiseSite) -> _Context | None:
+        """The scope of the site's raise, read again only for sites that may need it."""
+        if site.function is None:
+            return None
+        try:
+            module = self.module(site.path)
+        except _Unresolved:
+            return None
+        entry = module.scopes.get(site.function)
+        if entry is None:
+            return None
+        node, scope = entry
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return None
+        at = ast.Pass()
+        at.lineno, at.col_offset = site.line, 0
+        self_name, self_class = self._self_of(site.path, module, scope, node)
+        return _Context(module, scope, node, at, {}, self_name, self_class)
+
+    def _self_of(
+        self, path: str, module: _Module, scope: Scope, node: ast.AST
+    ) -> tuple[str | None, tuple[str, str] | None]:
+        """The first parameter's name of a method (or of the method a function is nested in)
+        and the class it is defined in."""
+        current: Scope | None = scope
+        while current is not None and current.parent is not None:
+            if current.parent.kind == "class" and isinstance(
+                current.node, ast.FunctionDef | ast.AsyncFunctionDef
+            ):
+                positional = [*current.node.args.posonlyargs, *current.node.args.args]
+                static = any(
+                    isinstance(d, ast.Name) and d.id == "staticmethod"
+                    for d in current.node.decorator_list
+                )
+                if positional and not static:
+                    return positional[0].arg, (path, str(current.parent.qualname))
+                return None, None
+            current = current.parent
+        return None, None
+
+    def _star_name(self, path: str, dotted: str) -> str | None:
+        """A name bound by `from x import *` only, as the call graph knows the modules."""
+        _module, imports, stars = self.graph.module_names(path)
+        root = dotted.split(".")[0]
+        if root in imports or not stars:
+            return None
+        for star in stars:
+            name = f"{star}.{dotted}"
+            if self.graph.class_named(name) is not None or self.graph.function_named(name):
+                found = self.graph.class_named(name)
+                if found is not None:
+                    owner = self.graph.class_at(found[0], found[1])
+                    return owner[0] if owner is not None else name
+                return name
+        return None
+
+    def _callee(
+        self, site: RaiseSite, context: _Context | None, qualified: str | None
+    ) -> tuple[str, str, bool] | None:
+        """(path, qualname, called through `self`) of the function the raise calls, if any."""
+        if site.arguments is None or site.exception is None:
+            return None
+        root, _, attribute = site.exception.partition(".")
+        if (
+            context is not None
+            and context.self_class is not None
+            and root == context.self_name
+            and attribute
+            and "." not in attribute
+        ):
+            path, qualname = context.self_class
+            found = self.graph.method_of(path, qualname, attribute)
+            return None if found is None else (*found, True)
+        if qualified is None or qualified.startswith("builtins."):
+            return None
+        if self.graph.class_named(qualified) is not None:
+            return None
+        found = self.graph.function_named(qualified)
+        return None if found is None else (*found, False)
+
+    def _site_arguments(
+        self, site: RaiseSite, context: _Context | None
+    ) -> tuple[list[_Text], dict[str, _Text]]:
+        call = None if context is None or site.via is not None else _raised_call(site, context)
+        if call is not None and context is not None:
+            # The raise's own nodes: names in its arguments follow as the message's do.
+            reader = _SourceReader(self, context, None)
+            arguments = [reader.expand(argument) for argument in _positional(call, context)]
+            passed: dict[str, _Text] = {}
+            for keyword in call.keywords:
+                if keyword.arg is None:
+                    raise _Unresolved("passes **kwargs, whose values the source does not hold")
+                passed[keyword.arg] = reader.expand(keyword.value)
+            return arguments, passed
+        arguments = []
+        for index, source in enumerate(site.arguments or ()):
+            if source.startswith("*"):
+                raise _Unresolved(f"passes {source}, whose values the source does not hold")
+            if index == 0 and site.template is not None:
+                arguments.append(_text_of(site.template))
+            else:
+                arguments.append(self._read(source, context))
+        keywords: dict[str, _Text] = {}
+        for name, source in site.keywords:
+            if name == "**":
+                raise _Unresolved(f"passes **{source}, whose values the source does not hold")
+            keywords[name] = self._read(source, context)
+        return arguments, keywords
+
+    def _read(self, source: str, context: _Context | None) -> _Text:
+        """The text of an argument written at a raise site."""
+        try:
+            node = ast.parse("(" + source + ")", mode="eval").body
+        except SyntaxError:
+            return _value(source)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return _literal(node.value)
+        return _value(source)
+
+    def table(self, owner: tuple[str, str], attribute: str, key: str) -> _Text | None:
+        """The text for `key` in the class's message tables, nearest class first, along its
+        single-base chain (the bases' order, for a class with several)."""
+        queue = [owner]
+        seen: set[tuple[str, str]] = set()
+        while queue:
+            path, qualname = queue.pop(0)
+            if (path, qualname) in seen or len(seen) > _DEPTH * 4:
+                continue
+            seen.add((path, qualname))
+            module = self.module(path)
+            node, scope = module.scopes.get(qualname, (None, None))
+            if not isinstance(node, ast.ClassDef) or scope is None:
+                continue
+            for table in _table_values(node, attribute):
+                for key_node, value in zip(table.keys, table.values, strict=True):
+                    if isinstance(key_node, ast.Constant) and key_node.value == key:
+                        context = _Context(module, scope, None, node, {}, None, None)
+                        text = _SourceReader(self, context).expand(value)
+                        if text.literal is None and not text.template:
+                            return None
+                        return text
+            found = self.graph.class_at(path, qualname)
+            for base in found[1] if found is not None else ():
+                located = self.graph.class_named(base) if base else None
+                if located is not None:
+                    queue.append((located[0], located[1]))
+        return None
+
+    # -- factories and helpers --------------------------------------------------------------
+
+    def _through(
+        self,
+        path: str,
+        qualname: str,
+        arguments: list[_Text],
+        keywords: dict[str, _Text],
+        caller: _Context | None,
+        seen: set[tuple[str, str]],
+        depth: int,
+    ) -> tuple[str, _Text]:
+        """(class, printed text) of the exception the function returns or raises."""
+        if (path, qualname) in seen:
+            raise _Unresolved(
+                f"{qualname} calls itself through other factories; errcat cannot tell what "
+                "it builds"
+            )
+        if depth > _DEPTH:
+            raise _Unresolved(f"goes through more than {_DEPTH} factories")
+        seen = seen | {(path, qualname)}
+        module = self.module(path)
+        node, scope = module.function(qualname)
+        method = scope.parent is not None and scope.parent.kind == "class"
+        bindings = self._bind(node, arguments, keywords, method=method, name=qualname)
+        self_name, self_class = self._self_of(path, module, scope, node)
+        if caller is not None:
+            self_class = caller.self_class
+        outcomes: list[tuple[str, _Text]] = []
+        for statement, value in _produced(node):
+            context = _Context(module, scope, node, statement, bindings, self_name, self_class)
+            outcomes.append(self._built(context, value, seen, depth))
+        if not outcomes:
+            raise _Unresolved(f"{qualname} neither returns nor raises an exception errcat can read")
+        classes = sorted({built for built, _ in outcomes})
+        if len(classes) > 1:
+            raise _Unresolved(
+                f"{qualname} returns different classes on different paths ({', '.join(classes)})"
+            )
+        texts = {text.template for _, text in outcomes}
+        if len(texts) > 1:
+            raise _Unresolved(f"{qualname} builds different messages on different paths")
+        return outcomes[0]
+
+    def _bind(
+        self,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        arguments: list[_Text],
+        keywords: dict[str, _Text],
+        *,
+        method: bool,
+        name: str,
+    ) -> dict[str, _Text]:
+        """The callee's parameters bound to the call's texts (defaults read where missing)."""
+        spec = node.args
+        positional = [*spec.posonlyargs, *spec.args]
+        decorated = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+        if method and "staticmethod" not in decorated and positional:
+            # A method: its first parameter is the instance (or class) and gets no argument.
+            positional = positional[1:]
+        if len(arguments) > len(positional) and spec.vararg is None:
+            raise _Unresolved(f"{name} is called with more arguments than it takes")
+        bindings: dict[str, _Text] = {}
+        for parameter, text in zip(positional, arguments, strict=False):
+            bindings[parameter.arg] = text
+        defaults = dict(
+            zip(
+                [p.arg for p in positional][len(positional) - len(spec.defaults) :],
+                spec.defaults,
+                strict=True,
+            )
+        )
+        for parameter, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+            if default is not None:
+                defaults[parameter.arg] = default
+        names = {p.arg for p in (*positional, *spec.kwonlyargs)}
+        for key, text in keywords.items():
+            if key not in names:
+                raise _Unresolved(f"{name} takes no parameter {key}")
+            bindings[key] = text
+        for parameter in (*positional, *spec.kwonlyargs):
+            if parameter.arg in bindings:
+                continue
+            default = defaults.get(parameter.arg)
+            if isinstance(default, ast.Constant) and isinstance(default.value, str):
+                bindings[parameter.arg] = _literal(default.value)
+            else:
+                bindings[parameter.arg] = _value(parameter.arg)
+        for star in (spec.vararg, spec.kwarg):
+            if star is not None:
+                bindings[star.arg] = _value(star.arg)
+        return bindings
+
+    def _built(
+        self, context: _Context, value: ast.expr, seen: set[tuple[str, str]], depth: int
+    ) -> tuple[str, _Text]:
+        """(class, printed text) of an exception expression in a factory's body."""
+        if isinstance(value, ast.Name) and value.id not in context.bindings:
+            assigned = context.module.file.assigned(_spot_at(context), value.id)
+            if assigned is None:
+                raise _Unresolved(
+                    f"returns {value.id}, which errcat cannot follow to the exception built"
+                )
+            value = assigned
+        if not isinstance(value, ast.Call):
+            raise _Unresolved(
+                f"returns {context.module.source(value)}, whose class errcat cannot tell"
+            )
+        dotted = _dotted(value.func)
+        if dotted is None:
+            raise _Unresolved("builds its exception from an expression errcat cannot read")
+        reader = _SourceReader(self, context)
+        arguments = [reader.expand(argument) for argument in _positional(value, context)]
+        keywords: dict[str, _Text] = {}
+        for keyword in value.keywords:
+            if keyword.arg is None:
+                raise _Unresolved("passes **kwargs, whose values the source does not hold")
+            keywords[keyword.arg] = reader.expand(keyword.value)
+        root, _, attribute = dotted.partition(".")
+        path = context.module.file.display
+        if root == context.self_name and attribute and "." not in attribute:
+            owner = context.self_class
+            found = None if owner is None else self.graph.method_of(*owner, attribute)
+            if found is None:
+                raise _Unresolved(f"calls {dotted}, which errcat cannot find")
+            return self._through(*found, arguments, keywords, context, seen, depth + 1)
+        qualified = resolve(dotted, context.scope, context.module.module)
+        if qualified is None:
+            qualified = self._star_name(path, dotted)
+        if qualified is None:
+            raise _Unresolved(f"builds {dotted}, which errcat cannot resolve to a class")
+        if self.graph.class_named(qualified) is None:
+            function = self.graph.function_named(qualified)
+            if function is not None:
+                return self._through(*function, arguments, keywords, None, seen, depth + 1)
+        named = self.graph.class_named(qualified)
+        if named is not None:
+            defined = self.graph.class_at(named[0], named[1])
+            qualified = defined[0] if defined is not None else qualified
+        composed = self._compose(qualified, arguments, keywords, depth + 1)
+        if composed is None:
+            raise _Unresolved(
+                f"builds {qualified} from more than a message; errcat cannot tell its text"
+            )
+        return qualified, composed
+
+    # -- classes ----------------------------------------------------------------------------
+
+    def _compose(
+        self, qualified: str, arguments: list[_Text], keywords: dict[str, _Text], depth: int
+    ) -> _Text | None:
+        """What `str()` of the class built with these arguments prints; None when the class
+        prints its one argument as given (the built-in rule) and nothing of the package
+        composes it, or when that rule does not tell (several arguments)."""
+        if depth > _DEPTH:
+            raise _Unresolved(f"goes through more than {_DEPTH} constructors")
+        named = self.graph.class_named(qualified)
+        if named is None:
+            return _plain(arguments, keywords)
+        path, qualname, _bases = named
+        printer = self.graph.method_of(path, qualname, "__str__")
+        init = self.graph.method_of(path, qualname, "__init__")
+        if printer is not None:
+            try:
+                return self._str(printer, init, qualname, arguments, keywords, depth)
+            except _Unreadable:
+                return arguments[0] if arguments else None
+        if init is None:
+            return _plain(arguments, keywords)
+        module = self.module(init[0])
+        node, scope = module.function(init[1])
+        bindings = self._bind(node, arguments, keywords, method=True, name=init[1])
+        calls = list(_base_inits(node))
+        if len(calls) > 1:
+            raise _Unresolved(f"{init[1]} calls its base's __init__ more than once")
+        if not calls:
+            # BaseException keeps what the constructor was given as `args`.
+            return _plain(arguments, keywords)
+        statement, call, base = calls[0]
+        context = _Context(module, scope, node, statement, bindings, None, None)
+        reader = _SourceReader(self, context)
+        passed = [reader.expand(argument) for argument in _positional(call, context)]
+        if base is not None:
+            passed = passed[1:]  # `Base.__init__(self, ...)`
+        passed_keywords = {}
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                raise _Unresolved(f"{init[1]} passes **kwargs to its base")
+            passed_keywords[keyword.arg] = reader.expand(keyword.value)
+        owner = init[1].rpartition(".")[0]
+        target = self._base_of(init[0], owner, base, scope, module)
+        if target is None:
+            return _plain(passed, passed_keywords)
+        return self._compose(target, passed, passed_keywords, depth + 1)
+
+    def _attributes(
+        self,
+        init: tuple[str, str],
+        arguments: list[_Text],
+        keywords: dict[str, _Text],
+        depth: int,
+    ) -> dict[str, _Text]:
+        """The `self.<attribute>` texts an `__init__` sets, through its base's `__init__` (the
+        class's own assignments win, as they run after the base call sets its own)."""
+        if depth > _DEPTH:
+            return {}
+        module = self.module(init[0])
+        node, scope = module.function(init[1])
+        bindings = self._bind(node, arguments, keywords, method=True, name=init[1])
+        context = _Context(module, scope, node, node, bindings, None, None)
+        reader = _SourceReader(self, context)
+        found: dict[str, _Text] = {}
+        calls = list(_base_inits(node))
+        if len(calls) == 1:
+            _statement, call, base = calls[0]
+            passed = [reader.expand(argument) for argument in _positional(call, context)]
+            if base is not None:
+                passed = passed[1:]
+            passed_keywords = {
+                str(k.arg): reader.expand(k.value) for k in call.keywords if k.arg is not None
+            }
+            target = self._base_of(init[0], init[1].rpartition(".")[0], base, scope, module)
+            named = None if target is None else self.graph.class_named(target)
+            base_init = (
+                None if named is None else self.graph.method_of(named[0], named[1], "__init__")
+            )
+            if base_init is not None:
+                found.update(self._attributes(base_init, passed, passed_keywords, depth + 1))
+        for attribute, value in _self_assignments(node, _first_parameter(node)):
+            found[attribute] = reader.expand(value)
+        return found
+
+    def _base_of(
+        self, path: str, owner: str, named: str | None, scope: Scope, module: _Module
+    ) -> str | None:
+        """The class whose `__init__` a base call runs: `super()`'s next class (the first
+        base), or the class named; None for a class outside the package."""
+        if named is None:
+            found = self.graph.class_at(path, owner)
+            if found is None or not found[1]:
+                return None
+            base = found[1][0]
+        else:
+            base = resolve(named, scope, module.module) or ""
+        if not base or self.graph.class_named(base) is None:
+            return None
+        located = self.graph.class_named(base)
+        assert located is not None
+        at = self.graph.class_at(located[0], located[1])
+        return at[0] if at is not None else base
+
+    def _str(
+        self,
+        printer: tuple[str, str],
+        init: tuple[str, str] | None,
+        qualname: str,
+        arguments: list[_Text],
+        keywords: dict[str, _Text],
+        depth: int,
+    ) -> _Text:
+        """`__str__`'s text, its `self.<attribute>` read through what `__init__` set them to."""
+        module = self.module(printer[0])
+        node, scope = module.function(printer[1])
+        returns = [s for s, v in _produced(node, returns_only=True) if v is not None]
+        if len(returns) != 1:
+            raise _Unreadable(f"{printer[1]} returns on several paths")
+        statement = returns[0]
+        assert isinstance(statement, ast.Return) and statement.value is not None
+        attributes = self._attributes(init, arguments, keywords, depth) if init else {}
+        self_name = _first_parameter(node)
+        context = _Context(module, scope, node, statement, {}, None, None)
+        returned = statement.value
+        if (
+            isinstance(returned, ast.Call)
+            and isinstance(returned.func, ast.Name)
+            and returned.func.id == "str"
+            and len(returned.args) == 1
+            and not returned.keywords
+        ):
+            returned = returned.args[0]  # `str(self.message)` prints what `self.message` does
+        if isinstance(returned, ast.Attribute | ast.Name):
+            template: str | None = "{" + module.source(returned) + "}"
+        else:
+            template = module.file.template(returned, _spot_at(context))
+        if template is None:
+            raise _Unreadable(f"errcat cannot read the text {printer[1]} returns")
+        pieces: list[str] = []
+        for is_field, text in _fields(template):
+            if not is_field:
+                pieces.append(text)
+                continue
+            expression, rest = _split_field(text)
+            root, _, attribute = expression.strip().partition(".")
+            if root != self_name or not attribute.isidentifier():
+                raise _Unresolved(
+                    f"{printer[1]} prints {expression.strip()}, which is not an attribute set "
+                    "from the constructor's parameters"
+                )
+            if attribute not in attributes:
+                raise _Unresolved(
+                    f"{printer[1]} reads self.{attribute}, which {qualname}'s __init__ does "
+                    "not set from its parameters (state set after construction)"
+                )
+            pieces.append(_splice(attribute, rest, attributes[attribute]))
+        return _text_of("".join(pieces))
+
+
+_FIX = f"give the raise its class and message by name, {_DO}"
+
+
+def _raised_call(site: RaiseSite, context: _Context) -> ast.Call | None:
+    """The call a site's raise statement raises, found in its function by position."""
+    assert context.function is not None
+    for statement in _own(context.function.body):
+        if isinstance(statement, ast.Raise) and statement.lineno == site.line:
+            exc = statement.exc
+            return exc if isinstance(exc, ast.Call) else None
+    return None
+
+
+def _spot_at(context: _Context) -> Spot:
+    return context.spot()
+
+
+def _plain(arguments: list[_Text], keywords: dict[str, _Text]) -> _Text | None:
+    """The built-in rule: no argument prints nothing, one prints itself."""
+    if keywords:
+        return None
+    if not arguments:
+        return _literal("")
+    if len(arguments) == 1:
+        return arguments[0]
+    return None
+
+
+def _splice(name: str, rest: str, text: _Text) -> str:
+    """A field of parameter `name`, bound to `text`: the text itself where it is text, the
+    parameter's name where it is a value."""
+    if not rest and not text.bare:
+        return text.template
+    if rest == "!r" and text.literal is not None:
+        return escape(repr(text.literal))
+    return "{" + name + rest + "}"
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _first_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    positional = [*node.args.posonlyargs, *node.args.args]
+    return positional[0].arg if positional else None
+
+
+def _positional(call: ast.Call, context: _Context) -> list[ast.expr]:
+    for argument in call.args:
+        if isinstance(argument, ast.Starred):
+            raise _Unresolved(
+                f"passes *{context.module.source(argument.value)}, whose values the source does "
+                "not hold"
+            )
+    return list(call.args)
+
+
+def _own(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            yield from _own(getattr(statement, name, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _own(handler.body)
+        for case in getattr(statement, "cases", None) or []:
+            yield from _own(case.body)
+
+
+def _produced(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, *, returns_only: bool = False
+) -> list[tuple[ast.stmt, ast.expr]]:
+    """The exception expressions a function returns or raises (not a bare raise, nor a raise
+    of what an `except` caught: those are the caller's own errors passing through)."""
+    found: list[tuple[ast.stmt, ast.expr]] = []
+    caught = {
+        handler.name
+        for statement in _own(node.body)
+        for handler in getattr(statement, "handlers", None) or []
+        if handler.name
+    }
+    for statement in _own(node.body):
+        if isinstance(statement, ast.Return) and statement.value is not None:
+            found.append((statement, statement.value))
+        elif isinstance(statement, ast.Raise) and statement.exc is not None and not returns_only:
+            if isinstance(statement.exc, ast.Name) and statement.exc.id in caught:
+                continue
+            found.append((statement, statement.exc))
+    return found
+
+
+def _base_inits(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> Iterator[tuple[ast.stmt, ast.Call, str | None]]:
+    """The `super().__init__(...)` (base None) and `Base.__init__(self, ...)` calls of an
+    `__init__`, with their statements."""
+    for statement in _own(node.body):
+        if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+            continue
+        call = statement.value
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr != "__init__":
+            continue
+        if (
+            isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "super"
+        ):
+            yield statement, call, None
+            continue
+        named = _dotted(func.value)
+        if named is not None:
+            yield statement, call, named
+
+
+def _self_assignments(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, self_name: str | None
+) -> Iterator[tuple[str, ast.expr]]:
+    """`self.<attribute> = <value>` statements of a method, in order; an attribute assigned
+    twice is not yielded (its value depends on the path taken)."""
+    counted: dict[str, list[ast.expr]] = {}
+    for statement in _own(node.body):
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == self_name
+                and value is not None
+            ):
+                counted.setdefault(target.attr, []).append(value)
+    for attribute, values in counted.items():
+        if len(values) == 1:
+            yield attribute, values[0]
+
+
+class _SourceReader:
+    """Reads an expression of a factory's (or constructor's) body into text, over the
+    parameters bound in its context."""
+
+    def __init__(self, printed: Printed, context: _Context, source: None = None) -> None:
+        self.printed = printed
+        self.context = context
+
+    def expand(self, node: ast.expr) -> _Text:
+        context = self.context
+        bindings = context.bindings
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return _literal(node.value)
+        if isinstance(node, ast.Name) and node.id in bindings:
+            return bindings[node.id]
+        if isinstance(node, ast.Call):
+            index = gettext_argument(_dotted(node.func), len(node.args))
+            if index is not None:
+                return self.expand(node.args[index])
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("format_map", "format"):
+                formatted = self.formatted(node, func)
+                if formatted is not None:
+                    return formatted
+        if isinstance(node, ast.Subscript):
+            table = self.table(node)
+            if table is not None:
+                return table
+        template = self.template(node)
+        if template is None:
+            return _value(self.text(node))
+        return self.substitute(template)
+
+    def text(self, node: ast.expr) -> str:
+        return self.context.module.source(node)
+
+    def template(self, node: ast.expr) -> str | None:
+        try:
+            return self.context.module.file.template(node, _spot_at(self.context))
+        except Exception:
+            return None
+
+    def substitute(self, template: str) -> _Text:
+        """A template over the context's names with each bound parameter's text in place."""
+        bindings = self.context.bindings
+        pieces: list[str] = []
+        for is_field, text in _fields(template):
+            if not is_field:
+                pieces.append(text)
+                continue
+            expression, rest = _split_field(text)
+            name = expression.strip()
+            if name in bindings:
+                pieces.append(_splice(name, rest, bindings[name]))
+            else:
+                pieces.append("{" + text + "}")
+        return _text_of("".join(pieces))
+
+    def formatted(self, node: ast.Call, func: ast.Attribute) -> _Text | None:
+        """`text.format_map({"k": v})` and `text.format(k=v)` of a text with literal parts:
+        each `{k}` of its literal text becomes v's text."""
+        mapping: dict[str, _Text] = {}
+        if func.attr == "format_map":
+            if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Dict):
+                return None
+            for key, value in zip(node.args[0].keys, node.args[0].values, strict=True):
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    return None
+                mapping[key.value] = self.expand(value)
+        else:
+            if node.args or any(k.arg is None for k in node.keywords):
+                return None
+            mapping = {str(k.arg): self.expand(k.value) for k in node.keywords}
+        base = self.expand(func.value)
+        if base.bare:
+            return None
+        pieces: list[str] = []
+        for is_field, text in _fields(base.template):
+            if is_field:
+                pieces.append("{" + text + "}")
+                continue
+            pieces.append(_format_literal(text, mapping))
+        return _text_of("".join(pieces))
+
+    def table(self, node: ast.Subscript) -> _Text | None:
+        """`self.<table>[key]` with a literal key: the text a class-level dict holds for it."""
+        value = node.value
+        context = self.context
+        if not (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == context.self_name
+        ):
+            return None
+        key = self.expand(node.slice)
+        if key.literal is None:
+            raise _Unresolved(
+                f"reads self.{value.attr}[...] with a key that is not literal text at this call"
+            )
+        if context.self_class is None:
+            return None
+        found = self.printed.table(context.self_class, value.attr, key.literal)
+        if found is None:
+            raise _Unresolved(
+                f"reads self.{value.attr}[{key.literal!r}], which no class-level dict literal "
+                f"named {value.attr} (or ending in _{value.attr}) holds on the class or its "
+                "bases (a table built at run time)"
+            )
+        return found
+
+
+def _format_literal(text: str, mapping: dict[str, _Text]) -> str:
+    """`str.format` of literal template text (braces doubled): `{{k}}` is the field k."""
+
+    def replace(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in mapping:
+            raise _Unresolved(f"formats {{{key}}} with no value for it")
+        found = mapping[key]
+        return found.template
+
+    return re.sub(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}", replace, text)
+
+
+def _table_values(node: ast.ClassDef, attribute: str) -> list[ast.Dict]:
+    found: list[ast.Dict] = []
+    for statement in node.body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign):
+            targets, value = [statement.target], statement.value
+        for target in targets:
+            if (
+                isinstance(target, ast.Name)
+                and (target.id == attribute or target.id.endswith("_" + attribute))
+                and isinstance(value, ast.Dict)
+            ):
+                found.append(value)
+    return found
+
+
+def read_printed(
+    report: ScanReport, *, cwd: Path, cache_dir: Path | None = None, jobs: int | None = None
+) -> ScanReport:
+    """The report with each site read through the package's factories and classes.
+
+    `cwd` is the folder the report's paths are relative to; `cache_dir` is the scan's cache
+    folder, whose call summaries make the call graph without parsing the files again.
+    """
+    if not any(_candidate(site) for site in report.sites):
+        return report
+    graph = call_graph(report, cwd=cwd, cache_dir=cache_dir, jobs=jobs)
+    printed = Printed(report, graph, cwd)
+    results: list[FileResult] = []
+    changed = False
+    for result in report.results:
+        sites = tuple(printed.site(site) if _candidate(site) else site for site in result.sites)
+        if any(new is not old for new, old in zip(sites, result.sites, strict=True)):
+            changed = True
+            result = dataclasses.replace(result, sites=sites)
+        results.append(result)
+    if not changed:
+        return report
+    return dataclasses.replace(report, results=tuple(results))
+
+
+def _candidate(site: RaiseSite) -> bool:
+    """A site a factory or a class of the package may stand behind (the others never pay)."""
+    if site.reraise or site.exception is None:
+        return False
+    qualified = site.qualified_name
+    return qualified is None or not qualified.startswith("builtins.")
