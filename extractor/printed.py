@@ -83,18 +83,23 @@ _FIELD = re.compile(r"\{\{|\}\}|\{|[^{}]+|\}")
 
 
 def _fields(template: str) -> Iterator[tuple[bool, str]]:
-    """A scan template as (is_field, text) runs: literal runs keep their doubled braces, a
-    field is its body without the braces (nested brackets and quotes skipped)."""
+    """A scan template as (is_field, text) runs: a literal run keeps its doubled braces and
+    runs to the next field, a field is its body without the braces (nested brackets and
+    quotes skipped)."""
     i = 0
+    literal: list[str] = []
     while i < len(template):
         if template.startswith(("{{", "}}"), i):
-            yield False, template[i : i + 2]
+            literal.append(template[i : i + 2])
             i += 2
             continue
         if template[i] == "{":
             end = _field_end(template, i + 1)
             if end < 0:
                 raise _Unresolved("a template errcat cannot split")
+            if literal:
+                yield False, "".join(literal)
+                literal = []
             yield True, template[i + 1 : end]
             i = end + 1
             continue
@@ -103,7 +108,9 @@ def _fields(template: str) -> Iterator[tuple[bool, str]]:
             i += 1
         if i == start:  # a single `}`
             raise _Unresolved("a template errcat cannot split")
-        yield False, template[start:i]
+        literal.append(template[start:i])
+    if literal:
+        yield False, "".join(literal)
 
 
 def _field_end(text: str, start: int) -> int:
@@ -157,10 +164,7 @@ def _text_of(template: str) -> _Text:
     if len(runs) == 1 and runs[0][0] and _split_field(runs[0][1])[1] == "":
         return _Text(template, bare=True)
     if all(not is_field for is_field, _ in runs):
-        return _Text(
-            template,
-            literal="".join(text[:1] if text in ("{{", "}}") else text for _, text in runs),
-        )
+        return _Text(template, literal=template.replace("{{", "{").replace("}}", "}"))
     return _Text(template)
 
 

@@ -59,14 +59,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _attach_entries(
-    sites: Sequence[RaiseSite], config: Config, *, cache: bool = True
-) -> list[RaiseSite]:
+def _attach_entries(report: ScanReport, config: Config, *, cache: bool = True) -> list[RaiseSite]:
     """Fill each site's catalog `entry` id through the catalog layer.
 
     Without a catalog folder every `entry` stays null. A catalog with errors is reported in one
-    line and leaves them null too: scanning must not depend on the catalog being valid.
+    line and leaves them null too: scanning must not depend on the catalog being valid. A site
+    is matched as every other command matches it, read through the package's factories and
+    classes (`extractor.printed`), while its fields stay the message as written.
     """
+    sites = report.sites
     if not config.catalog.is_dir():
         return list(sites)
     from dataclasses import replace
@@ -85,10 +86,15 @@ def _attach_entries(
             file=sys.stderr,
         )
         return list(sites)
+    from extractor.printed import read_printed
+
+    read = read_printed(
+        report, cwd=Path.cwd(), cache_dir=config.root / CACHE_FOLDER if cache else None
+    )
     matcher = Matcher(catalog, generated_module(config))
     attached = []
-    for site in sites:
-        match = matcher.match(site)
+    for site, seen in zip(sites, read.sites, strict=True):
+        match = matcher.match(seen)
         attached.append(replace(site, entry=match.entry.id) if match else site)
     return attached
 
@@ -114,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
         max_file_size=config.max_file_size,
     )
-    sites = _attach_entries(report.sites, config, cache=not args.no_cache)
+    sites = _attach_entries(report, config, cache=not args.no_cache)
     failures = report.failures
     for failure in failures:
         print(f"{failure}", file=sys.stderr)

@@ -1,0 +1,326 @@
+"""`extractor.printed`: what a raise prints where the package builds the exception or its text
+elsewhere (factories, raise helpers, composing classes, message tables), read across files,
+and why where it cannot be read."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from extractor import RaiseSite, scan_paths
+from extractor.printed import read_printed
+
+
+def _sites(tmp_path: Path, files: dict[str, str]) -> dict[int, RaiseSite]:
+    """The read sites of `pkg/main.py` by line."""
+    for name, source in {"pkg/__init__.py": "", **files}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source).lstrip())
+    report = scan_paths([tmp_path / "pkg"], cwd=tmp_path)
+    read = read_printed(report, cwd=tmp_path)
+    return {site.line: site for site in read.sites if site.path == "pkg/main.py"}
+
+
+def test_a_function_factory_gives_its_class_and_the_text_it_builds(tmp_path: Path) -> None:
+    """`raise make_exc(x)` is a site of the class the factory returns, printing what it builds
+    from the call's arguments; the scan's own fields stay the message as written."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/errors.py": """
+                def make_exc(name, kind="field"):
+                    message = f"no such {kind}: {name}"
+                    return ValueError(message)
+                """,
+            "pkg/main.py": """
+                from pkg.errors import make_exc
+
+                def get(name):
+                    raise make_exc(name)
+
+                def get_column(col):
+                    raise make_exc(col, kind="column")
+                """,
+        },
+    )
+    first, second = sites[4], sites[7]
+    assert (first.exception, first.template) == ("make_exc", None)
+    assert first.qualified_name == "builtins.ValueError"
+    assert first.through == "pkg.errors.make_exc"
+    assert first.printed == "no such field: {name}"
+    assert second.printed == "no such column: {name}"
+    assert first.as_dict()["qualified_name"] == "builtins.ValueError"
+
+
+def test_a_method_factory_of_a_base_with_format_map(tmp_path: Path) -> None:
+    """`raise self._invalid(...)` finds the method on a base class in another module, and a
+    `msg.format_map({"field": ...})` there fills the `{field}` of the call's literal text."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/base.py": """
+                class Invalid(ValueError):
+                    def __init__(self, field, message):
+                        self.field = field
+                        super().__init__(message)
+
+                class Validator:
+                    def _invalid(self, msg, cause=None):
+                        exc = Invalid(self.name, msg.format_map({"field": repr(self.name)}))
+                        exc.__cause__ = cause
+                        return exc
+                """,
+            "pkg/main.py": """
+                from pkg.base import Validator
+
+                class Names(Validator):
+                    def check(self, value):
+                        if not value:
+                            raise self._invalid("{field} is a required field")
+                        raise self._invalid(f"{value!r} is invalid for {{field}}")
+                """,
+        },
+    )
+    assert sites[6].qualified_name == "pkg.base.Invalid"
+    assert sites[6].printed == "{repr(self.name)} is a required field"
+    assert sites[7].printed == "{value!r} is invalid for {repr(self.name)}"
+    assert sites[6].through == "pkg.base.Validator._invalid"
+
+
+def test_a_raise_helper_and_gettext(tmp_path: Path) -> None:
+    """A helper that raises the exception itself reads like a factory; `_()` of a literal is
+    the literal, in the helper's call as in a plain raise."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                from gettext import gettext as _
+
+                class BadParameter(ValueError):
+                    pass
+
+                class Option:
+                    def fail(self, message):
+                        raise BadParameter(message)
+
+                    def check(self, x):
+                        if x < 0:
+                            raise self.fail(_("x must be positive"))
+                        raise ValueError(_("x is too large"))
+                """,
+        },
+    )
+    assert sites[12].qualified_name == "pkg.main.BadParameter"
+    assert sites[12].printed == "x must be positive"
+    assert sites[13].template == "x is too large"
+    assert sites[8].printed == "{message}"  # the helper's own raise, over its parameter
+
+
+def test_a_composing_init_through_super_gives_one_template(tmp_path: Path) -> None:
+    """`KeyAlreadyPresent(k)` and a subclass's `(key, table)` print the text `__init__`
+    composes, placeholders named after the constructor's parameters, whatever the names the
+    raises pass; a literal argument is spliced in; the scan template stays as written."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/errors.py": """
+                class KeyAlreadyPresent(Exception):
+                    def __init__(self, key):
+                        super().__init__(f'Key "{key}" already exists.')
+
+                class Nested(KeyAlreadyPresent):
+                    def __init__(self, key, table):
+                        self.table = table
+                        KeyAlreadyPresent.__init__(self, key)
+                """,
+            "pkg/main.py": """
+                from pkg.errors import KeyAlreadyPresent, Nested
+
+                def add(k):
+                    raise KeyAlreadyPresent(k)
+
+                def put(key, table):
+                    raise Nested(key, table)
+
+                def fixed():
+                    raise KeyAlreadyPresent("a")
+                """,
+        },
+    )
+    assert sites[4].arguments == ("k",)
+    assert sites[4].printed == 'Key "{key}" already exists.'
+    assert sites[7].printed == 'Key "{key}" already exists.'
+    assert sites[10].printed == 'Key "a" already exists.'
+
+
+def test_str_over_attributes_set_along_the_init_chain(tmp_path: Path) -> None:
+    """`__str__` reading `self.message` that the base's `__init__` sets prints the argument;
+    a `__str__` with several returns leaves the message as the constructor was given it."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/errors.py": """
+                class BadData(Exception):
+                    def __init__(self, message):
+                        super().__init__(message)
+                        self.message = message
+
+                    def __str__(self):
+                        return str(self.message)
+
+                class BadSignature(BadData):
+                    def __init__(self, message, payload=None):
+                        super().__init__(message)
+                        self.payload = payload
+
+                class Located(Exception):
+                    def __init__(self, message, line):
+                        super().__init__(message)
+                        self.line = line
+
+                    def __str__(self):
+                        if self.line:
+                            return f"{self.args[0]} (line {self.line})"
+                        return self.args[0]
+                """,
+            "pkg/main.py": """
+                from pkg.errors import BadSignature, Located
+
+                def verify(sig):
+                    raise BadSignature(f"Signature {sig!r} does not match", payload=sig)
+
+                def parse(line):
+                    raise Located("unexpected end", line)
+                """,
+        },
+    )
+    assert sites[4].printed == "Signature {sig!r} does not match"
+    assert sites[7].printed == "unexpected end"
+    assert sites[7].unresolved is None
+
+
+def test_message_tables_along_the_bases(tmp_path: Path) -> None:
+    """`self.error_messages[key]` with a literal key reads the nearest class-level dict named
+    so or ending in `_error_messages`: the raising instance's class first, then its bases."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                from gettext import gettext as _
+
+                class Field:
+                    default_error_messages = {
+                        "invalid": "Enter a valid value.",
+                        "blank": _("This field cannot be blank."),
+                    }
+
+                    def make_error(self, key):
+                        return ValueError(self.error_messages[key])
+
+                class Integer(Field):
+                    default_error_messages = {"invalid": "Enter a whole number."}
+
+                    def clean(self, value):
+                        if not value:
+                            raise self.make_error("blank")
+                        raise self.make_error("invalid")
+                """,
+        },
+    )
+    assert sites[17].printed == "This field cannot be blank."
+    assert sites[18].printed == "Enter a whole number."
+    assert sites[18].qualified_name == "builtins.ValueError"
+
+
+def test_bad_input_is_reported_with_the_reason(tmp_path: Path) -> None:
+    """Different classes on different paths, factories calling each other, a table built at
+    run time and a `__str__` reading state set after construction: never guessed, each says
+    why at the raise and what to do."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                class Late(Exception):
+                    def __str__(self):
+                        return f"late: {self.detail}"
+
+                def either(flag):
+                    if flag:
+                        return ValueError("a")
+                    return TypeError("a")
+
+                def ping(n):
+                    return pong(n)
+
+                def pong(n):
+                    return ping(n)
+
+                class Dynamic:
+                    def __init__(self):
+                        self.error_messages = {"invalid": "built at run time"}
+
+                    def make_error(self, key):
+                        return ValueError(self.error_messages[key])
+
+                    def check(self, flag):
+                        if flag == 1:
+                            raise either(flag)
+                        if flag == 2:
+                            raise ping(flag)
+                        if flag == 3:
+                            raise self.make_error("invalid")
+                        raise Late()
+                """,
+        },
+    )
+    reasons = {line: site.unresolved for line, site in sites.items() if site.unresolved}
+    fix = "; give the raise its class and message by name, or mark the raise # errcat: ignore"
+    assert reasons == {
+        25: "either returns different classes on different paths (builtins.TypeError, "
+        f"builtins.ValueError){fix}[reason]",
+        27: f"ping calls itself through other factories; errcat cannot tell what it builds{fix}"
+        "[reason]",
+        29: "reads self.error_messages['invalid'], which no class-level dict literal named "
+        "error_messages (or ending in _error_messages) holds on the class or its bases (a table "
+        f"built at run time){fix}[reason]",
+        30: "Late.__str__ reads self.detail, which Late's __init__ does not set from its "
+        f"parameters (state set after construction){fix}[reason]",
+    }
+    assert all(sites[line].printed is None for line in reasons)
+
+
+def test_star_imports_and_with_traceback(tmp_path: Path) -> None:
+    """A class bound only by `from x import *` resolves through the call graph, and
+    `raise err.with_traceback(tb)` of a caught `err` raises it again."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/exceptions.py": """
+                class ParseException(Exception):
+                    pass
+                """,
+            "pkg/main.py": """
+                from pkg.exceptions import *
+
+                def parse(s):
+                    try:
+                        int(s)
+                    except ValueError as err:
+                        raise err.with_traceback(None)
+                    raise ParseException(f"cannot parse {s!r}")
+                """,
+        },
+    )
+    assert sites[7].reraise
+    assert sites[8].qualified_name == "pkg.exceptions.ParseException"
+    assert sites[8].printed == "cannot parse {s!r}"
+
+
+def test_plain_raises_of_built_ins_are_not_touched(tmp_path: Path) -> None:
+    """A package without factories or classes of its own costs no call graph and keeps
+    every site as the scan gave it."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "main.py").write_text("def f(x):\n    raise ValueError(f'bad {x}')\n")
+    report = scan_paths([tmp_path / "pkg"], cwd=tmp_path)
+    assert read_printed(report, cwd=tmp_path) is report
