@@ -14,7 +14,12 @@ errcat's own site settings apply), runs `errcat new` with no hand edits, then, i
    Markdown extensions, theme and search settings of the composed `build/mkdocs.yml`, and a
    navigation of the home page only;
 3. 1 and 2 again, alternating, `--rounds` times in all (default 2); the best of each is kept;
-4. warm: `errcat build` again after the `meaning` of one entry was written.
+4. warm: `errcat build` again after the `meaning` of one entry was written;
+5. with `--peers`, the two other engines on the very pages errcat composed (`build/docs` and
+   `build/mkdocs.yml`, which need no errcat plugin): bare MkDocs (`mkdocs build`) and Zensical
+   (a pinned release in a virtual environment of its own under ~/.cache/errcat-bench), each
+   cold (no site, no cache) and warm (one composed page changed: `mkdocs build --dirty`,
+   Zensical's own cache), with errcat's cold and warm builds as ratios to theirs.
 
 Then, on the same project: `errcat codegen`, `errcat check` and `errcat stats` (each run once to
 fill their caches, then the median of three), `errcat explain` of a concrete message (its first
@@ -81,6 +86,8 @@ TARGET_WARM = 0.25
 TARGET_RSS = 1 << 30
 TARGET_EXPLAIN = 0.3
 TARGET_IMPORT = 0.100
+ZENSICAL = "0.0.73"
+PEER_ENVS = Path.home() / ".cache" / "errcat-bench" / "venvs"
 
 
 @dataclass(frozen=True)
@@ -178,6 +185,57 @@ def floor_project(root: Path, composed: Path, pages: int) -> None:
         (docs / "pages" / f"p{n}.md").write_text(FLOOR_PAGE.format(n=n), encoding="utf-8")
 
 
+def zensical() -> Path:
+    """The pinned Zensical's command, installed once into a virtual environment of its own."""
+    env = PEER_ENVS / f"zensical-{ZENSICAL}"
+    command = env / "bin" / "zensical"
+    if not command.is_file():
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        pip = [str(env / "bin" / "python"), "-m", "pip", "install", "-q"]
+        subprocess.run([*pip, f"zensical=={ZENSICAL}"], check=True)
+    return command
+
+
+@dataclass(frozen=True)
+class PeerBuild:
+    """Another engine's builds of errcat's composed folder."""
+
+    cold: Run
+    warm: Run
+    pages: int
+
+
+def peer_builds(project: Path) -> dict[str, PeerBuild]:
+    """Bare MkDocs and Zensical on errcat's composed folder: each cold, then each warm after
+    one composed page changed. The page is put back afterwards, for errcat's own warm build."""
+    config = project / "build" / "mkdocs.yml"
+    settings = yaml.safe_load(config.read_text(encoding="utf-8"))
+    composed_site = config.parent / settings["site_dir"]
+    page = sorted((config.parent / "docs" / "errors").glob("*.md"))[0]
+    engines = {
+        # Cold: no site and no cache; warm: MkDocs' --dirty, Zensical's own cache.
+        "mkdocs": (
+            [str(BIN / "mkdocs"), "build", "-q", "-f", str(config)],
+            ["--dirty"],
+        ),
+        "zensical": ([str(zensical()), "build", "-f", str(config)], []),
+    }
+    builds: dict[str, PeerBuild] = {}
+    for name, (command, warm_flags) in engines.items():
+        shutil.rmtree(composed_site, ignore_errors=True)
+        cold = timed([*command, *(["--clean"] if name == "zensical" else [])], project)
+        pages = count_pages(composed_site)
+        original = page.read_text(encoding="utf-8")
+        page.write_text(original + "\nOne more sentence, written by bench/site_torch.py.\n")
+        try:
+            warm = timed([*command, *warm_flags], project)
+        finally:
+            page.write_text(original, encoding="utf-8")
+        builds[name] = PeerBuild(cold, warm, pages)
+    shutil.rmtree(composed_site, ignore_errors=True)
+    return builds
+
+
 def count_pages(site: Path) -> int:
     return sum(1 for _ in site.rglob("index.html"))
 
@@ -223,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="build in this (new) folder and keep it")
     parser.add_argument(
         "--rounds", type=int, default=2, help="cold builds and floors to take the best of"
+    )
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also build the composed pages with bare MkDocs and Zensical, cold and warm",
     )
     args = parser.parse_args(argv)
     errcat = str(BIN / "errcat")
@@ -272,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         cold = min(colds, key=lambda run: run.seconds)
         floor = min(floors, key=lambda run: run.seconds)
         floor_pages = count_pages(floor_root / "site")
+        peers = peer_builds(project) if args.peers else {}
         edited = edit_one_entry(catalog)
         warm = timed([errcat, "build"], project)
         warm_site = (project / "build" / "site").resolve()
@@ -305,6 +369,12 @@ def main(argv: list[str] | None = None) -> int:
         "search_index_bytes_per_page": round(index_bytes / pages),
         **command_figures,
     }
+    for name, peer in peers.items():
+        figures[f"{name}_pages"] = peer.pages
+        figures[f"{name}_cold_s"] = round(peer.cold.seconds, 2)
+        figures[f"{name}_warm_s"] = round(peer.warm.seconds, 2)
+        figures[f"cold_over_{name}"] = round(cold.seconds / peer.cold.seconds, 3)
+        figures[f"warm_over_{name}_warm"] = round(warm.seconds / peer.warm.seconds, 3)
     print(json.dumps(figures, indent=2))
     print(
         f"cold build {cold.seconds:.1f} s = {figures['cold_over_floor']:.2f}x the floor "
@@ -316,6 +386,13 @@ def main(argv: list[str] | None = None) -> int:
         f"warm rebuild {warm.seconds:.1f} s = {figures['warm_over_cold']:.0%} of the cold build "
         f"(target <= {TARGET_WARM:.0%})"
     )
+    for name, peer in peers.items():
+        print(
+            f"{name} on the composed pages ({peer.pages} pages): cold {peer.cold.seconds:.1f} s, "
+            f"warm {peer.warm.seconds:.1f} s; errcat's cold build "
+            f"{figures[f'cold_over_{name}']:.2f}x and warm rebuild "
+            f"{figures[f'warm_over_{name}_warm']:.2f}x of theirs"
+        )
     peak = max(cold.peak_rss, warm.peak_rss)
     print(f"peak memory {peak / 1e6:.0f} MB (target <= {TARGET_RSS / 1e6:.0f} MB)")
     print(
