@@ -16,9 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_LINE_LENGTH = 100
-"""Where neither tool sets one: errcat's own width (ruff's default is 88, isort's 79, but a
-wrapped import is only ever one name per line, so the width matters little)."""
+DEFAULT_LINE_LENGTH = 88
+"""ruff's and black's default: the width where ruff is configured without one, or nothing is
+(a longer import line is what their line-length rule and formatter would flag or rewrap)."""
+ISORT_LINE_LENGTH = 79
+"""isort's own default, where its settings give none (its `black` profile says 88)."""
 
 
 @dataclass(frozen=True)
@@ -72,12 +74,12 @@ def _isort_style(section: Mapping[str, object], package: str) -> ImportStyle:
         return value is True or str(value).strip().lower() in {"true", "1", "yes"}
 
     length = section.get("line_length")
-    if section.get("profile") == "black" and length is None:
-        length = 88
+    if length is None:
+        length = 88 if section.get("profile") == "black" else ISORT_LINE_LENGTH
     try:
-        width = int(str(length)) if length is not None else DEFAULT_LINE_LENGTH
+        width = int(str(length))
     except ValueError:
-        width = DEFAULT_LINE_LENGTH
+        width = ISORT_LINE_LENGTH
     return ImportStyle(
         first_party=frozenset({package}) | _names(section.get("known_first_party")),
         force_single_line=flag(section.get("force_single_line")),

@@ -44,6 +44,9 @@ class Rewrite:
     """The generated class to raise instead."""
     arguments: Mapping[str, str]
     """Keyword parameter → source expression that supplies it."""
+    via: str | None = None
+    """The raise is `raise <via>` of an exception built earlier (`via = ValueError(...)`):
+    the call assigned is rewritten, and the raise stays as it is."""
 
 
 class MigrateError(FindingsError):
@@ -130,7 +133,12 @@ def migrate_source(
         rewrite = pending.pop(key)
         if node.exc is None:
             raise MigrateError(f"the raise at {key[0]}:{key[1]} re-raises; nothing to replace")
-        edits.append(_replace(src, node.exc, rewrite))
+        if rewrite.via is not None:
+            call = _assigned_call(tree, node, rewrite.via, key)
+            # The variable must hold an instance: the class is called even without arguments.
+            edits.append(_replace(src, call, rewrite, style.line_length, bare=False))
+            continue
+        edits.append(_replace(src, node.exc, rewrite, style.line_length))
         replaced.append((node, rewrite))
     if pending:
         missing = ", ".join(f"{line}:{column}" for line, column in sorted(pending))
@@ -158,6 +166,32 @@ def _parse(text: str) -> ast.Module:
     finally:
         if enabled:
             gc.enable()
+
+
+def _assigned_call(
+    tree: ast.Module, raised: ast.Raise, name: str, key: tuple[int, int]
+) -> ast.Call:
+    """The call `raise <name>` raises: the last `name = X(...)` before the raise in its
+    function (check matches such a raise only when that is the name's one assignment)."""
+    if not (isinstance(raised.exc, ast.Name) and raised.exc.id == name):
+        raise MigrateError(f"the raise at {key[0]}:{key[1]} does not raise {name}")
+    functions = [
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    scope: ast.AST = _innermost(functions, raised) or tree
+    found = [
+        statement
+        for statement in ast.walk(scope)
+        if isinstance(statement, ast.Assign)
+        and _plain_store(statement) == name
+        and statement.lineno < raised.lineno
+        and isinstance(statement.value, ast.Call)
+    ]
+    if not found:
+        raise MigrateError(f"no {name} = ...(...) before the raise at {key[0]}:{key[1]}")
+    value = max(found, key=lambda statement: statement.lineno).value
+    assert isinstance(value, ast.Call)
+    return value
 
 
 def _check_names(rewrite: Rewrite) -> None:
@@ -188,15 +222,33 @@ def _statements_on(body: list[ast.stmt], lines: list[int], kind: type[_S]) -> It
             yield from _statements_on(holder.body, lines, kind)
 
 
-def _replace(src: _Source, exc: ast.expr, rewrite: Rewrite) -> _Edit:
+def _replace(
+    src: _Source, exc: ast.expr, rewrite: Rewrite, line_length: int, *, bare: bool = True
+) -> _Edit:
     assert exc.end_lineno is not None and exc.end_col_offset is not None
-    arguments = ", ".join(f"{name}={value}" for name, value in rewrite.arguments.items())
+    start = src.offset(exc.lineno, exc.col_offset)
+    end = src.offset(exc.end_lineno, exc.end_col_offset)
+    arguments = [f"{name}={value}" for name, value in rewrite.arguments.items()]
     # A class without parameters is raised bare: `raise X` calls `X()` itself, and linters
     # (ruff's RSE102) flag the empty parentheses.
-    call = f"{rewrite.class_name}({arguments})" if arguments else rewrite.class_name
-    return _Edit(
-        src.offset(exc.lineno, exc.col_offset), src.offset(exc.end_lineno, exc.end_col_offset), call
-    )
+    if bare and not arguments:
+        return _Edit(start, end, rewrite.class_name)
+    call = f"{rewrite.class_name}({', '.join(arguments)})"
+    before = src.text[src.starts[exc.lineno - 1] : start]
+    after = src.line_text(exc.end_lineno)[end - src.starts[exc.end_lineno - 1] :]
+    if len(before) + len(call) + len(after) <= line_length:
+        return _Edit(start, end, call)
+    # Too long for the project's line: wrapped as black and ruff format wrap a call, the
+    # arguments on one line of their own if they fit there, else one per line.
+    indent = before[: len(before) - len(before.lstrip())]
+    inner = indent + "    "
+    newline = src.newline
+    joined = ", ".join(arguments)
+    if len(inner) + len(joined) <= line_length:
+        body = f"{newline}{inner}{joined}{newline}"
+    else:
+        body = "".join(f"{newline}{inner}{argument}," for argument in arguments) + newline
+    return _Edit(start, end, f"{rewrite.class_name}({body}{indent})")
 
 
 def _splice(text: str, edits: list[_Edit]) -> str:
@@ -381,14 +433,17 @@ def _line_after(src: _Source, anchor: ast.stmt, text: str) -> _Edit:
 def _dead_assignments(
     src: _Source, tree: ast.Module, replaced: list[tuple[ast.Raise, Rewrite]]
 ) -> list[_Edit]:
-    """Edits removing `msg = f"..."` (and `msg += ...`) statements whose only reader was a
-    rewritten raise's `X(msg)`: the typed call takes the placeholders' values instead, and
-    a linter flags the name left assigned and never used (ruff F841). A name the typed call
-    still passes (`X(msg=msg)`, a message errcat could not read through) is kept."""
-    edits: list[_Edit] = []
+    """Edits removing `msg = f"..."` (and `msg += ...`) statements whose only readers were
+    rewritten raises' `X(msg)`: the typed call takes the placeholders' values instead, and
+    a linter flags the name left assigned and never used (ruff F841). A name a typed call
+    still passes (`X(msg=msg)`, a message errcat could not read through) is kept, and so is
+    one any other statement reads. The raises of one function that read the same name are
+    taken together: each reads it, and none does once all are rewritten."""
     functions = [
         node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     ]
+    readers: dict[tuple[int, str], list[ast.Raise]] = {}
+    scopes: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for node, rewrite in replaced:
         call = node.exc
         if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords:
@@ -402,7 +457,11 @@ def _dead_assignments(
         scope = _innermost(functions, node)
         if scope is None:
             continue
-        edits.extend(_unused_stores(src, scope, argument.id, node))
+        scopes[id(scope)] = scope
+        readers.setdefault((id(scope), argument.id), []).append(node)
+    edits: list[_Edit] = []
+    for (scope_id, name), raises in readers.items():
+        edits.extend(_unused_stores(src, scopes[scope_id], name, raises))
     return edits
 
 
@@ -418,12 +477,15 @@ def _innermost(
 
 
 def _unused_stores(
-    src: _Source, scope: ast.FunctionDef | ast.AsyncFunctionDef, name: str, raised: ast.Raise
+    src: _Source,
+    scope: ast.FunctionDef | ast.AsyncFunctionDef,
+    name: str,
+    raises: list[ast.Raise],
 ) -> list[_Edit]:
-    """The statements storing `name` in `scope`, as removals, when nothing but `raised` reads
+    """The statements storing `name` in `scope`, as removals, when nothing but `raises` reads
     it and each store is a plain statement of its own lines (no comment, nothing after `;`)
     in a block it does not leave empty; none otherwise."""
-    inside = {id(n) for n in ast.walk(raised)}
+    inside = {id(n) for raised in raises for n in ast.walk(raised)}
     stores: list[ast.stmt] = []
     for node in ast.walk(scope):
         if isinstance(node, ast.Name) and node.id == name:

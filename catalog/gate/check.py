@@ -530,8 +530,7 @@ def _sites_findings(
                         f"raises {entry.exception}, built into {site.via}, with the message of "
                         f"entry {entry.id}; raise the typed {entry.name} instead"
                     )
-                    fix = f"build {entry.name}(...) where {site.via} is assigned (migrate "
-                    fix += "rewrites only raises that build their exception)"
+                    fix = f"run: errcat migrate (it rewrites the call assigned to {site.via})"
                 elif match.needs_migration:
                     message = migrations.get(entry.id) or migrations.setdefault(
                         entry.id,

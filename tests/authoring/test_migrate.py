@@ -64,7 +64,25 @@ def test_rewrites_raises_and_adds_one_import() -> None:
         Rewrite(12, 13, "TransportRequiresCudaTensor", {"transport_name": "self.transport_name"}),
         Rewrite(16, 13, "CannotView", {"tensor_shape": "tuple(tensor.shape)"}),
     ]
-    assert migrate_source(BEFORE, rewrites, "runtime.errors") == AFTER
+    style = ImportStyle(first_party=frozenset({"runtime"}), line_length=100)
+    assert migrate_source(BEFORE, rewrites, "runtime.errors", style) == AFTER
+
+
+def test_a_call_longer_than_the_line_is_wrapped_as_formatters_wrap_it() -> None:
+    """Past the project's line length, the arguments go on a line of their own, or one per
+    line when even that is too long; the `from` clause and a comment follow the parenthesis."""
+    source = "def f(a, b):\n    raise ValueError(f'{a} {b}') from None  # why\n"
+    rewrite = Rewrite(2, 5, "AVeryLongClassNameError", {"first": "a", "second": "b"})
+    narrow = ImportStyle(first_party=frozenset({"pkg"}), line_length=40)
+    assert migrate_source(source, [rewrite], "pkg.errors", narrow).endswith(
+        "def f(a, b):\n    raise AVeryLongClassNameError(\n        first=a, second=b\n"
+        "    ) from None  # why\n"
+    )
+    narrower = ImportStyle(first_party=frozenset({"pkg"}), line_length=20)
+    assert migrate_source(source, [rewrite], "pkg.errors", narrower).endswith(
+        "    raise AVeryLongClassNameError(\n        first=a,\n        second=b,\n"
+        "    ) from None  # why\n"
+    )
 
 
 def test_existing_import_is_reused() -> None:
@@ -468,4 +486,75 @@ def test_the_projects_sorter_settings_are_read(tmp_path: Path) -> None:
     )
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
     (tmp_path / "setup.cfg").write_text("[isort]\nknown_first_party = a,b\n", encoding="utf-8")
-    assert read_import_style(tmp_path, "pkg").first_party == frozenset({"pkg", "a", "b"})
+    # isort's own width where its settings give none; ruff's (and black's) where ruff's do.
+    assert read_import_style(tmp_path, "pkg") == ImportStyle(
+        frozenset({"pkg", "a", "b"}), line_length=79
+    )
+    (tmp_path / "setup.cfg").unlink()
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nsrc = ['src']\n", encoding="utf-8")
+    assert read_import_style(tmp_path, "pkg").line_length == 88
+
+
+def test_a_raise_of_a_variable_rewrites_the_call_assigned() -> None:
+    """`exc = TypeError(...)` over several lines becomes the typed call; `raise exc from None`
+    stays, and so does a later assignment of another name."""
+    source = textwrap.dedent("""\
+        def f(x):
+            try:
+                return x.copy()
+            except Exception:
+                exc = TypeError(
+                    "could not copy"
+                    f" - got {x!r}"
+                )
+                raise exc from None
+    """)
+    rewrite = Rewrite(9, 9, "CouldNotCopyError", {"x": "x"}, via="exc")
+    assert migrate_source(source, [rewrite], "pkg.errors") == textwrap.dedent("""\
+        from pkg.errors import CouldNotCopyError
+
+
+        def f(x):
+            try:
+                return x.copy()
+            except Exception:
+                exc = CouldNotCopyError(x=x)
+                raise exc from None
+    """)
+    with pytest.raises(MigrateError, match="does not raise err"):
+        migrate_source(source, [Rewrite(9, 9, "CouldNotCopyError", {}, via="err")], "pkg.errors")
+
+
+def test_a_message_variable_read_by_two_rewritten_raises_is_removed() -> None:
+    """Two raises of one function reading `msg`, both rewritten: each store goes, since no
+    reader is left; with one raise left raw, every store stays."""
+    source = textwrap.dedent("""\
+        def f(a, b):
+            if a:
+                msg = "a is set"
+                raise ValueError(msg)
+            if b:
+                msg = "b is " + str(b)
+                raise ValueError(msg)
+    """)
+    rewrites = [Rewrite(4, 9, "AError", {}), Rewrite(7, 9, "BError", {"b": "b"})]
+    assert migrate_source(source, rewrites, "pkg.errors") == textwrap.dedent("""\
+        from pkg.errors import AError, BError
+
+
+        def f(a, b):
+            if a:
+                raise AError
+            if b:
+                raise BError(b=b)
+    """)
+    one = migrate_source(source, rewrites[:1], "pkg.errors")
+    assert 'msg = "a is set"' in one and "raise AError\n" in one
+
+
+def test_a_variable_raising_a_class_without_parameters_holds_an_instance() -> None:
+    """`exc = ValueError("x"); raise exc` becomes `exc = TheClass()`: the variable holds an
+    error, not the class."""
+    source = 'def f():\n    exc = ValueError("x")\n    raise exc\n'
+    after = migrate_source(source, [Rewrite(3, 5, "XError", {}, via="exc")], "pkg.errors")
+    assert "    exc = XError()\n    raise exc\n" in after

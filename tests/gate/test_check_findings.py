@@ -629,11 +629,11 @@ def test_drafts_are_warnings(project: Path, capsys: pytest.CaptureFixture[str]) 
     assert any("PoolEmpty" in f["message"] for f in findings)
 
 
-def test_migrate_leaves_a_raise_through_a_variable_to_the_author(
+def test_migrate_rewrites_the_call_a_raised_variable_holds(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A raw raise built into a variable is found like any other, but rewriting `raise err`
-    alone would leave the raw exception built: migrate says so and changes nothing."""
+    """A raw raise built into a variable is found like any other; migrate rewrites the call
+    assigned to the variable, leaves `raise err` as it is, and check then accepts it."""
     probe = """\
         def f(name, expected, actual):
             err = ValueError(f"{name} must be on device {expected}, got {actual}")
@@ -641,16 +641,16 @@ def test_migrate_leaves_a_raise_through_a_variable_to_the_author(
         """
     assert errors(capsys, probe) == [
         f"{PROBE}:3:5: raises ValueError, built into err, with the message of entry "
-        "00000000000000a1; raise the typed WrongDevice instead; build WrongDevice(...) where err "
-        "is assigned (migrate rewrites only raises that build their exception)"
+        "00000000000000a1; raise the typed WrongDevice instead; run: errcat migrate (it "
+        "rewrites the call assigned to err)"
     ]
-    before = (project / PROBE).read_text()
     assert main(["migrate"]) == 0
-    assert (project / PROBE).read_text() == before
+    migrated = (project / PROBE).read_text()
     assert (
-        f"{project / PROBE}:3:5: cannot rewrite: it raises err, a ValueError built earlier; "
-        "raise WrongDevice by hand" in capsys.readouterr().err
+        "    err = WrongDevice(name=name, expected=expected, actual=actual)\n    raise err\n"
+        in (migrated)
     )
+    assert errors(capsys) == []
 
 
 def test_a_requires_python_older_than_the_module_serves(

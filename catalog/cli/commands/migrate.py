@@ -69,15 +69,6 @@ def run(args: argparse.Namespace) -> int:
         match = matcher.match(site)
         if match is None or not match.needs_migration or site.ignored is not None:
             continue
-        if site.via is not None:
-            # Rewriting `raise err` alone would leave the raw exception built and unused.
-            print(
-                f"{config.root / site.path}:{site.line}:{site.column}: cannot rewrite: it raises "
-                f"{site.via}, a {match.entry.exception} built earlier; raise {match.entry.name} "
-                "by hand",
-                file=sys.stderr,
-            )
-            continue
         message = site_message(site)
         if message is None or len(site.arguments or ()) > 1 or site.keywords:
             print(
@@ -88,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
             )
             continue
         rewrites[config.root / site.path].append(
-            Rewrite(site.line, site.column, match.entry.name, message.arguments)
+            # A raise of an exception built earlier (`err = X(...); raise err`): the call
+            # assigned becomes the typed one, and `raise err` stays.
+            Rewrite(site.line, site.column, match.entry.name, message.arguments, site.via)
         )
     changed = 0
     for path, file_rewrites in sorted(rewrites.items()):
