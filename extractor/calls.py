@@ -8,11 +8,16 @@ An edge is a direct call whose target is known from the source alone:
 - `module.function(...)` and `module.Class.method(...)` through imports;
 - `self.method(...)` (whatever the first parameter is called, `cls` too) in a method: the
   class's own method or, where the class has a single base in the package, the nearest base's;
-  `super().method(...)` likewise, starting at that base.
+  `super().method(...)` likewise, starting at that base;
+- `value.method(...)` where the function itself says what `value` is: a parameter annotated
+  with a class (`engine: Engine`, `Optional[Engine]`, `Engine | None`, or the same as a
+  string) that the body never rebinds, or a local bound exactly once, by calling a class
+  (`engine = Engine(...)`) or under such an annotation; the method is looked up as for `self`.
 
-Calls through attributes of other objects (`x.run()`), callbacks (functions passed, stored or
-written as lambdas), `getattr` and every other dynamic dispatch (a subclass overriding a
-method, a class with several bases) are not followed, and calls made at import time (in module
+Calls through attributes of other objects (`x.run()` on a value whose class the function does
+not state), callbacks (functions passed, stored or written as lambdas), `getattr` and every
+other dynamic dispatch (a subclass overriding a method, a class with several bases) are not
+followed, and calls made at import time (in module
 or class bodies) have no function to be reached from. A function is public when no part of its
 qualified name, module included, starts with an underscore (`__dunder__` names are public) and
 it is not nested in another function.
@@ -52,7 +57,8 @@ from extractor.model import ScanReport
 DEFAULT_DEPTH = 3
 """How many calls back `CallGraph.callers` follows by default."""
 NOT_FOLLOWED = (
-    "Calls through attributes of other objects, callbacks and dynamic dispatch are not followed."
+    "Calls on objects whose class the calling function does not state, callbacks and dynamic "
+    "dispatch are not followed."
 )
 """What the graph cannot see, to be said wherever its answer is shown."""
 
@@ -808,8 +814,16 @@ class _Summariser:
             )
         calls, functions, classes, comprehension_names = _walk(node.body)
         self.defs[id(scope)] = {f.name for f in functions} | {c.name for c in classes}
+        named = {
+            func.value.id
+            for call in calls
+            if isinstance(func := call.func, ast.Attribute) and isinstance(func.value, ast.Name)
+        }
+        if method is not None:
+            named.discard(method.self_name)
+        receivers = self.receivers(node, scope, named) if named else {}
         for call in calls:
-            self.call(index, call, scope, method, comprehension_names)
+            self.call(index, call, scope, method, comprehension_names, receivers)
         for inner in functions:
             self.function(inner, scope, nested=True, method=method)
         for inner_class in classes:
@@ -822,6 +836,7 @@ class _Summariser:
         scope: Scope,
         method: _Method | None,
         comprehension_names: set[str],
+        receivers: dict[str, str],
     ) -> None:
         func = call.func
         if isinstance(func, ast.Name):
@@ -830,6 +845,10 @@ class _Summariser:
         if not isinstance(func, ast.Attribute):
             return
         value = func.value
+        if isinstance(value, ast.Name) and value.id in receivers:
+            # `Class.method` resolves through the class and its bases, as `self.method` does.
+            self.calls.append((index, _NAME, f"{receivers[value.id]}.{func.attr}", ""))
+            return
         if method is not None:
             if isinstance(value, ast.Name) and value.id == method.self_name:
                 self.calls.append((index, _SELF, method.class_qualname, func.attr))
@@ -850,6 +869,43 @@ class _Summariser:
         if target is not None and not target.startswith("builtins."):
             self.calls.append((index, _NAME, target, ""))
 
+    def receivers(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, named: set[str]
+    ) -> dict[str, str]:
+        """Of the `named` values this function calls methods on, those whose class it states,
+        each with the class's absolute dotted name: parameters annotated with a class and never
+        rebound, and locals bound once, by calling a class or under a class annotation. A name
+        that turns out to be no class of the package resolves to nothing later, so no edge
+        comes of it."""
+        # Names the function does not bind (modules, imports, globals) are never receivers.
+        candidates = named & scope.fill(self.module).bound
+        if not candidates:
+            return {}
+        bindings = _bindings(node.body, candidates)
+        stated: dict[str, ast.expr] = {}
+        arguments = node.args
+        for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+            if (
+                argument.annotation is not None
+                and argument.arg in candidates
+                and argument.arg not in bindings
+            ):
+                stated[argument.arg] = argument.annotation
+        for name, binding in bindings.items():
+            if isinstance(binding, ast.AnnAssign):
+                stated[name] = binding.annotation
+            elif isinstance(binding, ast.Assign) and isinstance(binding.value, ast.Call):
+                stated[name] = binding.value.func
+        found: dict[str, str] = {}
+        for name, expression in stated.items():
+            dotted = _class_named(expression)
+            if dotted is None:
+                continue
+            target = resolve(dotted, scope, self.module)
+            if target is not None and not target.startswith(("builtins.", "typing.")):
+                found[name] = target
+        return found
+
     def name_call(self, index: int, name: str, scope: Scope, comprehension_names: set[str]) -> None:
         if name in comprehension_names:
             return
@@ -867,6 +923,92 @@ class _Summariser:
         target = resolve(name, scope, self.module)
         if target is not None and not target.startswith("builtins."):
             self.calls.append((index, _NAME, target, ""))
+
+
+def _bindings(
+    body: list[ast.stmt], names: set[str]
+) -> dict[str, ast.Assign | ast.AnnAssign | None]:
+    """Each of `names` that a function body's statements bind (not entering nested scopes),
+    with its binding when that is its only one and a plain `name = ...` or `name: T = ...`,
+    else None. Statements only: a walrus inside an expression is not seen."""
+    found: dict[str, ast.Assign | ast.AnnAssign | None] = {}
+
+    def bind(name: str, node: ast.Assign | ast.AnnAssign | None) -> None:
+        if name in names:
+            found[name] = None if node is None or name in found else node
+
+    def bind_all(target: ast.expr) -> None:
+        bound: set[str] = set()
+        target_names(target, bound)
+        for name in bound:
+            bind(name, None)
+
+    todo = list(body)
+    while todo:
+        statement = todo.pop()
+        if isinstance(statement, ast.Assign):
+            simple = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+            for target in statement.targets:
+                if simple and isinstance(target, ast.Name):
+                    bind(target.id, statement)
+                else:
+                    bind_all(target)
+        elif isinstance(statement, ast.AnnAssign):
+            if isinstance(statement.target, ast.Name):
+                bind(statement.target.id, statement)
+        elif isinstance(statement, ast.AugAssign | ast.For | ast.AsyncFor):
+            bind_all(statement.target)
+        elif isinstance(statement, ast.With | ast.AsyncWith):
+            for item in statement.items:
+                if item.optional_vars is not None:
+                    bind_all(item.optional_vars)
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bind(statement.name, None)
+            continue
+        elif isinstance(statement, ast.Import | ast.ImportFrom):
+            for alias in statement.names:
+                bind((alias.asname or alias.name).partition(".")[0], None)
+        elif isinstance(statement, ast.Global | ast.Nonlocal):
+            for name in statement.names:
+                bind(name, None)
+        elif isinstance(statement, ast.Delete):
+            for target in statement.targets:
+                bind_all(target)
+        elif isinstance(statement, ast.Match):
+            for case in statement.cases:
+                for pattern in ast.walk(case.pattern):
+                    if isinstance(pattern, ast.MatchAs | ast.MatchStar) and pattern.name:
+                        bind(pattern.name, None)
+        for handler in getattr(statement, "handlers", ()):
+            if handler.name:
+                bind(handler.name, None)
+        for block in _own_blocks(statement):
+            todo.extend(block)
+    return found
+
+
+def _class_named(expression: ast.expr) -> str | None:
+    """The dotted class an annotation or a called expression names: `Engine`, `mod.Engine`,
+    `"Engine"`, `Optional[Engine]`, `Engine | None`; None for anything else."""
+    if isinstance(expression, ast.Constant) and isinstance(expression.value, str):
+        try:
+            expression = ast.parse(expression.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(expression, ast.Subscript) and _dotted(expression.value) in (
+        "Optional",
+        "typing.Optional",
+    ):
+        return _class_named(expression.slice)
+    if isinstance(expression, ast.BinOp) and isinstance(expression.op, ast.BitOr):
+        sides = [expression.left, expression.right]
+        kept = [side for side in sides if not _is_none(side)]
+        return _class_named(kept[0]) if len(kept) == 1 else None
+    return _dotted(expression)
+
+
+def _is_none(expression: ast.expr) -> bool:
+    return isinstance(expression, ast.Constant) and expression.value is None
 
 
 def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -206,6 +206,89 @@ def test_what_cannot_be_seen_is_not_followed(tmp_path: Path) -> None:
     assert _callers(graph, "m.py", "target") == []
 
 
+def test_methods_on_values_whose_class_the_function_states(tmp_path: Path) -> None:
+    """A parameter annotated with a class (plain, dotted, quoted, Optional, `| None`) and never
+    rebound, or a local bound once by calling a class or under its annotation, reaches that
+    class's methods (its bases' too). Rebinding, a second assignment or an unannotated
+    parameter gives no edge, nor does a function's return value."""
+    graph = _graph(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/engine.py": """\
+                class Base:
+                    def _check(self, n):
+                        raise ValueError(n)
+
+                class Engine(Base):
+                    def _run(self):
+                        raise RuntimeError
+                """,
+            "pkg/api.py": """\
+                from typing import Optional
+                from pkg import engine
+                from pkg.engine import Engine
+
+                def annotated(e: Engine, n):
+                    e._check(n)
+
+                def dotted(e: engine.Engine):
+                    e._run()
+
+                def quoted(e: "Engine"):
+                    e._run()
+
+                def optional(e: Optional[Engine]):
+                    e._run()
+
+                def union(e: Engine | None):
+                    e._run()
+
+                def constructed(n):
+                    e = Engine()
+                    e._check(n)
+
+                def declared(n):
+                    e: Engine = make()
+                    e._check(n)
+
+                def rebound_parameter(e: Engine):
+                    e = other()
+                    e._check(1)
+
+                def assigned_twice(n):
+                    e = Engine()
+                    e = other()
+                    e._check(n)
+
+                def unannotated(e):
+                    e._run()
+
+                def returned(n):
+                    e = make()
+                    e._run()
+
+                def make():
+                    return Engine()
+
+                def other():
+                    return None
+                """,
+        },
+    )
+    assert sorted(_callers(graph, "pkg/engine.py", "Base._check")) == [
+        ("pkg.api.annotated", 1),
+        ("pkg.api.constructed", 1),
+        ("pkg.api.declared", 1),
+    ]
+    assert sorted(_callers(graph, "pkg/engine.py", "Engine._run")) == [
+        ("pkg.api.dotted", 1),
+        ("pkg.api.optional", 1),
+        ("pkg.api.quoted", 1),
+        ("pkg.api.union", 1),
+    ]
+
+
 def test_dunder_names_are_public_and_underscored_modules_are_not(tmp_path: Path) -> None:
     """`__init__` is public; anything in a `_private` module, class or function is not."""
     graph = _graph(
