@@ -100,10 +100,16 @@ def migrate_source(
     rewrites: Sequence[Rewrite],
     generated_module: str,
     style: ImportStyle | None = None,
+    package: str | None = None,
 ) -> str:
     """`source` with each rewrite applied and the generated classes imported from
     `generated_module`, placed and wrapped as `style` (the project's isort or ruff settings)
-    says; an assignment of the message that the rewrite leaves unused is removed."""
+    says; an assignment of the message that the rewrite leaves unused is removed.
+
+    `package`, the package the file belongs to (itself for an `__init__.py`), asks for a
+    relative import (`from ._errcat_errors import X`): for a package whose modules import
+    each other only relatively (see `imports_itself_relatively`).
+    """
     if not rewrites:
         return source
     if style is None:
@@ -144,7 +150,8 @@ def migrate_source(
         missing = ", ".join(f"{line}:{column}" for line, column in sorted(pending))
         raise MigrateError(f"no raise statement at {missing}")
     names = {r.class_name for r in rewrites}
-    edits.extend(_import_edits(src, tree, names, generated_module, style))
+    spelling = _spelling(generated_module, package)
+    edits.extend(_import_edits(src, tree, names, spelling, style))
     edits.extend(_dead_assignments(src, tree, replaced))
     result = bom + _splice(text, edits)
     try:
@@ -166,6 +173,47 @@ def _parse(text: str) -> ast.Module:
     finally:
         if enabled:
             gc.enable()
+
+
+_OWN_ABSOLUTE = r"^(?:from[ \t]+{top}(?:\.|[ \t])|import[ \t]+{top}\b)"
+_RELATIVE = re.compile(r"^from[ \t]+\.", re.MULTILINE)
+
+
+def imports_itself_relatively(top: str, sources: Iterable[str]) -> bool:
+    """Whether a package's modules mostly import each other relatively rather than by its
+    name `top` (counting module-level imports, the lines that start with `from`/`import`).
+
+    Such a package may be loaded where its own name is not importable (flit reads a version
+    by loading the `__init__.py` alone, whose relative imports still work), so an absolute
+    import of the generated module would fail there: migrate writes a relative one, as the
+    package writes its own.
+    """
+    absolute = re.compile(_OWN_ABSOLUTE.format(top=re.escape(top)), re.MULTILINE)
+    counts = [0, 0]
+    for text in sources:
+        counts[0] += len(absolute.findall(text))
+        counts[1] += len(_RELATIVE.findall(text))
+    return counts[1] > counts[0]
+
+
+def _spelling(module: str, package: str | None) -> str:
+    """`module` as a file of `package` imports it relatively (`._errcat_errors`); absolute
+    without a package, or for a module outside its top-level package."""
+    if package is None:
+        return module
+    target, base = module.split("."), package.split(".")
+    if target[0] != base[0]:
+        return module
+    common = 0
+    while common < min(len(target) - 1, len(base)) and target[common] == base[common]:
+        common += 1
+    return "." * (len(base) - common + 1) + ".".join(target[common:])
+
+
+def _is_from(statement: ast.ImportFrom, module: str) -> bool:
+    """Whether `statement` imports from `module`, spelt absolute or relative (`._errors`)."""
+    level = len(module) - len(module.lstrip("."))
+    return statement.level == level and statement.module == (module[level:] or None)
 
 
 def _assigned_call(
@@ -395,6 +443,8 @@ def _sorted_into(
     (under `force-single-line`, one statement per name, each in its order)."""
     first = _SECTIONS["first"]
     groups = [[name] for name in names] if style.force_single_line else [names]
+    if module.startswith("."):
+        return _sorted_into_local(src, block, module, groups, style)
     section = [s for s in block if _section(s, style) == first]
     if section:
         edits = []
@@ -419,6 +469,47 @@ def _sorted_into(
         return [_Edit(at, at, lines + src.newline + src.newline)]
     # After the last section, as a section of its own.
     return [_line_after(src, block[-1], src.newline + lines)]
+
+
+def _local_key(level: int, module: str | None, name: str) -> tuple[int, str, str]:
+    # isort's and ruff's default for relative imports: furthest first (`..` before `.`), then
+    # by module ignoring case, `from . import x` (no module) before `from .a import y`.
+    return (-level, (module or "").lower(), name.lower())
+
+
+def _sorted_into_local(
+    src: _Source,
+    block: list[ast.Import | ast.ImportFrom],
+    module: str,
+    groups: list[list[str]],
+    style: ImportStyle,
+) -> list[_Edit]:
+    """The edits that put a relative `from .module import names` among the local imports in
+    their order, or as their section after the others."""
+    level = len(module) - len(module.lstrip("."))
+    local = [s for s in block if isinstance(s, ast.ImportFrom) and s.level]
+    statements = [
+        (group, _format_import(module, group, "", "", src.newline, style.line_length))
+        for group in groups
+    ]
+    if not local:
+        lines = src.newline.join(statement for _, statement in statements)
+        return [_line_after(src, block[-1], src.newline + lines)]
+    edits = []
+    for group, statement in statements:
+        key = _local_key(level, module[level:], group[0])
+        later = [
+            s
+            for s in local
+            if isinstance(s, ast.ImportFrom)
+            and _local_key(s.level, s.module, s.names[0].name) > key
+        ]
+        if later:
+            at = src.line_start(later[0].lineno)
+            edits.append(_Edit(at, at, statement + src.newline))
+        else:
+            edits.append(_line_after(src, local[-1], statement))
+    return edits
 
 
 def _line_after(src: _Source, anchor: ast.stmt, text: str) -> _Edit:
@@ -578,7 +669,7 @@ def _collect_bindings(
                 if alias.name == "*":
                     continue
                 bound = alias.asname or alias.name
-                same = statement.level == 0 and statement.module == module
+                same = _is_from(statement, module)
                 (imported if same and bound == alias.name else other).add(bound)
         elif isinstance(statement, ast.Import):
             other.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
@@ -631,8 +722,7 @@ def _mergeable_import(tree: ast.Module, module: str) -> ast.ImportFrom | None:
     for statement in tree.body:
         if (
             isinstance(statement, ast.ImportFrom)
-            and statement.level == 0
-            and statement.module == module
+            and _is_from(statement, module)
             and all(alias.name != "*" for alias in statement.names)
         ):
             return statement
@@ -730,6 +820,7 @@ def rename_source(
     renames: Mapping[str, str],
     generated_module: str,
     style: ImportStyle | None = None,
+    package: str | None = None,
 ) -> str:
     """`source` with each class of `generated_module` named in `renames` (old → new) called by
     its new name: its imports, and every use of the name they bind (raises, `except` clauses,
@@ -751,7 +842,9 @@ def rename_source(
     except ValueError as exc:
         raise MigrateError(f"cannot parse: {exc}") from None
     src = _Source(text)
-    imported, other = _top_level_bindings(tree, generated_module, src)
+    # The module as this file spells its import of it (see `migrate_source`).
+    spelt = _spelling(generated_module, package)
+    imported, other = _top_level_bindings(tree, spelt, src)
     for old, new in renames.items():
         if old in imported and new in other and new not in renames:
             raise MigrateError(f"{new} is already bound in this module; rename the entry")
@@ -759,17 +852,20 @@ def rename_source(
     bound: set[str] = set()  # old names the module's imports bind under their own name
     modules: set[str] = {generated_module}  # what `module.Old` may be spelt as
     leaf = generated_module.rsplit(".", 1)[-1]
-    runs = _single_line_runs(src, tree, generated_module) if style.force_single_line else []
+    runs = _single_line_runs(src, tree, spelt) if style.force_single_line else []
     in_runs = {id(statement) for run in runs for statement in run}
     for run in runs:
-        edits.extend(_sorted_run(src, run, renames, generated_module, style))
+        edits.extend(_sorted_run(src, run, renames, spelt, style))
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0:
-            if node.module == generated_module:
-                if id(node) not in in_runs:
-                    edits.extend(_renamed_import(src, node, renames, generated_module, style))
-                bound.update(a.name for a in node.names if a.name in renames and not a.asname)
-            elif f"{node.module}.{leaf}" == generated_module:
+        if isinstance(node, ast.ImportFrom) and (
+            _is_from(node, generated_module) or _is_from(node, spelt)
+        ):
+            module = generated_module if _is_from(node, generated_module) else spelt
+            if id(node) not in in_runs:
+                edits.extend(_renamed_import(src, node, renames, module, style))
+            bound.update(a.name for a in node.names if a.name in renames and not a.asname)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            if f"{node.module}.{leaf}" == generated_module:
                 modules.update(a.asname or a.name for a in node.names if a.name == leaf)
         elif isinstance(node, ast.Import):
             modules.update(a.asname for a in node.names if a.name == generated_module and a.asname)
@@ -805,8 +901,7 @@ def _single_line_runs(src: _Source, tree: ast.Module, module: str) -> list[list[
     for statement in tree.body:
         alone = (
             isinstance(statement, ast.ImportFrom)
-            and statement.level == 0
-            and statement.module == module
+            and _is_from(statement, module)
             and len(statement.names) == 1
             and statement.lineno == statement.end_lineno
             and src.line_text(statement.lineno).strip()

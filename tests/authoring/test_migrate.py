@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from catalog.authoring.import_style import ImportStyle, read_import_style
-from catalog.authoring.migrate import MigrateError, Rewrite, migrate_source
+from catalog.authoring.migrate import (
+    MigrateError,
+    Rewrite,
+    imports_itself_relatively,
+    migrate_source,
+)
 from extractor.extract import extract_bytes
 from extractor.imports import ModuleName
 
@@ -558,3 +563,40 @@ def test_a_variable_raising_a_class_without_parameters_holds_an_instance() -> No
     source = 'def f():\n    exc = ValueError("x")\n    raise exc\n'
     after = migrate_source(source, [Rewrite(3, 5, "XError", {}, via="exc")], "pkg.errors")
     assert "    exc = XError()\n    raise exc\n" in after
+
+
+def test_a_package_importing_itself_relatively_gets_relative_imports() -> None:
+    """In a package whose modules import each other only relatively, the generated classes
+    are imported as `from ._errcat_errors import X` (two dots one package down), sorted among
+    the relative imports: such a package may be loaded where its own name is not importable."""
+    source = textwrap.dedent("""\
+        import re
+
+        from . import util
+        from .core import Token
+
+
+        def f(a):
+            raise ValueError(f"bad {a}")
+    """)
+    rewrite = [Rewrite(8, 5, "BadError", {"a": "a"})]
+    after = migrate_source(source, rewrite, "pkg._errcat_errors", package="pkg")
+    assert after.startswith(
+        "import re\n\nfrom . import util\nfrom ._errcat_errors import BadError\n"
+        "from .core import Token\n"
+    )
+    deeper = migrate_source(source, rewrite, "pkg._errcat_errors", package="pkg.sub")
+    assert "from .._errcat_errors import BadError\nfrom . import util\n" in deeper
+    alone = "def f(a):\n    raise ValueError(f'bad {a}')\n"
+    assert migrate_source(
+        alone, [Rewrite(2, 5, "BadError", {"a": "a"})], "pkg.e", package="pkg"
+    ).startswith("from .e import BadError\n\n\ndef f(a):")
+    assert imports_itself_relatively("pkg", ["from .util import x\n", "import os\n"])
+    assert not imports_itself_relatively("pkg", ["from .util import x\n", "from pkg.a import b\n"])
+    # The package's own style by count: one absolute import among many relative ones, and
+    # imports inside functions or docstrings (indented) do not count.
+    mostly = ["from . import a\nfrom .b import c\n", "import pkg\n", "def f():\n    import pkg\n"]
+    assert imports_itself_relatively("pkg", mostly)
+    assert not imports_itself_relatively("pkg", ["import pkg.a\n"])
+    assert not imports_itself_relatively("pkg", ["import os\n"])
+    assert imports_itself_relatively("pkg", ["import pkgextra\n", "from . import a\n"])

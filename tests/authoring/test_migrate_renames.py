@@ -149,3 +149,10 @@ def test_names_on_disk_reads_both_forms_of_the_module(table: bool) -> None:
         "fedcba9876543210": "BadSizeError",
     }
     assert names_on_disk("def broken(:\n") == {}
+
+
+def test_rename_of_a_relative_import() -> None:
+    """A package that imports the module relatively has that import renamed too."""
+    source = "from ._errcat_errors import OldError\n\nraise OldError(a=1)\n"
+    renamed = rename_source(source, {"OldError": "NewError"}, "pkg._errcat_errors", STYLE, "pkg")
+    assert renamed == "from ._errcat_errors import NewError\n\nraise NewError(a=1)\n"

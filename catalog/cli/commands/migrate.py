@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from catalog.authoring.import_style import ImportStyle
     from catalog.authoring.renames import Rename
     from catalog.core.config import Config
@@ -83,11 +85,14 @@ def run(args: argparse.Namespace) -> int:
             # assigned becomes the typed one, and `raise err` stays.
             Rewrite(site.line, site.column, match.entry.name, message.arguments, site.via)
         )
+    relative = _relative(config, target_module)
     changed = 0
     for path, file_rewrites in sorted(rewrites.items()):
         before = path.read_text(encoding="utf-8")
         try:
-            after = migrate_source(before, file_rewrites, target_module, style)
+            after = migrate_source(
+                before, file_rewrites, target_module, style, _package_of(config, path, relative)
+            )
         except MigrateError as exc:
             print(f"{path}: {exc}; file left unchanged", file=sys.stderr)
             continue
@@ -105,6 +110,33 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr if args.dry_run else sys.stdout,
     )
     return 0
+
+
+def _relative(config: Config, module: str) -> bool:
+    """Whether the package imports itself only relatively, so its files import the
+    generated module relatively too (see `imports_itself_relatively`)."""
+    from catalog.authoring.migrate import imports_itself_relatively
+
+    def sources() -> Iterator[str]:
+        for path in sorted(config.package.rglob("*.py")):
+            if path != config.generated:
+                try:
+                    yield path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+
+    return imports_itself_relatively(module.split(".")[0], sources())
+
+
+def _package_of(config: Config, path: Path, relative: bool) -> str | None:
+    """The package a file belongs to, which its relative imports start from; None for an
+    absolute import."""
+    from catalog.core.project import module_name
+
+    if not relative:
+        return None
+    name = module_name(config, path)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
 
 
 def _print_diff(root: Path, path: Path, before: str, after: str) -> None:
@@ -160,7 +192,9 @@ def _rename(
         if not mentions(before, names):
             continue
         try:
-            after = rename_source(before, names, module, style)
+            after = rename_source(
+                before, names, module, style, _package_of(config, path, _relative(config, module))
+            )
         except MigrateError as exc:
             # Half a rename would leave the package importing a class that is gone.
             print(f"{path}: {exc}; nothing renamed", file=sys.stderr)
