@@ -55,9 +55,11 @@ import marshal
 import re
 import string
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+from catalog.matching.frames import raised_at
 
 if TYPE_CHECKING:
     from catalog.core.model import Catalog
@@ -587,8 +589,21 @@ class MessageMatcher:
         link note, an id or a class name on its own, or several lines (then each line's best
         matches, most specific first). Only when nothing matches exactly, approximate results
         follow (`via` is `approximate`): another case of ASCII letters, or the start of a
-        message cut short.
+        message cut short. A result's page link points at the raise site when `message` is a
+        traceback with a frame in the entry's package (`frames.raised_at`).
         """
+        results = self._match(message)
+        if 'File "' not in message:
+            return results
+        located = []
+        for result in results:
+            anchor = raised_at(message, result.module) if result.url else None
+            located.append(
+                result if anchor is None else replace(result, url=f"{result.url}#{anchor}")
+            )
+        return located
+
+    def _match(self, message: str) -> list[MatchResult]:
         lines = [line for line in message.splitlines() if line.strip()]
         if len(lines) > 1:
             # A multi-line message pasted whole matches as one text first, so that its entry

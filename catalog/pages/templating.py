@@ -20,6 +20,7 @@ from markupsafe import Markup
 from catalog.core.exceptions import has_typed_class
 from catalog.core.model import Entry, Status
 from catalog.gate.stats import Stats
+from catalog.matching.frames import source_anchor
 from catalog.pages import blocks, markdown, plaintext
 from catalog.pages.knowledge import KINDS, KnowledgeItem
 from catalog.pages.meta import error_description
@@ -68,6 +69,9 @@ def environment() -> jinja2.Environment:
     )
     env.filters["indent_md"] = _indent_md
     env.filters["prose_block"] = _prose_block
+    env.filters["source_anchor"] = lambda source, module: (
+        source_anchor(source.path, source.line, module) or ""
+    )
     env.filters["entry_table"] = lambda entries, prefix: Markup(
         blocks.emit(blocks.TableBlock(tuple(table_row(e) for e in entries), prefix, _table))
     )

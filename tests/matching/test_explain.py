@@ -505,6 +505,26 @@ def test_new_leaves_the_index_compiled_for_the_first_explain(
     assert code == 0 and "cannot take {n} items" in out
 
 
+def test_a_pasted_traceback_links_to_its_raise_site(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page link of a pasted traceback ends in the anchor of its frame in the package, in
+    the text output and the JSON; a bare message links to the page's top."""
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/main.py", line 4, in <module>\n'
+        '  File "/srv/venv/lib/python3.11/site-packages/pkg/pool.py", line 31, in take\n'
+        "RuntimeError: cannot take 3 from a pool of 2"
+    )
+    page = "https://docs.example.org/pool/errors/00000000000000a2/"
+    code, out, _err = _run([traceback], capsys)
+    assert code == 0 and f"More: {page}#at-pkg-pool-py-31" in out
+    code, out, _err = _run([traceback, "--json"], capsys)
+    assert code == 0 and json.loads(out)["matches"][0]["url"] == f"{page}#at-pkg-pool-py-31"
+    code, out, _err = _run(["cannot take 3 from a pool of 2"], capsys)
+    assert code == 0 and f"More: {page}\n" in out + "\n"
+
+
 def test_a_changed_yaml_file_invalidates_the_index(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -77,6 +77,15 @@ def test_code_block_fence_outgrows_backticks_in_the_code() -> None:
     assert code_block("a = '```'", "python").strip().startswith("````python")
 
 
+def test_each_raise_site_carries_the_anchor_a_traceback_links_to(content: SiteContent) -> None:
+    """Every source on an error page has the anchor `catalog.matching.frames` makes from a
+    traceback's frame at that path and line, just before its "Raised at" line."""
+    page = content.pages[f"errors/{ACTIVE_ID}.md"]
+    spot = '<span class="errcat-at" id="at-widgets-core-py-3"></span>'
+    assert page.count(spot) == 1
+    assert page.index(spot) < page.index("Raised at `widgets/core.py:3`")
+
+
 def test_error_page_has_every_part(content: SiteContent) -> None:
     """An active entry's page has the kicker, title, each section and the footer."""
     page = content.pages[f"errors/{ACTIVE_ID}.md"]

@@ -539,6 +539,36 @@
     }
   }
 
+  /* ---- The raise site a pasted traceback names (catalog/matching/frames.py) ------------ */
+
+  const FRAME = /File "([^"\r\n]+)", line (\d+)/g;
+
+  /* `package_path`: `path` from its last folder named `name` on, or null. */
+  function packagePath(path, name) {
+    const parts = path.replace(/\\/g, "/").split("/");
+    for (let i = parts.length - 2; i >= 0; i--) {
+      if (parts[i] === name) return parts.slice(i).join("/");
+    }
+    return null;
+  }
+
+  /* `source_anchor`: the page anchor of the raise site at `path:line` of an entry of `module`. */
+  function sourceAnchor(path, line, module) {
+    const inside = packagePath(path, module.split(".")[0]);
+    if (inside === null) return null;
+    return "at-" + inside.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-+|-+$/g, "") + "-" + line;
+  }
+
+  /* `raised_at`: the anchor of the innermost frame of `text` in the package of `module`. */
+  function raisedAt(text, module) {
+    const frames = [...text.matchAll(FRAME)];
+    for (let i = frames.length - 1; i >= 0; i--) {
+      const anchor = sourceAnchor(frames[i][1], Number(frames[i][2]), module);
+      if (anchor !== null) return anchor;
+    }
+    return null;
+  }
+
   /* ---- Material's search box ---------------------------------------------------------- */
 
   function element(doc, tag, attributes, children) {
@@ -638,10 +668,14 @@
       const text = query();
       if (text !== shown.query) {
         const results = strip(text) ? matcher.match(text).slice(0, SHOWN) : [];
-        const items = results.map((result, rank) => resultItem(doc, result,
-          new URL("errors/" + result.id + "/", siteRoot).href, rank, matcher.module));
+        const items = results.map((result, rank) => {
+          // A traceback's frame in the package opens the page at that raise site.
+          const anchor = text.includes('File "') ? raisedAt(text, result.module) : null;
+          const page = new URL("errors/" + result.id + "/", siteRoot).href;
+          return resultItem(doc, result, anchor ? page + "#" + anchor : page, rank, matcher.module);
+        });
         shown = { query: text, items: items,
-          urls: new Set(items.map((item) => item.firstChild.href)) };
+          urls: new Set(items.map((item) => withoutQuery(item.firstChild.href))) };
       }
       place(target);
     }
@@ -699,5 +733,8 @@
     else start();
   }
 
-  return { Matcher: Matcher, words: words, attach: attach, FORMAT: FORMAT };
+  return {
+    Matcher: Matcher, words: words, attach: attach, FORMAT: FORMAT,
+    sourceAnchor: sourceAnchor, raisedAt: raisedAt,
+  };
 });

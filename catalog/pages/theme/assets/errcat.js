@@ -62,10 +62,27 @@ function errcatWrap(root) {
     ".errcat-derived p code, .errcat-path code, .md-typeset h1 code");
   for (const spot of spots) errcatWrapElement(spot);
 }
+/* A link from a pasted traceback names its raise site by path and line (#at-<path>-<line>,
+   catalog/matching/frames.py). When the installed package is another version than the one
+   the site was built from, the line may have moved: go to the nearest site in the same file. */
+function errcatNearestSite() {
+  const wanted = /^#(at-.+)-(\d+)$/.exec(decodeURIComponent(location.hash));
+  if (!wanted || document.getElementById(wanted[1] + "-" + wanted[2])) return;
+  let best = null;
+  let distance = Infinity;
+  for (const spot of document.querySelectorAll(".errcat-at")) {
+    const site = /^(at-.+)-(\d+)$/.exec(spot.id);
+    if (!site || site[1] !== wanted[1]) continue;
+    const away = Math.abs(Number(site[2]) - Number(wanted[2]));
+    if (away < distance) [best, distance] = [spot, away];
+  }
+  if (best) best.scrollIntoView();
+}
 window.errcatWrapElement = errcatWrapElement;
 window.errcatWrap = errcatWrap;
 if (document.readyState === "loading") {
-  document.addEventListener("DOMContentLoaded", () => errcatWrap(document));
+  document.addEventListener("DOMContentLoaded", () => { errcatWrap(document); errcatNearestSite(); });
 } else {
   errcatWrap(document);
+  errcatNearestSite();
 }
