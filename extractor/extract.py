@@ -211,11 +211,43 @@ class _File:
             # traceback: the same exception, not a new one.
             reraise = True
             exc = exc.func.value
+        elif (
+            isinstance(exc, ast.Call)
+            and isinstance(exc.func, ast.Attribute)
+            and exc.func.attr == "with_traceback"
+            and isinstance(exc.func.value, ast.Call)
+            and (built_by := _dotted(exc.func.value.func)) is not None
+            and not (resolve(built_by, spot.scope, self.module) or "").startswith("builtins.")
+        ):
+            # `raise X(...).with_traceback(tb)` raises the X built. Only for a class that is
+            # catalogued in place (not a built-in): migrate never rewrites those raises, so
+            # nothing would drop the `.with_traceback(...)`.
+            exc = exc.func.value
+        elif (
+            isinstance(exc, ast.Attribute)
+            and isinstance(exc.value, ast.Name)
+            and exc.value.id in spot.scope.fill(self.module).bound
+            and self.handled(spot, exc.value.id)
+        ):
+            # `raise err.original` of a caught `err`: an exception it carries, raised before.
+            reraise = True
+        if (
+            isinstance(exc, ast.Call)
+            and len(exc.args) == 2
+            and not exc.keywords
+            and (dotted := _dotted(exc.func)) is not None
+            and resolve(dotted, spot.scope, self.module) == "typing.cast"
+        ):
+            exc = exc.args[1]  # `typing.cast(T, value)` is `value` at run time
         if isinstance(exc, ast.Name) and exc.id in spot.scope.fill(self.module).bound:
-            if self.handled(spot, exc.id):
+            if (
+                self.handled(spot, exc.id)
+                or self.kept(spot, exc.id)
+                or self.checked_exception(spot, exc.id)
+            ):
                 reraise = True
             else:
-                built = self.assigned(spot, exc.id)
+                built = self.assigned(spot, exc.id) or self.just_assigned(spot, exc.id)
                 if isinstance(built, ast.Call) and _dotted(built.func) is not None:
                     # `err = X(...); raise err` raises what `raise X(...)` would.
                     via = exc.id
@@ -563,6 +595,75 @@ class _File:
             return False
         return self.bindings(spot.scope)[name] == _handler_bindings(spot.scope.node, name)
 
+    def just_assigned(self, spot: Spot, name: str) -> ast.expr | None:
+        """The value of `name = ...` when it is the statement right before the raise, in the
+        same block: what the raise raises whatever else binds the name elsewhere."""
+        for block, index in _blocks_to(spot.scope.node.body, spot.node):
+            if block[index] is not spot.node or index == 0:
+                continue
+            return _assigned_value(block[index - 1], name)
+        return None
+
+    def checked_exception(self, spot: Spot, name: str) -> bool:
+        """Whether the raise is inside `if isinstance(name, Exception):` (or BaseException,
+        or a tuple holding one) and the scope builds nothing into `name` by a call: a value
+        received from elsewhere (a cache, a result), checked to be an exception and raised
+        again, not a new error of this site."""
+        inside = False
+        for block, index in _blocks_to(spot.scope.node.body, spot.node):
+            statement = block[index]
+            if isinstance(statement, ast.If) and _tests_exception(
+                statement.test, name, lambda dotted: resolve(dotted, spot.scope, self.module)
+            ):
+                inside = any(spot.node is s or _holds(s, spot.node) for s in statement.body)
+        if not inside:
+            return False
+        for statement in _own_statements(spot.scope.node.body):
+            value = _assigned_value(statement, name)
+            if isinstance(value, ast.Call) and _builds_class(value, spot.scope, self.module):
+                return False
+        return True
+
+    def kept(self, spot: Spot, name: str) -> bool:
+        """Whether `name` only ever holds an exception an `except ... as` caught (or None):
+        every binding in the scope is `name = None` or `name = <handler name>` inside that
+        handler, so `raise name` raises a caught exception again (`last = err`, retried)."""
+        scope_node = spot.scope.node
+        total = self.bindings(spot.scope)[name]
+        found = 0
+
+        def visit(body: list[ast.stmt], handlers: tuple[str, ...]) -> bool:
+            nonlocal found
+            for statement in body:
+                if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    continue
+                target: ast.expr | None = None
+                value: ast.expr | None = None
+                if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                    target, value = statement.targets[0], statement.value
+                elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                    target, value = statement.target, statement.value
+                if isinstance(target, ast.Name) and target.id == name:
+                    if not (
+                        (isinstance(value, ast.Constant) and value.value is None)
+                        or (isinstance(value, ast.Name) and value.id in handlers)
+                    ):
+                        return False
+                    found += 1
+                for block in ("body", "orelse", "finalbody"):
+                    if not visit(getattr(statement, block, None) or [], handlers):
+                        return False
+                for handler in getattr(statement, "handlers", None) or []:
+                    inner = (*handlers, handler.name) if handler.name else handlers
+                    if not visit(handler.body, inner):
+                        return False
+                for case in getattr(statement, "cases", None) or []:
+                    if not visit(case.body, handlers):
+                        return False
+            return True
+
+        return visit(scope_node.body, ()) and found > 0 and found == total
+
     def assigned(self, spot: Spot, name: str) -> ast.expr | None:
         """The value of `name`'s single assignment in the raise's scope, before the raise."""
         scope = spot.scope
@@ -820,6 +921,43 @@ def _handlers_around(body: list[ast.stmt], target: ast.stmt) -> list[str] | None
             if found is not None:
                 return found
     return None
+
+
+_EXCEPTION_BASES = frozenset(("builtins.Exception", "builtins.BaseException"))
+
+
+def _tests_exception(test: ast.expr, name: str, qualify: Callable[[str], str | None]) -> bool:
+    """`isinstance(name, Exception)` (or BaseException, alone or in a tuple)."""
+    if not (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+        and test.args[0].id == name
+    ):
+        return False
+    kinds = test.args[1]
+    options = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    return any(
+        (dotted := _dotted(option)) is not None and qualify(dotted) in _EXCEPTION_BASES
+        for option in options
+    )
+
+
+def _builds_class(call: ast.Call, scope: Scope, module: ModuleName) -> bool:
+    """Whether a call may construct an exception here: of a class name (CapWords, as classes
+    are named) or of a built-in exception; a method's result (`cache.get(...)`) is not."""
+    dotted = _dotted(call.func)
+    if dotted is None:
+        return True
+    last = dotted.rpartition(".")[2]
+    qualified = resolve(dotted, scope, module) or ""
+    return last[:1].isupper() or qualified in _EXCEPTION_BASES
+
+
+def _holds(statement: ast.stmt, target: ast.stmt) -> bool:
+    return statement.lineno <= target.lineno <= (statement.end_lineno or statement.lineno)
 
 
 def _handler_bindings(node: ast.AST, name: str) -> int:

@@ -88,7 +88,12 @@ class RaiseSite:
     """Dotted enclosing classes and functions (`Pool.take`); None at module level."""
     reraise: bool
     """True for a bare `raise`, and for `raise err` inside `except ... as err` where nothing
-    else binds `err`: both raise again the exception being handled."""
+    else binds `err`: both raise again the exception being handled. Also for `raise last`
+    where every binding of `last` is None or a caught exception (`last = err` in its
+    handler), for `raise value` inside `if isinstance(value, Exception):` where the scope
+    builds nothing into `value`, for `raise err.with_traceback(tb)` and `raise err.attribute`
+    of a caught `err`: an exception raised before, raised again (`typing.cast(T, value)`
+    reads as `value`)."""
     cause: str | None
     """Source of the expression after `from`, or None."""
     ignored: str | None

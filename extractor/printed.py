@@ -292,9 +292,10 @@ class Printed:
         if callee is not None:
             path, qualname, via_self = callee
             arguments, keywords = self._site_arguments(site, context)
-            built, text = self._through(
-                path, qualname, arguments, keywords, context if via_self else None, set(), 0
-            )
+            on = context.self_class if via_self and context is not None else None
+            if not via_self and qualified is not None:
+                on = _owner(self.graph, qualified)
+            built, text = self._through(path, qualname, arguments, keywords, on, set(), 0)
             module = self.module(path).module.name
             name = f"{module}.{qualname}" if module else qualname
             return dataclasses.replace(
@@ -472,11 +473,12 @@ class Printed:
         qualname: str,
         arguments: list[_Text],
         keywords: dict[str, _Text],
-        caller: _Context | None,
+        on: tuple[str, str] | None,
         seen: set[tuple[str, str]],
         depth: int,
     ) -> tuple[str, _Text]:
-        """(class, printed text) of the exception the function returns or raises."""
+        """(class, printed text) of the exception the function returns or raises; `on` is
+        the (path, qualname) of the class `self` (or `cls`) is, when the call says it."""
         if (path, qualname) in seen:
             raise _Unresolved(
                 f"{qualname} calls itself through other factories; errcat cannot tell what "
@@ -490,8 +492,8 @@ class Printed:
         method = scope.parent is not None and scope.parent.kind == "class"
         bindings = self._bind(node, arguments, keywords, method=method, name=qualname)
         self_name, self_class = self._self_of(path, module, scope, node)
-        if caller is not None:
-            self_class = caller.self_class
+        if on is not None:
+            self_class = on
         outcomes: list[tuple[str, _Text]] = []
         for statement, value in _produced(node):
             context = _Context(module, scope, node, statement, bindings, self_name, self_class)
@@ -589,7 +591,18 @@ class Printed:
             found = None if owner is None else self.graph.method_of(*owner, attribute)
             if found is None:
                 raise _Unresolved(f"calls {dotted}, which errcat cannot find")
-            return self._through(*found, arguments, keywords, context, seen, depth + 1)
+            return self._through(*found, arguments, keywords, context.self_class, seen, depth + 1)
+        if dotted == context.self_name and context.self_class is not None:
+            # `cls(...)` in a classmethod: the class it is called on.
+            class_name = self.graph.class_at(*context.self_class)
+            if class_name is None:
+                raise _Unresolved(f"builds {dotted}, which errcat cannot resolve to a class")
+            composed = self._compose(class_name[0], arguments, keywords, depth + 1)
+            if composed is None:
+                raise _Unresolved(
+                    f"builds {class_name[0]} from more than a message; errcat cannot tell its text"
+                )
+            return class_name[0], composed
         qualified = resolve(dotted, context.scope, context.module.module)
         if qualified is None:
             qualified = self._star_name(path, dotted)
@@ -598,7 +611,9 @@ class Printed:
         if self.graph.class_named(qualified) is None:
             function = self.graph.function_named(qualified)
             if function is not None:
-                return self._through(*function, arguments, keywords, None, seen, depth + 1)
+                return self._through(
+                    *function, arguments, keywords, _owner(self.graph, qualified), seen, depth + 1
+                )
         named = self.graph.class_named(qualified)
         if named is not None:
             defined = self.graph.class_at(named[0], named[1])
@@ -772,6 +787,13 @@ class Printed:
 
 
 _FIX = f"give the raise its class and message by name, {_DO}"
+
+
+def _owner(graph: CallGraph, qualified: str) -> tuple[str, str] | None:
+    """The class a `Class.method` name is called on, as (path, qualname), or None."""
+    owner = qualified.rpartition(".")[0]
+    found = graph.class_named(owner) if owner else None
+    return None if found is None else (found[0], found[1])
 
 
 def _raised_call(site: RaiseSite, context: _Context) -> ast.Call | None:
