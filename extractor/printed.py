@@ -277,6 +277,18 @@ class Printed:
         except (RecursionError, MemoryError):
             return site
 
+    def _composes(self, name: str) -> bool:
+        """Whether a class of the package defines (or inherits from one) `__init__` or
+        `__str__`: only then can its text differ from its constructor's argument."""
+        named = self.graph.class_named(name)
+        if named is None:
+            return False
+        path, qualname, _bases = named
+        return any(
+            self.graph.method_of(path, qualname, method) is not None
+            for method in ("__str__", "__init__")
+        )
+
     def _is_function(self, name: str) -> bool:
         return self.graph.class_named(name) is None and self.graph.function_named(name) is not None
 
@@ -285,9 +297,20 @@ class Printed:
         exception = site.exception
         if exception is None:
             return site
-        context = self._site_context(site)
         if qualified is None:
             qualified = self._star_name(site.path, exception)
+        # The raise's file is read again only where a factory or a composing class may stand
+        # behind it: a raise of a plain class of the package costs nothing more.
+        needs = (qualified is None and "." in exception) or (
+            qualified is not None
+            and not qualified.startswith("builtins.")
+            and (self._is_function(qualified) or self._composes(qualified))
+        )
+        if not needs:
+            if qualified is not None and qualified != site.qualified_name:
+                return dataclasses.replace(site, qualified_name=qualified)
+            return site
+        context = self._site_context(site)
         callee = self._callee(site, context, qualified)
         if callee is not None:
             path, qualname, via_self = callee

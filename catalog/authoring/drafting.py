@@ -73,7 +73,7 @@ def _why_not(site: RaiseSite, root: Path) -> Finding | None:
             f"cannot resolve {shown} to a class (a local name or an attribute of a value)",
             f"raise a class imported by name, {_EXEMPT}",
         )
-    if not is_builtin(exception) and not exception.rpartition(".")[2][:1].isupper():
+    if not is_builtin(exception) and not exception.rpartition(".")[2].lstrip("_")[:1].isupper():
         return _at(
             site,
             root,
