@@ -166,10 +166,13 @@ class _Catalogued(type):
     """The generated classes' metaclass: a call with a message alone builds the error from it;
     any other call goes to the class's keyword-only `__init__`, which Python itself checks."""
 
-    def __call__(cls, *args: "$Any", **params: "$Any") -> "$Any":
+    def __call__(*args: "$Any", **params: "$Any") -> "$Any":
+        # The class arrives first among `args`: a named first parameter would take a
+        # keyword parameter of that name (`{cls}` in a message), and `/` needs Python 3.8.
+        cls, args = args[0], args[1:]
         if args and not params:
             return _from_message(cls, args)
-        return super().__call__(*args, **params)
+        return type.__call__(cls, *args, **params)
 
 
 class CatalogError(Exception, metaclass=_Catalogued):

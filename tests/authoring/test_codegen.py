@@ -650,3 +650,31 @@ def test_table_form_at_10000_entries(tmp_path: Path) -> None:
         "created": 4,  # CatalogError and the three classes used: nothing else was built
     }
     _ruff_clean([module, stub_path(module)])
+
+
+@pytest.mark.parametrize("table", [False, True], ids=["written-out", "table"])
+def test_a_parameter_named_like_the_metaclass_argument(tmp_path: Path, table: bool) -> None:
+    """A message placeholder `{cls}` (pyparsing has one) is a keyword parameter like any
+    other: the metaclass's call takes no name of its own that it could collide with."""
+    path = Path("m.yaml")
+    entry = Entry(
+        id="00000000000000c1",
+        name="NoSuchClassError",
+        exception="AttributeError",
+        message="no such {cls}: {name}",
+        status=Status.DRAFT,
+        module="pkg.m",
+        position=Position(path, 3, 5),
+    )
+    catalog = Catalog(files=(CatalogFile(path=path, module="pkg.m", entries=(entry,)),))
+    module = tmp_path / "cls_errors.py"
+    module.write_text(generate(catalog, None, table=table), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("cls_errors", module)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    cls = loaded.BY_ID["00000000000000c1"]
+    error = cls(cls="Widget", name="x")
+    assert (str(error), error.cls, error.name) == ("no such Widget: x", "Widget", "x")
+    again = cls(str(error))
+    assert (str(again), again.params) == ("no such Widget: x", {})
