@@ -416,6 +416,17 @@ def exempt(project: Path, report: str) -> dict[str, set[int]]:
     return {path.relative_to(project).as_posix(): set(lines) for path, lines in marks.items()}
 
 
+def ignore_lines(project: Path) -> dict[str, set[int]]:
+    """The lines holding an errcat ignore comment (the released package has none), by path."""
+    found: dict[str, set[int]] = {}
+    for path in sorted(project.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "errcat: ignore[" in text:
+            lines = {n for n, line in enumerate(text.splitlines(), 1) if "errcat: ignore[" in line}
+            found[path.relative_to(project).as_posix()] = lines
+    return found
+
+
 def adopt(project: Path, outcome: Outcome) -> None:
     timed(outcome, "init", ["init"], project)
     timed(outcome, "scan (cold)", ["scan", "--no-cache"], project)
@@ -424,6 +435,8 @@ def adopt(project: Path, outcome: Outcome) -> None:
     outcome.exempted = sum(len(lines) for lines in outcome.marked.values())
     timed(outcome, "codegen", ["codegen"], project)
     timed(outcome, "migrate", ["migrate"], project)
+    # migrate moved lines (its imports): where the comments stand now, for the lint counts.
+    outcome.marked = ignore_lines(project)
     timed(outcome, "check", ["check"], project, findings_ok=True)
     timed(outcome, "check (cached scan)", ["check"], project, findings_ok=True)
     outcome.entries = len(load_catalog(load_config(project).catalog)[0])
