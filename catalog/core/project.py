@@ -103,7 +103,7 @@ def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
     `cache` is False or this runs inside `caching(False)`.
     """
     from extractor import scan_paths
-    from extractor.printed import read_printed
+    from extractor.printed_cache import read_printed_cached
 
     cache_dir = cache_folder(config) if cache else None
     report = scan_paths(
@@ -118,7 +118,7 @@ def scan_package(config: Config, *, cache: bool = True) -> ScanReport:
     # What users see where the package builds the text in a factory, a helper or a class:
     # every command reads the sites through the same step, so `new`, `check`, `migrate` and
     # the site agree on each site's exception and message.
-    return read_printed(report, cwd=config.root, cache_dir=cache_dir)
+    return read_printed_cached(report, cwd=config.root, cache_dir=cache_dir)
 
 
 _CLASS_DEFINITION = re.compile(rb"^[ \t]*class[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)

@@ -86,9 +86,9 @@ def _attach_entries(report: ScanReport, config: Config, *, cache: bool = True) -
             file=sys.stderr,
         )
         return list(sites)
-    from extractor.printed import read_printed
+    from extractor.printed_cache import read_printed_cached
 
-    read = read_printed(
+    read = read_printed_cached(
         report, cwd=Path.cwd(), cache_dir=config.root / CACHE_FOLDER if cache else None
     )
     matcher = Matcher(catalog, generated_module(config))

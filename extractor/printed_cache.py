@@ -1,0 +1,127 @@
+"""The sites `extractor.printed` reread, kept between scans of files that have not changed.
+
+Reading sites through factories and composing classes needs the whole package's call graph and
+parses again the files those sites go through: about 3 s on all of torch, paid by every
+`errcat check` even when nothing changed, against 0.5 s for the warm scan itself. What it
+produces depends only on the package's files and the extractor's rules, so it is stored under
+a key made of both: the extractor's fingerprint (the scan cache's) and every scanned file's
+path, size and modification time. A file that changes, appears or goes changes the key, and
+the sites are read afresh.
+
+Only what the reading changed is stored: for each changed site, its position in the report and
+the fields that differ, so a hit is the scan's own report with those fields replaced. A hit
+imports neither `extractor.printed` nor libcst, as a warm scan does not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from extractor.cache import Cache
+from extractor.model import FileResult, RaiseSite, ScanReport
+
+CACHE_PREFIX = "printed-"
+_CHANGEABLE = tuple(field.name for field in dataclasses.fields(RaiseSite))
+_PLAIN = (str, int, bool, type(None))
+"""Values a changed field may hold to be stored (marshal-friendly, rebuilt as they are)."""
+
+Reader = Callable[[ScanReport], ScanReport]
+
+
+def read_printed_cached(
+    report: ScanReport, *, cwd: Path, cache_dir: Path | None, jobs: int | None = None
+) -> ScanReport:
+    """`extractor.printed.read_printed`, from the cache in `cache_dir` when the package's files
+    are as they were (always afresh without a cache folder)."""
+
+    def read(fresh: ScanReport) -> ScanReport:
+        from extractor.printed import read_printed
+
+        return read_printed(fresh, cwd=cwd, cache_dir=cache_dir, jobs=jobs)
+
+    if cache_dir is None:
+        return read(report)
+    return cached_reading(report, cwd, cache_dir, read)
+
+
+def cached_reading(report: ScanReport, cwd: Path, cache_dir: Path, read: Reader) -> ScanReport:
+    """`read(report)`, or what it gave for the same files before."""
+    cache = Cache(cache_dir, prefix=CACHE_PREFIX)
+    key = _key(report, cwd, cache.rules)
+    if key is not None:
+        changes = cache.get_record(key)
+        if changes is not None:
+            replayed = _replay(report, changes)
+            if replayed is not None:
+                return replayed
+    result = read(report)
+    if key is not None:
+        changes = _changes(report, result)
+        if changes is not None:
+            cache.put_record(key, changes)
+    return result
+
+
+def _key(report: ScanReport, cwd: Path, rules: str) -> str | None:
+    digest = hashlib.blake2b(rules.encode(), digest_size=20)
+    digest.update(os.fsencode(os.path.abspath(cwd)) + b"\0")
+    for result in report.results:
+        try:
+            stat = os.stat(cwd / result.path)
+        except OSError:
+            return None  # a file the scan read and that is gone now: nothing to key on
+        digest.update(f"{result.path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def _plain(value: object) -> bool:
+    if isinstance(value, tuple):
+        return all(_plain(item) for item in value)
+    return isinstance(value, _PLAIN)
+
+
+def _changes(before: ScanReport, after: ScanReport) -> tuple[Any, ...] | None:
+    """(result index, site index, ((field, value), ...)) for each site `after` changed; None
+    when the reports do not line up or a changed value is not plain data (then no cache)."""
+    if len(before.results) != len(after.results):
+        return None
+    found = []
+    for r, (old, new) in enumerate(zip(before.results, after.results, strict=True)):
+        if old is new:
+            continue
+        if old.path != new.path or len(old.sites) != len(new.sites):
+            return None
+        for s, (site, read) in enumerate(zip(old.sites, new.sites, strict=True)):
+            if site is read:
+                continue
+            fields = tuple(
+                (name, getattr(read, name))
+                for name in _CHANGEABLE
+                if getattr(read, name) != getattr(site, name)
+            )
+            if not all(_plain(value) for _name, value in fields):
+                return None
+            found.append((r, s, fields))
+    return tuple(found)
+
+
+def _replay(report: ScanReport, changes: Any) -> ScanReport | None:
+    """The report with stored `changes` applied; None when they do not fit it."""
+    try:
+        results: list[FileResult] = list(report.results)
+        sites: dict[int, list[RaiseSite]] = {}
+        for r, s, fields in changes:
+            row = sites.setdefault(r, list(results[r].sites))
+            row[s] = dataclasses.replace(row[s], **{name: value for name, value in fields})
+        for r, row in sites.items():
+            results[r] = dataclasses.replace(results[r], sites=tuple(row))
+    except (TypeError, ValueError, IndexError):
+        return None
+    if not sites:
+        return report
+    return dataclasses.replace(report, results=tuple(results))
