@@ -286,7 +286,8 @@ def test_a_reraise_by_name_is_not_a_new_raise(
 def test_a_name_bound_twice_is_not_followed(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A variable bound again (even a handler's name) may hold anything: it stays unknown."""
+    """A variable bound again (even a handler's name) may hold anything: it stays unknown,
+    unless the statement right before the raise binds it (then it holds what that built)."""
     probe = """\
         from pkg.errors import WrongDevice
 
@@ -307,7 +308,7 @@ def test_a_name_bound_twice_is_not_followed(
         """
     assert errors(capsys, probe) == [
         f"{PROBE}:8:5: uncatalogued raise of err; {CHECK}",
-        f"{PROBE}:16:9: uncatalogued raise of err; {CHECK}",
+        f"{PROBE}:16:9: uncatalogued raise of KeyError; {CHECK}",
     ]
 
 
