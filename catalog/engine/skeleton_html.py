@@ -36,6 +36,9 @@ _ADMONITION = re.compile(r'!!! ([a-z]+) "([A-Za-z][A-Za-z ,.]*[A-Za-z.])"')
 _WRAPPER_OPEN = re.compile(r'<(section|div)((?: class="[A-Za-z0-9 -]+"| [a-z][a-z-]*)*) markdown>')
 _WRAPPER_ATTR = re.compile(r' (?:class="([A-Za-z0-9 -]+)"|([a-z][a-z-]*))')
 _RAW_OPEN = re.compile(r'<p(?: class="[A-Za-z0-9 -]+"| [a-z][a-z-]*)*>')
+_SITE_ANCHOR = re.compile(r'<div class="errcat-at" id="at-[A-Za-z0-9-]+"></div>')
+"""The empty anchor before each raise site of an error page's source section (where a pasted
+traceback's link lands, `catalog.matching.frames`): raw HTML that md_in_html puts back as is."""
 _LINE_START = re.compile(r"[ \t#>+=:~?*_\-<{|!]|\d+[.)]|```|\[\^")
 """How a paragraph line may not begin: indentation, heading, quote, list, rule, setext
 underline, definition, fence, details, raw HTML, attribute list, table, admonition, footnote."""
@@ -186,6 +189,9 @@ class _Reader:
                     f'<div class="admonition {kind}">\n<p class="admonition-title">{title}</p>\n'
                     f"{self.paragraph(body)}\n</div>"
                 )
+            elif not top and _SITE_ANCHOR.fullmatch(chunk):
+                out.append(chunk)
+                self.raw.append(chunk)
             elif top and first.startswith(("<section", "<div")):
                 found = _WRAPPER_OPEN.fullmatch(first)
                 if found is None or len(lines) > 1:

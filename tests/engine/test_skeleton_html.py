@@ -142,6 +142,21 @@ def test_an_error_page_frame_is_written_as_python_markdown_writes_it() -> None:
     assert _same_or_declined(_page().replace("</p>\n", "</p>\n\nAfter.\n\n<p>\nmore\n</p>\n"))
 
 
+def test_the_raise_sites_anchors_stay_in_the_frame() -> None:
+    """The empty anchor before each source (`catalog.matching.frames`) is written as
+    Python-Markdown puts it back, inside the section; elsewhere, or with other content, it is
+    left to Python-Markdown."""
+    anchor = '<div class="errcat-at" id="at-pkg-mod-py-12"></div>'
+    page = _page(_PAGE.replace("{m2}\n\n{m3}", f"{anchor}\n\n{{m2}}\n\n{anchor}\n\n{{m3}}"))
+    assert _written(page) is not None and _same_or_declined(page)
+    for other in (
+        '<div class="errcat-at" id="at-pkg-mod-py-12">x</div>',
+        '<div class="errcat-at" id="at-pkg-mod-py-12" onclick="x"></div>',
+    ):
+        assert _written(page.replace(anchor, other)) is None
+    assert _written(_page(_PAGE.replace("## Source", f"{anchor}\n\n## Source"))) is None
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -81,7 +81,7 @@ def test_each_raise_site_carries_the_anchor_a_traceback_links_to(content: SiteCo
     """Every source on an error page has the anchor `catalog.matching.frames` makes from a
     traceback's frame at that path and line, just before its "Raised at" line."""
     page = content.pages[f"errors/{ACTIVE_ID}.md"]
-    spot = '<span class="errcat-at" id="at-widgets-core-py-3"></span>'
+    spot = '<div class="errcat-at" id="at-widgets-core-py-3"></div>'
     assert page.count(spot) == 1
     assert page.index(spot) < page.index("Raised at `widgets/core.py:3`")
 
