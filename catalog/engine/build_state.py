@@ -52,6 +52,9 @@ class BuildState:
         self._search_entries: list[dict[str, str]] = []
         self._cache: SiteCache | None = None
         self._md: markdown.Markdown | None = None
+        self._extensions: list[Any] = []
+        """The names of the extensions errcat's pages are converted with (`markdown`, or the
+        site's), as the build set them up."""
         self._highlighter: CodeHighlighter | None = None
         self._render_settings = ""
         self._site_settings = ""
@@ -93,6 +96,9 @@ class BuildState:
         """Whether pages may be converted in worker processes (not while serving)."""
         self._write_ahead = False
         self._written_ahead: set[str] = set()
+        self.markdown: tuple[list[Any], dict[str, Any]] | None = None
+        """The Markdown extensions and their options errcat's pages are converted with, where
+        they are not the site's (a site of the project's own: `site_settings.errcat_markdown`)."""
         self.link_previous = False
         """Whether unchanged page files may be hard links to the previous build's: only for
         builds into fresh folders beside it that nothing writes into later (errcat build's

@@ -82,7 +82,7 @@ class Conversion(BuildState):
         knows comes out of it as out of Python-Markdown (`skeleton_html.probe`)."""
         md = self._md
         needed = {"attr_list", "admonition", "md_in_html", "toc"}
-        if md is None or not self._plain_text or not needed <= set(config.markdown_extensions):
+        if md is None or not self._plain_text or not needed <= set(self._extensions):
             return None
         toc = md.treeprocessors["toc"] if "toc" in md.treeprocessors else None  # noqa: SIM401 (a Registry, no get)
         if toc is None or toc.use_anchors or toc.use_permalinks not in (False, None):

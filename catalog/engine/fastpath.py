@@ -72,13 +72,13 @@ class Accelerator(Ahead, SearchEntries):
         self._config = config
         self._warnings.count = 0
         logging.getLogger("mkdocs").addHandler(self._warnings)
-        extensions = [*config.markdown_extensions, BlockExtension(self)]
+        # The site's extensions, or on a site of the project's own errcat's for its pages.
+        names, options = self.markdown or (config.markdown_extensions, config.mdx_configs)
+        self._extensions = list(names)
         self._md = markdown.Markdown(
-            extensions=extensions, extension_configs=config.mdx_configs or {}
+            extensions=[*names, BlockExtension(self)], extension_configs=options or {}
         )
-        markdown_settings = fingerprint.plain(
-            [config.markdown_extensions, config.mdx_configs, config.use_directory_urls]
-        )
+        markdown_settings = fingerprint.plain([names, options, config.use_directory_urls])
         self._render_settings = fingerprint.digest(
             fingerprint.CACHE_FORMAT,
             sys.version,
@@ -87,7 +87,7 @@ class Accelerator(Ahead, SearchEntries):
             json.dumps(markdown_settings, sort_keys=True),
             json.dumps(fingerprint.plain(config.validation), sort_keys=True),
         )
-        unknown = set(config.markdown_extensions) - PLAIN_TEXT_EXTENSIONS - INLINE_EXTENSIONS
+        unknown = set(names) - PLAIN_TEXT_EXTENSIONS - INLINE_EXTENSIONS
         internals = mkdocs_internals.probe()
         try:
             if internals is not None:
@@ -104,8 +104,15 @@ class Accelerator(Ahead, SearchEntries):
             os.environ.get("SOURCE_DATE_EPOCH", ""),
         )
         self._output_cache = set(config.plugins) <= OUTPUT_SAFE_PLUGINS
-        self._defer = self._output_cache and not config.plugins.events["page_content"]
-        self._plain_text = set(config.markdown_extensions) <= PLAIN_TEXT_EXTENSIONS
+        # errcat's own page_content handler reads no content (it puts the site's extensions
+        # back after one of its pages was converted: `ErrcatPlugin.on_page_content`).
+        readers = [
+            handler
+            for handler in config.plugins.events["page_content"]
+            if getattr(handler, "__self__", None) is not self._plugin
+        ]
+        self._defer = self._output_cache and not readers
+        self._plain_text = set(names) <= PLAIN_TEXT_EXTENSIONS
         self._frames = self._frame_settings(config) if self._md is not None else None
         self._other_readers = bool(config.plugins.events["page_read_source"])
         if self._cache_folder is not None and self._md is not None:

@@ -9,9 +9,11 @@ the same pages `errcat build` composes, and `mkdocs serve` reloads when a catalo
           catalog: catalog/errors   # default: [tool.errcat] catalog in pyproject.toml
           section: errors/          # default when docs_dir has an index.md of its own, else /
 
-The plugin also adds the Markdown extensions errcat's pages need to those mkdocs.yml lists, and a
-search plugin when there is none (`catalog.engine.site_settings`), and renders the generated
-pages through `catalog.engine.fastpath` (cached under `.errcat-cache/`). `errcat build` runs the
+Where errcat's pages are the whole site, the plugin also adds the Markdown extensions they need
+to those mkdocs.yml lists, and a search plugin when there is none; on a site of the project's
+own (a section, `catalog.engine.site_settings.own_site`) it changes no setting, and errcat's
+pages alone are converted with the extensions they need. It renders the generated pages through
+`catalog.engine.fastpath` (cached under `.errcat-cache/`). `errcat build` runs the
 same plugin on its composed folder, there only for the rendering. Pages are dated by the commit
 on both routes (SOURCE_DATE_EPOCH, unless the user set one), so the sitemap's `<lastmod>` is the
 same whichever built it.
@@ -31,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import posixpath
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,9 +65,13 @@ from catalog.engine.site_settings import (
     SEARCH_SEPARATOR,
     add_extensions,
     add_theme_settings,
+    errcat_markdown,
+    keep_project_templates,
     keep_theme_additions,
+    own_site,
+    swap_markdown,
 )
-from catalog.pages.content import WHOLE_SITE, SiteContent
+from catalog.pages.content import HOME_PAGE, WHOLE_SITE, SiteContent, site_section
 
 if TYPE_CHECKING:
     from catalog.pages.findings_page import Subject
@@ -105,15 +112,33 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         once, not on every rebuild of `mkdocs serve`."""
         self._source_date: str | None = None
         """The SOURCE_DATE_EPOCH this plugin set for the build in progress (`_date_by_commit`)."""
+        self._own = False
+        """Whether the site is the project's own, errcat's pages a section of it (`own_site`):
+        then no setting of the project's changes and errcat's additions stay on its pages."""
+        self._composed_own = False
+        """`errcat build`'s answer to `_own` (it read whether mkdocs.yml exists)."""
+        self._generated: frozenset[str] = frozenset()
+        """The docs-relative paths of the pages errcat generated in this build."""
+        self._markdown: tuple[list[Any], dict[str, Any]] | None = None
+        """On a site of the project's own, the extensions errcat's pages are converted with
+        (`errcat_markdown`), where they differ from the site's; None otherwise."""
+        self._swapped: tuple[MkDocsConfig, tuple[Any, Any]] | None = None
+        """The config and its own extensions while one of errcat's pages is converted
+        (`_scope_markdown`)."""
 
     @classmethod
-    def for_composed_build(cls, project: Config, content: SiteContent) -> ErrcatPlugin:
+    def for_composed_build(
+        cls, project: Config, content: SiteContent, own: bool = False
+    ) -> ErrcatPlugin:
         """The plugin as `errcat build` runs it on its composed folder: the pages are already
-        there and the API is written by the build, so it only renders them."""
+        there and the API is written by the build, so it only renders them (`own`: the site is
+        the project's own, `own_site`)."""
         plugin = cls()
         plugin.load_config({})
         plugin._project = project
         plugin._composed = content
+        plugin._composed_own = own
+        plugin._generated = frozenset(content.fast)
         return plugin
 
     def _load_project(self, config: MkDocsConfig) -> Config:
@@ -147,13 +172,24 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if self._composed is None or self._project is None:
             self._project = self._load_project(config)
-        added = add_extensions(config.markdown_extensions, config.mdx_configs)
-        if added:
-            log.debug("errcat: added the Markdown extensions %s", ", ".join(added))
-        themed = add_theme_settings(config.theme)
+        if self._composed is not None:
+            self._own = self._composed_own
+        else:
+            try:
+                section = site_section(self.config.section, Path(config.docs_dir))
+            except ConfigError as exc:
+                raise PluginError(f"errcat: {exc}") from None
+            # The plugin runs from a mkdocs.yml: the project has settings of its own.
+            self._own = own_site(section, has_settings=True)
+        if not self._own:
+            added = add_extensions(config.markdown_extensions, config.mdx_configs)
+            if added:
+                log.debug("errcat: added the Markdown extensions %s", ", ".join(added))
+        themed = add_theme_settings(config.theme, own=self._own)
         if themed:
             log.debug("errcat: set the theme's %s", ", ".join(themed))
-        _ensure_search(config)
+        if not self._own:
+            _ensure_search(config)
         self._accelerator = Accelerator(cache_folder(self._project), self)
         # Worker processes are forked; `mkdocs serve` runs threads, which a fork must not copy.
         self._accelerator.parallel = not self._serving
@@ -162,7 +198,14 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         return config
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        self._markdown = None
+        if self._own:
+            # Read now, once every plugin's on_config has added its own extensions.
+            markdown = errcat_markdown(config.markdown_extensions, config.mdx_configs)
+            if markdown[0] != list(config.markdown_extensions):
+                self._markdown = markdown
         if self._accelerator is not None:
+            self._accelerator.markdown = self._markdown
             self._accelerator.pre_build(config)
 
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
@@ -172,12 +215,15 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             for path in self._composed.fast:
                 if (file := files.get_file_from_path(path)) is not None:
                     file.inclusion = InclusionLevel.NOT_IN_NAV
+                    if self._own:
+                        # As the plugin's generated files: there is no source to edit.
+                        file.edit_uri = None
             if self._accelerator is not None:
                 self._accelerator.set_pages(self._composed.fast, self._composed.search)
             return files
 
         from catalog.entries.validate import valid_project_catalog
-        from catalog.pages.content import gather, render, site_section
+        from catalog.pages.content import gather, render
 
         project = self._project or self._load_project(config)
         try:
@@ -221,22 +267,31 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         content = render(inputs)
         for path in content.fast:
             existing = files.get_file_from_path(path)
+            if existing is None and path == HOME_PAGE:
+                # MkDocs makes README.md the home page where no index.md is beside it.
+                existing = files.get_file_from_path("README.md")
             if existing is not None:
-                home = path == "index.md"
+                home = path == HOME_PAGE
                 raise PluginError(
                     f"errcat: {Path(config.docs_dir) / existing.src_path} sits where errcat "
                     "generates a page; move its text to another file"
                     + (", or set `section: errors/` under the errcat plugin" if home else "")
                 )
         self._set_nav(config, files, section)
-        for path, text in content.pages.items():
+        generated = [
             # In no navigation but errcat's indexes: without this MkDocs lists every error
             # page as "not included in the nav".
-            files.append(
-                File.generated(config, path, content=text, inclusion=InclusionLevel.NOT_IN_NAV)
-            )
+            File.generated(config, path, content=text, inclusion=InclusionLevel.NOT_IN_NAV)
+            for path, text in content.pages.items()
+        ]
+        if self._own:
+            files = _among_docs(files, generated, Path(config.docs_dir))
+        else:
+            for file in generated:
+                files.append(file)
         self._api = content.api
         self._shown = set(content.pages)
+        self._generated = frozenset(content.pages)
         if self._accelerator is not None:
             self._accelerator.set_pages(content.fast, content.search)
         return files
@@ -308,10 +363,13 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
             paths.discard(HOME_PAGE)  # the project's own home page
         self._set_nav(config, files, section)
         text = findings_page(findings, project.root, subject)
+        generated = set()
         for path in sorted(paths):
             if files.get_file_from_path(path) is None:
                 inclusion = InclusionLevel.NOT_IN_NAV
                 files.append(File.generated(config, path, content=text, inclusion=inclusion))
+                generated.add(path)
+        self._generated = frozenset(generated)
         if self._accelerator is not None:
             self._accelerator.set_pages({}, {})
         return files
@@ -334,13 +392,38 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
     ) -> str | None:
         if self._accelerator is not None:
             self._accelerator.page_markdown(page)
+        self._scope_markdown(page, config)
         return markdown
+
+    def _scope_markdown(self, page: Page, config: MkDocsConfig) -> None:
+        """Just before MkDocs converts one of errcat's pages (`Page.render` follows this hook,
+        the last to run): errcat's extensions in the config, where MkDocs reads them, until
+        `on_page_content`. The project's pages never see them. (errcat's own conversion uses
+        them from `pre_build` on.)"""
+        ours = page.file.src_uri in self._generated
+        if self._markdown is not None and self._swapped is None and ours:
+            self._swapped = (config, swap_markdown(config, self._markdown))
+
+    def _restore_markdown(self) -> None:
+        if self._swapped is not None:
+            config, previous = self._swapped
+            swap_markdown(config, previous)
+        self._swapped = None
+
+    @event_priority(100)  # the site's extensions back before any other plugin sees the page
+    def on_page_content(
+        self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        self._restore_markdown()
+        return html
 
     def on_env(
         self, env: jinja2.Environment, /, *, config: MkDocsConfig, files: Files
     ) -> jinja2.Environment | None:
         # Before the accelerator's worker processes fork with the environment.
-        keep_theme_additions(env)
+        if self._own:
+            keep_project_templates(env, config.theme.dirs)
+        keep_theme_additions(env, self._generated if self._own else None)
         if self._accelerator is not None:
             self._accelerator.env(env, files)
         return env
@@ -364,6 +447,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         from catalog.pages.api import write_api
 
         self._restore_date()
+        self._restore_markdown()
         if self._accelerator is not None:
             self._accelerator.post_build(config)
             self._accelerator.finish(succeeded=True)
@@ -372,6 +456,8 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
 
     def on_build_error(self, *, error: Exception) -> None:
         self._restore_date()
+        # A page that failed to convert left errcat's extensions in the config.
+        self._restore_markdown()
         if self._accelerator is not None:
             self._accelerator.finish(succeeded=False)
 
@@ -384,6 +470,37 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if project.package.is_dir():
             server.watch(str(project.package))
         return server
+
+
+def _walk_key(src_uri: str) -> list[tuple[int, str, str]]:
+    """Where MkDocs' walk of a docs folder meets a file: a folder's files (index.md and
+    README.md first, then by name) before its subfolders (by name)."""
+    *folders, name = src_uri.split("/")
+    stem = posixpath.splitext(name)[0]
+    return [(1, folder, "") for folder in folders] + [
+        (0, "" if stem in ("index", "README") else "~", name)
+    ]
+
+
+def _among_docs(files: Files, generated: list[File], docs_dir: Path) -> Files:
+    """`files` with `generated` (sorted by path) placed among the docs folder's own files as
+    MkDocs orders files it finds there, as they are in `errcat build`'s composed folder: the
+    sitemap and the search index then list the pages in the same order on both routes."""
+    folder = os.path.realpath(docs_dir)
+    ordered: list[File] = []
+    waiting = sorted(generated, key=lambda f: _walk_key(f.src_uri))
+    last_doc = -1
+    for file in files:
+        own = file.generated_by is None and os.path.realpath(file.src_dir or "") == folder
+        if own:
+            key = _walk_key(file.src_uri)
+            while waiting and _walk_key(waiting[0].src_uri) < key:
+                ordered.append(waiting.pop(0))
+        ordered.append(file)
+        if own:
+            last_doc = len(ordered) - 1
+    ordered[last_doc + 1 : last_doc + 1] = waiting
+    return Files(ordered)
 
 
 def _catalog_ids(project: Config) -> set[str]:

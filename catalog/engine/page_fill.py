@@ -23,6 +23,7 @@ from mkdocs.structure.toc import get_toc
 from catalog.engine import front_matter, mkdocs_internals
 from catalog.engine.conversion import Conversion, LinkMissing
 from catalog.engine.fingerprint import digest
+from catalog.engine.site_settings import scoped_markdown
 from catalog.pages.blocks import CodeBlock, FastPage
 
 log = logging.getLogger("mkdocs.plugins.errcat")
@@ -161,7 +162,8 @@ class PageFill(Conversion):
         markers = getattr(page, "_errcat_markers", False)
         self._to_mkdocs(page, FastPage(page.markdown or "", fast.blocks) if markers else None)
         page._errcat_record, page._errcat_deferred = None, False  # type: ignore[attr-defined]
-        Page.render(page, self._config, self._files_seen)
+        with scoped_markdown(self._config, self.markdown):
+            Page.render(page, self._config, self._files_seen)
 
     def _restore(self, page: Page, files: Files, cached: str, content: bool = True) -> bool:
         """Fill the page from a stored record; with `content` false, from a head (`HEAD`):

@@ -1,4 +1,5 @@
-"""The MkDocs settings errcat's pages need, merged into the project's own mkdocs.yml.
+"""The MkDocs settings errcat's pages need, and where they apply: the whole site, or errcat's
+pages alone.
 
 Error pages are Markdown that uses admonitions (draft and retired notes), attribute lists
 (`{ data-search-exclude }` on headings), Markdown inside HTML (`<section markdown>`), tables (the
@@ -6,7 +7,22 @@ indexes), heading ids (toc) and highlighted code with line numbers and a marked 
 (pymdownx.highlight and superfences). A project without mkdocs.yml, or whose mkdocs.yml lists
 other extensions, would otherwise show those as raw text.
 
-The rule, the same for `errcat build` and the MkDocs plugin:
+Which rule applies is decided once, the same way by `errcat build` and the MkDocs plugin
+(`own_site`): a project has **a site of its own** when it has a mkdocs.yml and errcat's pages
+are a section of it (`section: errors/`, the default when docs_dir holds a home page of its
+own, `index.md` or `README.md`). Then errcat changes no setting of the project's and nothing on
+a page it did not generate:
+
+- the project's `markdown_extensions` stay exactly its own; errcat's pages alone are converted
+  with those plus the ones below the project lacks (`errcat_markdown`, `scoped_markdown`);
+- theme, palette, fonts, the search plugin and its separator are the project's; errcat's theme
+  folder joins the template folders for errcat's own templates, but the project's site keeps
+  its 404 page and repository link (`keep_project_templates`);
+- errcat's additions to the page head and end (stylesheet, scripts, the search box's matching)
+  are put on errcat's pages only (`keep_theme_additions` with the pages).
+
+Otherwise (a fresh adoption: no mkdocs.yml, or errcat's overview is the home page) errcat's
+pages are the site, and errcat supplies what the project does not set, for every page:
 
 - every extension below that the project does not list is added with errcat's settings; one
   the project lists keeps the project's settings, whatever they are;
@@ -27,15 +43,17 @@ The rule, the same for `errcat build` and the MkDocs plugin:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import jinja2
 
 from catalog.pages import THEME_FOLDER
+from catalog.pages.content import SECTION
 
 log = logging.getLogger("mkdocs.plugins.errcat")
 
@@ -78,6 +96,12 @@ PALETTE: tuple[dict[str, Any], ...] = (
 )
 """Material's palette for a theme that sets none: the scheme the system prefers first, and a
 header toggle to the other one."""
+
+
+def own_site(section: str, has_settings: bool) -> bool:
+    """Whether the project has a site of its own, which errcat joins as a section and leaves
+    as it is: a mkdocs.yml (`has_settings`) and errcat's pages at `section` `errors/`."""
+    return has_settings and section == SECTION
 
 
 def merged_theme(value: object) -> object:
@@ -152,14 +176,17 @@ MATERIAL_DEFAULT_FONT = {"text": "Roboto", "code": "Roboto Mono"}
 """What a loaded Material theme holds as `font` when the project set none (Google Fonts)."""
 
 
-def add_theme_settings(theme: Any) -> list[str]:
+def add_theme_settings(theme: Any, own: bool = False) -> list[str]:
     """For a loaded MkDocs theme (the plugin's route): errcat's palette where a Material theme
-    has none and `font: false` where its font is Material's default; return the keys set.
+    has none and `font: false` where its font is Material's default, and errcat's theme
+    folder; on a site of the project's own (`own`), the folder only. Return the keys set.
 
     A loaded theme no longer tells a font the project chose from Material's default, so a
     project that names exactly Roboto and Roboto Mono gets the system's fonts too."""
     if getattr(theme, "name", None) != "material":
         return []
+    if own:
+        return ["templates"] if add_theme_folder(theme) else []
     added = []
     if "palette" not in theme or theme["palette"] is None:
         theme["palette"] = [{**option, "toggle": dict(option["toggle"])} for option in PALETTE]
@@ -186,23 +213,77 @@ def add_theme_folder(theme: Any) -> bool:
     return True
 
 
+SITE_TEMPLATES = ("404.html", "partials/source.html")
+"""The templates of errcat's theme folder that change the whole site rather than errcat's
+pages: the 404 page and the header's repository link."""
+
+
+class _Only(jinja2.BaseLoader):
+    """`loader` for `names` only; every other template is someone else's to find."""
+
+    def __init__(self, names: Collection[str], loader: jinja2.BaseLoader) -> None:
+        self._names = frozenset(names)
+        self._loader = loader
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Any]:
+        if template not in self._names:
+            raise jinja2.TemplateNotFound(template)
+        return self._loader.get_source(environment, template)
+
+    def list_templates(self) -> list[str]:
+        return []
+
+
+def keep_project_templates(env: jinja2.Environment, dirs: list[str]) -> bool:
+    """On a site of the project's own: `SITE_TEMPLATES` come from the theme's folders other
+    than errcat's (the project's custom_dir, then the theme's), as they would without errcat,
+    while errcat's own templates and assets stay reachable. Return whether the loader changed
+    (not where errcat's folder is not among `dirs`)."""
+    folder = os.path.realpath(THEME_FOLDER)
+    others = [d for d in dirs if os.path.realpath(d) != folder]
+    if env.loader is None or len(others) == len(dirs):
+        return False
+    # Before the theme's own loader: a static template (404.html) is looked up by name.
+    masked = _Only(SITE_TEMPLATES, jinja2.FileSystemLoader(others))
+    env.loader = jinja2.ChoiceLoader([masked, env.loader])
+    return True
+
+
 ERRCAT_MAIN = "errcat_main.html"
 """errcat's layer over Material's base.html; errcat's own main.html extends it."""
-_HEAD = '{% include "partials/errcat-head.html" %}'
-_SCRIPTS = '{% include "partials/errcat-scripts.html" %}'
+_HEAD = '{% if errcat_page(page) %}{% include "partials/errcat-head.html" %}{% endif %}'
+_SCRIPTS = '{% if errcat_page(page) %}{% include "partials/errcat-scripts.html" %}{% endif %}'
 _BEFORE_END = {tag: re.compile(rf"\s*{tag}") for tag in ("</head>", "</body>")}
 """The end of the head and of the body, with the space before it: the additions go before
 that space, just where errcat_main.html's blocks put them, so that a build without the plugin
 (another engine on the composed mkdocs.yml) writes the same bytes."""
 
 
-def keep_theme_additions(env: jinja2.Environment) -> bool:
+def _pages_test(pages: Collection[str] | None) -> Any:
+    """`errcat_page(page)` for the templates: whether a page gets errcat's additions."""
+    if pages is None:
+        return lambda page: True
+    chosen = frozenset(pages)
+
+    def errcat_page(page: Any) -> bool:
+        file = getattr(page, "file", None)
+        return file is not None and file.src_uri in chosen
+
+    return errcat_page
+
+
+def keep_theme_additions(env: jinja2.Environment, pages: Collection[str] | None = None) -> bool:
     """Put errcat's additions to the theme's pages (its stylesheet and scripts, the search box's
     matching, link previews: partials/errcat-head.html and errcat-scripts.html) into the
     theme's base.html, before its `</head>` and `</body>`, where no template a project writes
     can take them away: its own main.html may extend base.html, or override `extrahead`
     without `super()`. errcat_main.html then adds nothing (`errcat_in_base`); it adds them
     itself where this did not run (another engine on the composed mkdocs.yml).
+
+    With `pages` (docs-relative paths: errcat's pages on a site of the project's own), only
+    those pages get them; without, every page does, the 404 page included.
 
     Return whether they were put there: not where errcat's theme folder is not in use, nor
     where base.html is not made to take them, in which case a main.html that does not extend
@@ -211,6 +292,8 @@ def keep_theme_additions(env: jinja2.Environment) -> bool:
     loader = env.loader
     if loader is None:
         return False
+    env.globals["errcat_page"] = _pages_test(pages)
+    env.globals["errcat_section"] = pages is not None
     try:
         loader.get_source(env, ERRCAT_MAIN)
         base, _, _ = loader.get_source(env, "base.html")
@@ -244,6 +327,39 @@ def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
     merged["markdown_extensions"] = merged_extensions(merged.get("markdown_extensions"))
     merged["plugins"] = merged_plugins(merged.get("plugins"))
     return merged
+
+
+def errcat_markdown(names: list[Any], options: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The Markdown extensions errcat's pages are converted with on a site of the project's
+    own: the site's (`names`, `options`: a loaded config's `markdown_extensions` and
+    `mdx_configs`, left as they are) plus the ones errcat needs that it lacks."""
+    names, options = list(names), dict(options or {})
+    add_extensions(names, options)
+    return names, options
+
+
+def swap_markdown(config: Any, markdown: tuple[list[Any], dict[str, Any]]) -> tuple[Any, Any]:
+    """Put `markdown` (extensions, their options) in a loaded config's place, where MkDocs'
+    `Page.render` reads it; return what was there, to put back."""
+    previous = (config["markdown_extensions"], config["mdx_configs"])
+    config["markdown_extensions"], config["mdx_configs"] = markdown
+    return previous
+
+
+@contextlib.contextmanager
+def scoped_markdown(
+    config: Any, markdown: tuple[list[Any], dict[str, Any]] | None
+) -> Iterator[None]:
+    """`markdown` in the config while one of errcat's pages is converted by MkDocs itself
+    (None: the site's own, unchanged)."""
+    if markdown is None:
+        yield
+        return
+    previous = swap_markdown(config, markdown)
+    try:
+        yield
+    finally:
+        swap_markdown(config, previous)
 
 
 def add_extensions(names: list[str], options: dict[str, Any]) -> list[str]:

@@ -407,18 +407,32 @@ def _the_rest(
     return generated, documents, search
 
 
+HOME_PAGES = (HOME_PAGE, "README.md")
+"""The files MkDocs makes a folder's home page of: index.md, else README.md."""
+
+
+def has_home_page(docs_dir: Path) -> bool:
+    """Whether the docs folder holds a home page of its own, as MkDocs finds one."""
+    return any((docs_dir / name).is_file() for name in HOME_PAGES)
+
+
 def clashes(docs_dir: Path, content: SiteContent) -> list[Path]:
-    """Hand-written files that sit where a generated page goes (the generated page would hide them)."""
-    return [docs_dir / path for path in content.pages if (docs_dir / path).exists()]
+    """Hand-written files that sit where a generated page goes (the generated page would hide
+    them): a README.md where errcat generates the home page too."""
+    found = [docs_dir / path for path in content.pages if (docs_dir / path).exists()]
+    readme = docs_dir / HOME_PAGES[1]
+    if HOME_PAGE in content.pages and readme.is_file() and docs_dir / HOME_PAGE not in found:
+        found.append(readme)
+    return found
 
 
 def site_section(option: object, docs_dir: Path) -> str:
     """Where errcat's overview goes, from the errcat plugin's `section` option (None when
-    unset): by default `SECTION` when the docs folder has an `index.md` of its own (the
-    project's home page), else `WHOLE_SITE`. ConfigError for any other value: errcat's URLs
+    unset): by default `SECTION` when the docs folder has a home page of its own (`index.md`,
+    or `README.md`, which MkDocs makes the home page without one), else `WHOLE_SITE`. ConfigError for any other value: errcat's URLs
     are fixed, so the only choice is whether its overview is the site's home page."""
     if option is None:
-        return SECTION if (docs_dir / HOME_PAGE).is_file() else WHOLE_SITE
+        return SECTION if has_home_page(docs_dir) else WHOLE_SITE
     if option in (WHOLE_SITE, SECTION, SECTION.rstrip("/")):
         return WHOLE_SITE if option == WHOLE_SITE else SECTION
     raise ConfigError(

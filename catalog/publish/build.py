@@ -45,12 +45,12 @@ from catalog.core.errors import EXIT_USAGE, FindingsError
 from catalog.core.findings import CatalogInvalid, Finding
 from catalog.core.metadata import read_project_metadata
 from catalog.core.project import BUILD_FOLDER, cache_folder
-from catalog.engine.site_settings import merged_settings
+from catalog.engine.site_settings import merged_settings, own_site
 from catalog.entries.validate import valid_project_catalog
 from catalog.pages import THEME_FOLDER
 from catalog.pages.blocks import FastPage
 from catalog.pages.content import (
-    HOME_PAGE,
+    HOME_PAGES,
     WHOLE_SITE,
     SiteContent,
     SiteInputs,
@@ -225,21 +225,24 @@ def composed_config(
     settings: dict[str, Any],
     handwritten: list[str],
     section: str = WHOLE_SITE,
+    own: bool = False,
 ) -> dict[str, Any]:
     """mkdocs.yml for the composed folder, with the settings errcat's pages need merged in
-    (`catalog.engine.site_settings`) and errcat's indexes in its nav (`site_nav`: a nav that
-    names none of them gets them at the end, which is printed); relative paths are made
-    relative to `build_dir`."""
-    config = merged_settings(settings)
+    (`catalog.engine.site_settings`) unless the site is the project's own (`own`: its
+    settings as they are; errcat's plugin gives errcat's pages what they need), and errcat's
+    indexes in its nav (`site_nav`: a nav that names none of them gets them at the end, which
+    is printed); relative paths are made relative to `build_dir`."""
+    config = dict(settings) if own else merged_settings(settings)
     config["docs_dir"] = COMPOSED_DOCS
     config["site_dir"] = "composed-site"  # errcat build overrides it; for other engines' runs
-    config["plugins"] = _without_errcat(config["plugins"])
+    if "plugins" in config:
+        config["plugins"] = _without_errcat(config["plugins"])
     theme = config.get("theme")
     if isinstance(theme, dict) and isinstance(theme.get("custom_dir"), str):
         theme = dict(theme)
         theme["custom_dir"] = os.path.relpath(root / theme["custom_dir"], build_dir)
         config["theme"] = theme
-    elif isinstance(theme, dict) and theme.get("name") == "material":
+    elif not own and isinstance(theme, dict) and theme.get("name") == "material":
         # Other engines run on this file without errcat's plugin, which otherwise adds the
         # theme folder; a project's own custom_dir takes the one place there is for it.
         config["theme"] = {**theme, "custom_dir": str(THEME_FOLDER)}
@@ -351,13 +354,19 @@ def _sync_docs(docs: Path, docs_source: Path, content: SiteContent) -> list[str]
 
 
 def compose(
-    root: Path, build_dir: Path, docs_source: Path, content: SiteContent, settings: dict[str, Any]
+    root: Path,
+    build_dir: Path,
+    docs_source: Path,
+    content: SiteContent,
+    settings: dict[str, Any],
+    own: bool = False,
 ) -> Path:
-    """Write `build_dir/docs` and `build_dir/mkdocs.yml`; return the config file."""
+    """Write `build_dir/docs` and `build_dir/mkdocs.yml` (`own`: `composed_config`); return
+    the config file."""
     handwritten = _sync_docs(build_dir / COMPOSED_DOCS, docs_source, content)
     config_file = build_dir / COMPOSED_CONFIG
     text = yaml.dump(
-        composed_config(root, build_dir, settings, handwritten, content.section),
+        composed_config(root, build_dir, settings, handwritten, content.section, own),
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,
@@ -389,13 +398,15 @@ def run_mkdocs(
     site_dir: Path,
     timestamp: int | None,
     render: tuple[Config, SiteContent] | None = None,
+    own: bool = False,
 ) -> None:
     """Build `config_file` into `site_dir` with MkDocs; BuildError when MkDocs stops.
 
     With `render` (the project and what `render` made of it), errcat's MkDocs plugin takes part
     in the build for the generated pages only: the composed mkdocs.yml names no errcat plugin,
     so that other engines can read it, but errcat's own build renders those pages its way
-    (`catalog.engine.fastpath`: cached, their search entries written rather than parsed).
+    (`catalog.engine.fastpath`: cached, their search entries written rather than parsed),
+    and on a site of the project's own (`own`) gives them the extensions they need.
     """
     from mkdocs import exceptions
     from mkdocs.commands.build import build
@@ -414,7 +425,8 @@ def run_mkdocs(
             )
             if render is not None:
                 project, content = render
-                mkdocs_config.plugins["errcat"] = ErrcatPlugin.for_composed_build(project, content)
+                plugin = ErrcatPlugin.for_composed_build(project, content, own)
+                mkdocs_config.plugins["errcat"] = plugin
             build(mkdocs_config)
     except exceptions.MkDocsException as exc:
         # Strict mode ends with a count; the warnings themselves are what the author fixes.
@@ -747,6 +759,8 @@ class _Prepared:
     docs_source: Path
     inputs: SiteInputs
     content: SiteContent
+    own: bool
+    """Whether the site is the project's own (`catalog.engine.site_settings.own_site`)."""
 
 
 def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
@@ -795,7 +809,7 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
                     + (
                         " (or set `section: errors/` under the errcat plugin in mkdocs.yml to "
                         "keep it as the home page)"
-                        if path == docs_source / HOME_PAGE
+                        if path.name in HOME_PAGES and path.parent == docs_source
                         else ""
                     ),
                     stage="build",
@@ -803,7 +817,8 @@ def _prepare(config: Config, site_url: str | None = None) -> _Prepared:
                 for path in hidden
             ]
         )
-    return _Prepared(settings_file, docs_source, inputs, content)
+    own = own_site(section, has_settings=(config.root / "mkdocs.yml").is_file())
+    return _Prepared(settings_file, docs_source, inputs, content, own)
 
 
 @contextlib.contextmanager
@@ -855,7 +870,12 @@ def build_site(
         # build/docs and build/mkdocs.yml are shared by every build of the checkout: they are
         # only rewritten and read under the lock.
         config_file = compose(
-            config.root, build_dir, prepared.docs_source, prepared.content, prepared.settings
+            config.root,
+            build_dir,
+            prepared.docs_source,
+            prepared.content,
+            prepared.settings,
+            prepared.own,
         )
         version = _fresh_version(out)
         # Built under a .partial name and renamed once whole: a folder with a version's name is
@@ -879,6 +899,7 @@ def build_site(
                 partial,
                 prepared.inputs.repository.timestamp,
                 (config, prepared.content),
+                prepared.own,
             )
             try:
                 api_files.finish()

@@ -6,8 +6,12 @@
   // page, so a reader who never chose one stays light after the system turned dark. Until the
   // reader uses the toggle (errcat.js records that), the stored palette is dropped, and the
   // system's scheme decides.
+  // On a project's own site (data-palette="site") its pages keep Material's stored palette,
+  // and so do errcat's pages there: the reader's choice on one page holds on the next.
+  const script = document.currentScript;
+  const sitePalette = script instanceof HTMLScriptElement && script.dataset.palette === "site";
   try {
-    if (!__md_get("errcat.scheme-chosen")) __md_set("__palette", null);
+    if (!sitePalette && !__md_get("errcat.scheme-chosen")) __md_set("__palette", null);
   } catch (_) {
     // No storage (a private window): Material then follows the system anyway.
   }
