@@ -275,7 +275,11 @@ def test_dunder_placeholders_are_drafted_under_plain_names(
     source = (root / "pkg" / "box.py").read_text()
     closed = found["{class_name} is closed"].name
     assert f"raise {closed}(class_name=self.__class__.__name__)" in source
-    assert "(qualname=type(self).__qualname__, x=type(x).__name__)" in source
+    # Over the line length, the call is wrapped as black and ruff format wrap it.
+    assert (
+        "Error(\n            qualname=type(self).__qualname__, x=type(x).__name__\n        )"
+        in source
+    )
     assert run(root, monkeypatch, "check") == 0
     said = subprocess.run(
         [
