@@ -678,8 +678,10 @@ class Printed:
         if len(calls) > 1:
             raise _Unresolved(f"{init[1]} calls its base's __init__ more than once")
         if not calls:
-            # BaseException keeps what the constructor was given as `args`.
-            return _plain(arguments, keywords)
+            # BaseException keeps what the constructor was given as `args`: its positional
+            # arguments only, as `__new__` saw them, which are these on the raise itself
+            # (`WebSocketDisconnect(code=1006)` prints nothing).
+            return _plain(arguments, {} if depth == 0 else keywords)
         statement, call, base = calls[0]
         context = _Context(module, scope, node, statement, bindings, None, None)
         reader = _SourceReader(self, context)

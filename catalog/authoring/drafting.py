@@ -52,8 +52,8 @@ def _at(site: RaiseSite, root: Path, why: str, fix: str) -> Finding:
     return Finding(root / site.path, site.line, site.column, why, fix, stage="new")
 
 
-def _why_not(site: RaiseSite, root: Path) -> Finding | None:
-    """Why a site cannot be drafted, or None when it can."""
+def why_not_drafted(site: RaiseSite, root: Path) -> Finding | None:
+    """Why `new` cannot draft a site, or None when it can (read by `check` too)."""
     if site.unresolved is not None:
         why, _, fix = site.unresolved.rpartition("; ")
         return _at(site, root, why, fix)
@@ -117,13 +117,13 @@ def plan_new(config: Config, catalog: Catalog, report: ScanReport) -> DraftPlan:
             or matcher.is_generated_class(site)
         ):
             continue
-        problem = _why_not(site, config.root)
+        problem = why_not_drafted(site, config.root)
         if problem is not None:
             skipped.append(problem)
             continue
         exception = site_exception(site.qualified_name)
         message = site_message(site)
-        assert exception is not None and message is not None  # _why_not ruled both out
+        assert exception is not None and message is not None  # why_not_drafted ruled both out
         key = (exception, message.message)
         module = module_name(config, config.root / site.path)
         # A message raised in several modules is filed under its most public one, where the

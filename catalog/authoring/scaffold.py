@@ -71,7 +71,8 @@ class Draft:
 
 def _short_exception(exception: str) -> str:
     """The class's own name without its kind: `pkg.errors.InvalidMarker` → `InvalidMarker`."""
-    short = exception.rpartition(".")[2]
+    # A private class (`_StopIteration`) is named by its words: the underscore is no CapWord.
+    short = exception.rpartition(".")[2].lstrip("_") or "Unnamed"
     for suffix in _SUFFIXES:
         if short.endswith(suffix) and short != suffix:
             return short.removesuffix(suffix)

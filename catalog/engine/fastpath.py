@@ -93,7 +93,9 @@ class Accelerator(Ahead, SearchEntries):
             if internals is not None:
                 raise HighlightUnavailable(f"MkDocs' internals ({internals})")
             if unknown:
-                raise HighlightUnavailable(f"extensions {', '.join(sorted(unknown))}")
+                # A plugin may list an Extension object (mkdocstrings, autorefs): by its class.
+                named = {e if isinstance(e, str) else type(e).__name__ for e in unknown}
+                raise HighlightUnavailable(f"extensions {', '.join(sorted(named))}")
             self._highlighter = CodeHighlighter(self._md, self._render_settings)
         except HighlightUnavailable as exc:
             log.info("errcat: pages are converted by MkDocs itself, because of %s", exc)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from catalog.authoring.drafting import why_not_drafted
 from catalog.authoring.renames import Rename, find_renames
 from catalog.authoring.signature import call_problems, expected_call, mismatch_message
 from catalog.core import project
@@ -562,6 +563,21 @@ def _sites_findings(
                 fix = "restore its entry, or raise a catalogued class"
             else:
                 shown = site_exception(site.qualified_name) or site.exception or "an expression"
+                undraftable = None if config.generate else why_not_drafted(site, config.root)
+                if undraftable is not None:
+                    # Docs-only: what new cannot draft needs an entry by hand or an ignore
+                    # comment in the source the adopter chose not to touch; so it is reported,
+                    # and the gate stays green until they choose.
+                    findings.append(
+                        replace(
+                            undraftable,
+                            message=f"uncatalogued raise of {shown}: {undraftable.message}",
+                            fix=f"write its entry by hand, or {undraftable.fix}",
+                            severity=Severity.WARNING,
+                            stage="sites",
+                        )
+                    )
+                    continue
                 message = f"uncatalogued raise of {shown}"
                 fix = "run: errcat new, then errcat migrate; or mark it # errcat: ignore[reason]"
             findings.append(Finding(path, site.line, site.column, message, fix, stage="sites"))

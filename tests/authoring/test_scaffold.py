@@ -127,3 +127,13 @@ def test_names_keep_negations_and_spell_out_contractions() -> None:
         "the key doesn\u2019t match": "KeyDoesNotMatchError",
         "won't fit": "WillNotFitError",
     }
+
+
+def test_a_private_class_is_named_by_its_words() -> None:
+    """A message with no word of its own, raised as a private class (`raise _StopIteration`,
+    `raise _Upgrade(session)`), is named after the class without its underscore: a CapWords
+    name the catalog accepts."""
+    taken: set[str] = set()
+    assert class_name("", taken, "pkg.concurrency._StopIteration") == "BareStopIterationError"
+    assert class_name("{session}", taken, "pkg.client._Upgrade") == "UpgradeSessionError"
+    assert class_name("", taken, "pkg._") == "BareUnnamedError"

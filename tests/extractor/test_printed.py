@@ -325,3 +325,32 @@ def test_plain_raises_of_built_ins_are_not_touched(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "main.py").write_text("def f(x):\n    raise ValueError(f'bad {x}')\n")
     report = scan_paths([tmp_path / "pkg"], cwd=tmp_path)
     assert read_printed(report, cwd=tmp_path) is report
+
+
+def test_an_init_that_keeps_no_text_prints_the_positional_arguments(tmp_path: Path) -> None:
+    """A class whose `__init__` stores its parameters and calls no base prints what
+    `BaseException.__new__` kept: the raise's positional arguments, keywords never (`str()` of
+    `Disconnect(code=1006)` is empty, of `Disconnect(1006)` the code)."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/errors.py": """
+                class Disconnect(Exception):
+                    def __init__(self, code=1000, reason=None):
+                        self.code = code
+                        self.reason = reason or ""
+                """,
+            "pkg/main.py": """
+                from pkg.errors import Disconnect
+
+                def closed():
+                    raise Disconnect(code=1006)
+
+                def coded(code):
+                    raise Disconnect(code)
+                """,
+        },
+    )
+    assert sites[4].printed == ""
+    assert sites[4].unresolved is None
+    assert sites[7].printed == "{code}"

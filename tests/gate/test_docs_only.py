@@ -217,3 +217,31 @@ def test_matching_knows_no_generated_class(docs_only: Path) -> None:
     assert matcher.match(entry.name) == []
     typed = MessageMatcher.from_catalog(catalog)
     assert [result.id for result in typed.match(entry.name)] == [entry.id]
+
+
+def test_a_raise_new_cannot_draft_is_a_warning_saying_why(
+    docs_only: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A raise of a value errcat cannot resolve can only be catalogued by hand or exempted in
+    the source, which a docs-only adopter left as it is: the gate reports it with new's reason
+    and stays green. With generated classes the same raise is an error."""
+    core = docs_only / "gadgets" / "core.py"
+    core.write_text(
+        core.read_text(encoding="utf-8")
+        + "\n\ndef again(errors):\n    first = errors[0]\n    raise first\n",
+        encoding="utf-8",
+    )
+    assert main(["new"]) == 0
+    capsys.readouterr()
+    assert main(["check"]) == 0
+    out = capsys.readouterr().out
+    assert "core.py:17:5: warning: uncatalogued raise of first: cannot resolve first" in out
+    assert "write its entry by hand, or raise a class imported by name" in out
+    pyproject = docs_only / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace("generated = false\n", ""),
+        encoding="utf-8",
+    )
+    code, errors = _check(capsys)
+    assert code == 1
+    assert any("core.py:17: uncatalogued raise of first" in e for e in errors), errors
