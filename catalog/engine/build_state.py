@@ -49,7 +49,10 @@ class BuildState:
         self._plugin = plugin
         self._fast: Mapping[str, FastPage] = {}
         self._search: Mapping[str, SearchDoc] = {}
-        self._search_entries: list[dict[str, str]] = []
+        self._search_entries: list[dict[str, object]] = []
+        self.search_boost: float | None = None
+        """The document boost of the error pages' search entries; None: the default weight
+        (`site_settings.GUEST_SEARCH_BOOST` on a site of the project's own)."""
         self._cache: SiteCache | None = None
         self._md: markdown.Markdown | None = None
         self._extensions: list[Any] = []

@@ -61,6 +61,7 @@ from catalog.core.findings import CatalogInvalid, Finding
 from catalog.core.project import cache_folder
 from catalog.engine.fastpath import Accelerator
 from catalog.engine.site_settings import (
+    GUEST_SEARCH_BOOST,
     SEARCH_PLUGINS,
     SEARCH_SEPARATOR,
     add_extensions,
@@ -191,6 +192,7 @@ class ErrcatPlugin(BasePlugin[ErrcatConfig]):  # type: ignore[no-untyped-call]
         if not self._own:
             _ensure_search(config)
         self._accelerator = Accelerator(cache_folder(self._project), self)
+        self._accelerator.search_boost = GUEST_SEARCH_BOOST if self._own else None
         # Worker processes are forked; `mkdocs serve` runs threads, which a fork must not copy.
         self._accelerator.parallel = not self._serving
         # errcat build writes each version into a fresh folder that nothing rewrites.

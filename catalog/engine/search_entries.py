@@ -26,7 +26,10 @@ class SearchEntries(BuildState):
         doc = self._search.get(page.file.src_uri)
         if doc is not None:
             page.meta["search"] = {"exclude": True}
-            self._search_entries.append(doc.entry(page.url))
+            entry: dict[str, object] = {**doc.entry(page.url)}
+            if self.search_boost is not None:
+                entry["boost"] = self.search_boost
+            self._search_entries.append(entry)
 
     def _merge_search_entries(self, config: MkDocsConfig) -> None:
         """Add the error pages' entries to the index the search plugin wrote."""

@@ -98,6 +98,13 @@ PALETTE: tuple[dict[str, Any], ...] = (
 header toggle to the other one."""
 
 
+GUEST_SEARCH_BOOST = 0.5
+"""The search weight of errcat's pages on a site of the project's own (Material's document
+`boost`, 1 by default): where one of them and one of the project's pages match a query about
+as well, as an error message naming an API the project documents does, the project's page
+comes first."""
+
+
 def own_site(section: str, has_settings: bool) -> bool:
     """Whether the project has a site of its own, which errcat joins as a section and leaves
     as it is: a mkdocs.yml (`has_settings`) and errcat's pages at `section` `errors/`."""

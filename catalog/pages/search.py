@@ -98,7 +98,7 @@ def error_doc(entry: Entry, generate: bool = True) -> SearchDoc:
     )
 
 
-def merge_into_index(site_dir: Path, entries: Sequence[dict[str, str]]) -> bool:
+def merge_into_index(site_dir: Path, entries: Sequence[dict[str, object]]) -> bool:
     """Add `entries` to the search index the search plugin wrote; False when there is none
     (no search plugin, or it is switched off)."""
     path = site_dir / INDEX_FILE

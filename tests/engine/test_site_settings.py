@@ -12,6 +12,7 @@ was, but for errcat's entry in the nav.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,12 @@ from typing import TYPE_CHECKING
 import pytest
 from helpers import errcat_in, mkdocs, read_elements, write_files
 
-from catalog.engine.site_settings import EXTENSIONS, errcat_markdown, own_site
+from catalog.engine.site_settings import (
+    EXTENSIONS,
+    GUEST_SEARCH_BOOST,
+    errcat_markdown,
+    own_site,
+)
 from catalog.pages.content import SECTION, WHOLE_SITE, site_section
 
 if TYPE_CHECKING:
@@ -223,6 +229,27 @@ def test_errcat_pages_have_what_they_need_and_the_nav_reaches_them(
     assert page.count("assets/errcat.css") == 1 and page.count("assets/errcat-match.js") == 1
     assert '<meta name="gadgets" content="own">' in page
     assert 'data-palette="site"' in page
+
+
+@pytest.mark.parametrize("route", ["mkdocs", "errcat build"])
+def test_errcat_pages_rank_below_the_projects_in_its_search(
+    route: str, adopted: tuple[Path, dict[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In the project's search index its own entries are as before (no boost), and each of
+    errcat's error pages carries the guest's lower document boost (its indexes are not in the
+    index at all)."""
+    project, _ = adopted
+    if route == "mkdocs":
+        site = _build(project)
+    else:
+        assert errcat_in(project, "build") == 0, capsys.readouterr()
+        site = (project / "build" / "site").resolve()
+    docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    ours = [d for d in docs if d["location"].startswith("errors/")]
+    theirs = [d for d in docs if not d["location"].startswith("errors/")]
+    assert theirs and all("boost" not in d for d in theirs)
+    assert any(re.fullmatch(r"errors/[0-9a-f]{16}/", d["location"]) for d in ours)
+    assert {d.get("boost") for d in ours} == {GUEST_SEARCH_BOOST}
 
 
 def test_own_site_is_a_section_of_a_project_with_a_mkdocs_yml(tmp_path: Path) -> None:
