@@ -98,11 +98,13 @@ PALETTE: tuple[dict[str, Any], ...] = (
 header toggle to the other one."""
 
 
-GUEST_SEARCH_BOOST = 0.5
+GUEST_SEARCH_BOOST = 0.001
 """The search weight of errcat's pages on a site of the project's own (Material's document
-`boost`, 1 by default): where one of them and one of the project's pages match a query about
-as well, as an error message naming an API the project documents does, the project's page
-comes first."""
+`boost`, 1 by default): the guest's pages come after the host's. Material weighs a match in a
+title 1,000 times one in the text, and an error's title is its message, which often names the
+project's API (`The starlette.testclient module requires…`): at this weight a title match on an
+error page counts as a text match on a project page, so the project's pages that match a query
+lead as they did before errcat, and a query that only an error matches still finds it."""
 
 
 def own_site(section: str, has_settings: bool) -> bool:
