@@ -309,6 +309,18 @@ class CallGraph:
         module = self._module_of.get(path, "")
         return (f"{module}.{qualname}" if module else qualname), record.bases
 
+    def direct_callers(self, path: str, qualname: str) -> list[tuple[str, str]]:
+        """The (path, qualname) of every function of the scanned files that calls `qualname` of
+        `path` directly, public or not, by path and line."""
+        index = self._by_file.get(path, {}).get(qualname)
+        if index is None:
+            return []
+        found = sorted(
+            (self._functions[caller] for caller in self._callers.get(index, ())),
+            key=lambda function: (function.path, function.line),
+        )
+        return [(function.path, function.qualname) for function in found]
+
     def method_of(
         self, path: str, qualname: str, name: str, *, from_base: bool = False
     ) -> tuple[str, str] | None:

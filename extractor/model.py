@@ -135,6 +135,12 @@ class RaiseSite:
     unresolved: str | None = None
     """Why the printed text cannot be read through the factory or class, and what to do; None
     when it can (or nothing was to be read). Not part of `errcat scan --json`."""
+    call: bool = False
+    """True for a call statement of a raise helper (`self.fail("unexpected end")`, a function
+    that ends by raising an exception built from its parameters), read as a site of that
+    exception with the text this call gives it (`extractor.printed`): `line` and `column` are
+    the call's, `through` names the helper. Such sites are added by the reading, never by the
+    scan, and are not part of `errcat scan --json`."""
 
     def as_dict(self) -> dict[str, Any]:
         """The site as `errcat scan --json` writes it (contract keys, in contract order)."""

@@ -35,7 +35,8 @@ import ast
 import dataclasses
 import os
 import re
-from collections.abc import Iterator
+import textwrap
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,6 +225,9 @@ class _Context:
     self_name: str | None
     self_class: tuple[str, str] | None
     """(path, qualname) of the class `self` is an instance of, for message tables."""
+    classes: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Parameters the call left to a default that names a class, by that name as written
+    (`exc: type[SyntaxError] = TemplateSyntaxError` raised as `raise exc(msg)`)."""
 
     def spot(self) -> Spot:
         node = ast.Raise(exc=None, cause=None)
@@ -513,20 +517,26 @@ class Printed:
         module = self.module(path)
         node, scope = module.function(qualname)
         method = scope.parent is not None and scope.parent.kind == "class"
-        bindings = self._bind(node, arguments, keywords, method=method, name=qualname)
+        classes: dict[str, str] = {}
+        bindings = self._bind(
+            node, arguments, keywords, method=method, name=qualname, classes=classes
+        )
         self_name, self_class = self._self_of(path, module, scope, node)
         if on is not None:
             self_class = on
         outcomes: list[tuple[str, _Text]] = []
         for statement, value in _produced(node):
-            context = _Context(module, scope, node, statement, bindings, self_name, self_class)
+            context = _Context(
+                module, scope, node, statement, bindings, self_name, self_class, classes
+            )
             outcomes.append(self._built(context, value, seen, depth))
         if not outcomes:
             raise _Unresolved(f"{qualname} neither returns nor raises an exception errcat can read")
-        classes = sorted({built for built, _ in outcomes})
-        if len(classes) > 1:
+        built_classes = sorted({built for built, _ in outcomes})
+        if len(built_classes) > 1:
             raise _Unresolved(
-                f"{qualname} returns different classes on different paths ({', '.join(classes)})"
+                f"{qualname} returns different classes on different paths "
+                f"({', '.join(built_classes)})"
             )
         texts = {text.template for _, text in outcomes}
         if len(texts) > 1:
@@ -541,8 +551,10 @@ class Printed:
         *,
         method: bool,
         name: str,
+        classes: dict[str, str] | None = None,
     ) -> dict[str, _Text]:
-        """The callee's parameters bound to the call's texts (defaults read where missing)."""
+        """The callee's parameters bound to the call's texts (defaults read where missing);
+        `classes` receives the parameters left to a default that is a dotted name."""
         spec = node.args
         positional = [*spec.posonlyargs, *spec.args]
         decorated = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
@@ -577,6 +589,9 @@ class Printed:
                 bindings[parameter.arg] = _literal(default.value)
             else:
                 bindings[parameter.arg] = _value(parameter.arg)
+                named = None if default is None else _dotted(default)
+                if classes is not None and named is not None:
+                    classes[parameter.arg] = named
         for star in (spec.vararg, spec.kwarg):
             if star is not None:
                 bindings[star.arg] = _value(star.arg)
@@ -600,6 +615,8 @@ class Printed:
         dotted = _dotted(value.func)
         if dotted is None:
             raise _Unresolved("builds its exception from an expression errcat cannot read")
+        # `raise exc(msg)` of a parameter the call left to its default class: that class.
+        dotted = context.classes.get(dotted, dotted)
         reader = _SourceReader(self, context)
         arguments = [reader.expand(argument) for argument in _positional(value, context)]
         keywords: dict[str, _Text] = {}
@@ -647,6 +664,112 @@ class Printed:
                 f"builds {qualified} from more than a message; errcat cannot tell its text"
             )
         return qualified, composed
+
+    # -- calls of raise helpers -------------------------------------------------------------
+
+    def raise_helpers(self, sites: Iterable[RaiseSite]) -> list[tuple[str, str]]:
+        """The (path, qualname) of each raise helper: a function of the package, not a dunder,
+        whose body has no `return` and ends with this raise, of an exception built from one
+        of its parameters (other than `self`): every call of it raises, with a text the call
+        gives (`def fail(self, msg): raise TemplateSyntaxError(msg, self.lineno)`). Read from
+        the function's own source, which the site's context holds whole (`_may_help`)."""
+        found: list[tuple[str, str]] = []
+        for site in sites:
+            if not _may_help(site) or site.path not in self._paths:
+                continue
+            assert site.function is not None and site.context is not None
+            try:
+                tree = ast.parse(textwrap.dedent(site.context.code))
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            node = tree.body[0] if len(tree.body) == 1 else None
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            last = node.body[-1]
+            if not isinstance(last, ast.Raise) or last.exc is None:
+                continue
+            if any(isinstance(s, ast.Return) for s in _own(node.body)) or _yields(node):
+                continue
+            spec = node.args
+            parameters = [p.arg for p in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)]
+            owner = site.function.rpartition(".")[0]
+            method = bool(owner) and self.graph.class_at(site.path, owner) is not None
+            if method and parameters and not _is_static(node):
+                parameters = parameters[1:]  # the instance, or the class
+            used = {n.id for n in ast.walk(last.exc) if isinstance(n, ast.Name)}
+            if used & set(parameters):
+                found.append((site.path, site.function))
+        return found
+
+    def helper_calls(self, helpers: list[tuple[str, str]]) -> dict[str, list[RaiseSite]]:
+        """By file, a site for each call statement of a raise helper whose text errcat reads
+        through the helper; a call it cannot read is left out (the helper's own raise stays
+        the site of what it raises)."""
+        added: dict[str, list[RaiseSite]] = {}
+        for helper in helpers:
+            for path, qualname in self.graph.direct_callers(*helper):
+                if path in self._paths:
+                    for site in self._calls_in(path, qualname, helper):
+                        added.setdefault(path, []).append(site)
+        for sites in added.values():
+            sites.sort(key=lambda site: (site.line, site.column))
+        return added
+
+    def _calls_in(self, path: str, qualname: str, helper: tuple[str, str]) -> Iterator[RaiseSite]:
+        try:
+            module = self.module(path)
+            node, scope = module.function(qualname)
+        except _Unresolved:
+            return
+        self_name, self_class = self._self_of(path, module, scope, node)
+        for block, index in _slots(node.body):
+            statement = block[index]
+            if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+                continue
+            call = statement.value
+            if self._called(call.func, module, scope, self_name, self_class) != helper:
+                continue
+            # The call stands in its block as the raise it amounts to, so that the scan's own
+            # reading (message, conditions, context, ignore comment) finds it where it is.
+            raised = ast.copy_location(ast.Raise(exc=call, cause=None), statement)
+            block[index] = raised
+            spot = Spot(raised, scope, node)
+            try:
+                site = dataclasses.replace(module.file.site(spot), call=True)
+            except Exception:  # a call the scan's own reading rejects is left out
+                continue
+            read = self.site(site)
+            if read.unresolved is not None or read.through is None or read.qualified_name is None:
+                continue
+            short = read.qualified_name.rpartition(".")[2]
+            yield dataclasses.replace(
+                read, documented=module.file.documented(spot, short, read.qualified_name)
+            )
+
+    def _called(
+        self,
+        func: ast.expr,
+        module: _Module,
+        scope: Scope,
+        self_name: str | None,
+        self_class: tuple[str, str] | None,
+    ) -> tuple[str, str] | None:
+        """The (path, qualname) of the function a call statement calls, where the graph's
+        rules find it (a method of `self`'s class, a function through the imports)."""
+        dotted = _dotted(func)
+        if dotted is None:
+            return None
+        root, _, attribute = dotted.partition(".")
+        if self_class is not None and root == self_name:
+            if not attribute or "." in attribute:
+                return None
+            return self.graph.method_of(*self_class, attribute)
+        qualified = resolve(dotted, scope, module.module) or self._star_name(
+            module.file.display, dotted
+        )
+        if qualified is None or self.graph.class_named(qualified) is not None:
+            return None
+        return self.graph.function_named(qualified)
 
     # -- classes ----------------------------------------------------------------------------
 
@@ -893,6 +1016,37 @@ def _own(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _own(case.body)
 
 
+def _slots(body: list[ast.stmt]) -> Iterator[tuple[list[ast.stmt], int]]:
+    """(block, index) of each statement of a function's own body, nested blocks included and
+    nested definitions not: where a statement may be replaced in place."""
+    for index, statement in enumerate(body):
+        yield body, index
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            yield from _slots(getattr(statement, name, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _slots(handler.body)
+        for case in getattr(statement, "cases", None) or []:
+            yield from _slots(case.body)
+
+
+def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function is a generator: calling it runs nothing."""
+    for inner in ast.walk(node):
+        if inner is not node and isinstance(
+            inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        ):
+            continue
+        if isinstance(inner, ast.Yield | ast.YieldFrom):
+            return True
+    return False
+
+
+def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
 def _produced(
     node: ast.FunctionDef | ast.AsyncFunctionDef, *, returns_only: bool = False
 ) -> list[tuple[ast.stmt, ast.expr]]:
@@ -1116,21 +1270,58 @@ def read_printed(
     `cwd` is the folder the report's paths are relative to; `cache_dir` is the scan's cache
     folder, whose call summaries make the call graph without parsing the files again.
     """
-    if not any(_candidate(site) for site in report.sites):
+    if not any(_candidate(site) or _may_help(site) for site in report.sites):
         return report
     graph = call_graph(report, cwd=cwd, cache_dir=cache_dir, jobs=jobs)
     printed = Printed(report, graph, cwd)
     results: list[FileResult] = []
     changed = False
-    for result in report.results:
-        sites = tuple(printed.site(site) if _candidate(site) else site for site in result.sites)
-        if any(new is not old for new, old in zip(sites, result.sites, strict=True)):
+    read = [
+        tuple(printed.site(site) if _candidate(site) else site for site in result.sites)
+        for result in report.results
+    ]
+    # Read after every raise, so that a helper's own raise was read as any other; a file's
+    # helper calls follow its raises, keeping the scan's sites where they were.
+    calls = printed.helper_calls(printed.raise_helpers(report.sites))
+    for result, sites in zip(report.results, read, strict=True):
+        added = tuple(calls.get(result.path, ()))
+        if added or any(new is not old for new, old in zip(sites, result.sites, strict=True)):
             changed = True
-            result = dataclasses.replace(result, sites=sites)
+            result = dataclasses.replace(result, sites=sites + added)
         results.append(result)
     if not changed:
         return report
     return dataclasses.replace(report, results=tuple(results))
+
+
+def _may_help(site: RaiseSite) -> bool:
+    """A raise that may be a raise helper's (`Printed.raise_helpers` reads the function), told
+    from what the scan kept, so that other files are never parsed again for it: in a
+    function, not a dunder, raising a call with nothing but exits before it enclosing it, and
+    the last statement of a function short enough for its page to show it whole (helpers are
+    short), which holds no `return` or `yield`."""
+    function = site.function
+    context = site.context
+    if (
+        site.reraise
+        or function is None
+        or site.arguments is None
+        or context is None
+        or not all(condition.kind == "guard" for condition in site.conditions)
+    ):
+        return False
+    name = function.rpartition(".")[2]
+    if name.startswith("__") and name.endswith("__"):
+        return False
+    lines = context.code.split("\n")
+    return (
+        context.start_line + len(lines) - 1 == site.end_line
+        and lines[0].lstrip().startswith(("def ", "async def ", "@"))
+        and _EXITS.search(context.code) is None
+    )
+
+
+_EXITS = re.compile(r"\b(return|yield)\b")
 
 
 def _candidate(site: RaiseSite) -> bool:

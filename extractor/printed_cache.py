@@ -9,7 +9,8 @@ path, size and modification time. A file that changes, appears or goes changes t
 the sites are read afresh.
 
 Only what the reading changed is stored: for each changed site, its position in the report and
-the fields that differ, so a hit is the scan's own report with those fields replaced. A hit
+the fields that differ, and each site it added (a raise helper's call, after its file's raises)
+whole, so a hit is the scan's own report with those fields replaced and those sites appended. A hit
 imports neither `extractor.printed` nor libcst, as a warm scan does not.
 """
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from extractor.cache import Cache
-from extractor.model import FileResult, RaiseSite, ScanReport
+from extractor.model import Condition, Documented, FileResult, RaiseSite, ScanReport, SourceContext
 
 CACHE_PREFIX = "printed-"
 _CHANGEABLE = tuple(field.name for field in dataclasses.fields(RaiseSite))
@@ -85,18 +86,42 @@ def _plain(value: object) -> bool:
     return isinstance(value, _PLAIN)
 
 
+def _encoded(site: RaiseSite) -> tuple[Any, ...]:
+    """Every field of an added site as plain data, its nested records as tuples."""
+    values: list[Any] = []
+    for name in _CHANGEABLE:
+        value = getattr(site, name)
+        if name == "context":
+            value = None if value is None else dataclasses.astuple(value)
+        elif name in ("conditions", "documented"):
+            value = tuple(dataclasses.astuple(item) for item in value)
+        values.append(value)
+    return tuple(values)
+
+
+def _decoded(values: Any) -> RaiseSite:
+    fields = dict(zip(_CHANGEABLE, values, strict=True))
+    if fields["context"] is not None:
+        fields["context"] = SourceContext(*fields["context"])
+    fields["conditions"] = tuple(Condition(*item) for item in fields["conditions"])
+    fields["documented"] = tuple(Documented(*item) for item in fields["documented"])
+    return RaiseSite(**fields)
+
+
 def _changes(before: ScanReport, after: ScanReport) -> tuple[Any, ...] | None:
-    """(result index, site index, ((field, value), ...)) for each site `after` changed; None
-    when the reports do not line up or a changed value is not plain data (then no cache)."""
+    """(result index, site index, ((field, value), ...)) for each site `after` changed, and
+    (result index, None, every field) for each site it added after a file's raises; None when
+    the reports do not line up or a value is not plain data (then no cache)."""
     if len(before.results) != len(after.results):
         return None
-    found = []
+    found: list[tuple[int, int | None, tuple[Any, ...]]] = []
     for r, (old, new) in enumerate(zip(before.results, after.results, strict=True)):
         if old is new:
             continue
-        if old.path != new.path or len(old.sites) != len(new.sites):
+        if old.path != new.path or len(old.sites) > len(new.sites):
             return None
-        for s, (site, read) in enumerate(zip(old.sites, new.sites, strict=True)):
+        kept = new.sites[: len(old.sites)]
+        for s, (site, read) in enumerate(zip(old.sites, kept, strict=True)):
             if site is read:
                 continue
             fields = tuple(
@@ -107,6 +132,11 @@ def _changes(before: ScanReport, after: ScanReport) -> tuple[Any, ...] | None:
             if not all(_plain(value) for _name, value in fields):
                 return None
             found.append((r, s, fields))
+        for added in new.sites[len(old.sites) :]:
+            encoded = _encoded(added)
+            if not added.call or not _plain(encoded):
+                return None
+            found.append((r, None, encoded))
     return tuple(found)
 
 
@@ -117,7 +147,10 @@ def _replay(report: ScanReport, changes: Any) -> ScanReport | None:
         sites: dict[int, list[RaiseSite]] = {}
         for r, s, fields in changes:
             row = sites.setdefault(r, list(results[r].sites))
-            row[s] = dataclasses.replace(row[s], **{name: value for name, value in fields})
+            if s is None:
+                row.append(_decoded(fields))
+            else:
+                row[s] = dataclasses.replace(row[s], **{name: value for name, value in fields})
         for r, row in sites.items():
             results[r] = dataclasses.replace(results[r], sites=tuple(row))
     except (TypeError, ValueError, IndexError):

@@ -82,6 +82,8 @@ class Integer(Field):
     def clean(self, value):
         if not value:
             raise self.make_error("blank")
+        if value.startswith("-"):
+            self.fail(_("x must not be negative"))
         if not value.isdigit():
             raise self.make_error("invalid")
         if int(value) > 99:
@@ -197,6 +199,7 @@ def test_toy_package_adopts_with_the_printed_texts(
         ("toy.errors.BadParameter", "Enter a whole number."),
         ("toy.errors.BadParameter", "This field cannot be blank."),
         ("toy.errors.BadParameter", "x must be below 100"),
+        ("toy.errors.BadParameter", "x must not be negative"),  # the helper's call
         ("toy.errors.BadParameter", "{message}"),  # the raise inside the helper itself
         ("toy.errors.KeyAlreadyPresent", 'Key "{key}" already exists.'),
         ("toy.errors.NestedKeyPresent", 'Key "{key}" already exists.'),
@@ -220,6 +223,7 @@ def test_toy_package_adopts_with_the_printed_texts(
         ("Enter a whole number.", "Enter a whole number."),
         ("This field cannot be blank.", "This field cannot be blank."),
         ("x must be below 100", "x must be below 100"),
+        ("x must not be negative", "x must not be negative"),
         ("no such field: age", "no such field: {name}"),
     ):
         code, out, err = _run(capsys, "explain", printed, "--json")

@@ -88,3 +88,39 @@ def test_scan_leaves_out_the_generated_module_as_every_command_does(
     out = capsys.readouterr().out
     assert "pkg/core.py" in out and "pkg/errors.py" not in out
     assert out.rstrip().splitlines()[-1] == "2 files: 2 ok, 0 failed; 1 raise site"
+
+
+def test_scan_lists_raise_statements_only_though_helper_calls_are_sites(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A raise helper's calls are sites for new, check and explain (each gets its entry), but
+    `errcat scan --json` lists raise statements, each with its entry, as the contract says."""
+    import contextlib
+    import json
+
+    from helpers import write_files
+
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.errcat]\npackage = "pkg"\ngenerated = false\n',
+            "pkg/__init__.py": "",
+            "pkg/core.py": (
+                "def fail(message):\n"
+                "    raise ValueError(message)\n\n\n"
+                "def spin(speed):\n"
+                "    if speed < 0:\n"
+                '        fail("cannot spin backwards")\n'
+            ),
+        },
+    )
+    with contextlib.chdir(tmp_path):
+        assert main(["new"]) == 0
+        capsys.readouterr()
+        assert main(["scan", "--json"]) == 0
+        listed = json.loads(capsys.readouterr().out)["sites"]
+        assert main(["explain", "--json", "cannot spin backwards"]) == 0
+        first = json.loads(capsys.readouterr().out)["matches"][0]
+    assert [site["line"] for site in listed] == [2]
+    assert listed[0]["entry"] is not None
+    assert first["message"] == "cannot spin backwards" and first["id"] != listed[0]["entry"]

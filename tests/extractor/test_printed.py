@@ -7,8 +7,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from extractor import RaiseSite, scan_paths
 from extractor.printed import read_printed
+from extractor.printed_cache import read_printed_cached
 
 
 def _sites(tmp_path: Path, files: dict[str, str]) -> dict[int, RaiseSite]:
@@ -354,3 +357,85 @@ def test_an_init_that_keeps_no_text_prints_the_positional_arguments(tmp_path: Pa
     assert sites[4].printed == ""
     assert sites[4].unresolved is None
     assert sites[7].printed == "{code}"
+
+
+HELPERS = {
+    "pkg/errors.py": """
+        class TemplateSyntaxError(Exception):
+            def __init__(self, message, lineno=None):
+                super().__init__(message)
+                self.lineno = lineno
+
+        class TemplateAssertionError(TemplateSyntaxError):
+            pass
+
+        def bad_value(name):
+            raise ValueError(f"bad value for {name}")
+        """,
+    "pkg/main.py": """
+        from pkg.errors import TemplateSyntaxError, bad_value
+
+        class Parser:
+            def fail(self, msg, lineno=None, exc=TemplateSyntaxError):
+                raise exc(msg, lineno)
+
+            def maybe_fail(self, msg):
+                if msg:
+                    return None
+                raise ValueError(msg)
+
+            def parse(self, token, *rest):
+                if token == "}":
+                    self.fail(f"unexpected {token!r}")
+                self.fail("Expected an expression")  # errcat: ignore[kept for the test]
+                self.maybe_fail("not a helper: it may return")
+                self.fail(*rest)
+
+        def check(key):
+            bad_value(key)
+        """,
+}
+
+
+def test_calls_of_raise_helpers_are_sites_of_what_they_raise(tmp_path: Path) -> None:
+    """`self.fail("...")` of a method that ends by raising an exception built from its
+    parameters is a site of that exception at the call, with the text the call passes: the
+    class a parameter's default names, a helper's built-in across modules, the conditions and
+    the ignore comment of the call's own lines. A function that may return is no helper, and
+    a call whose text cannot be read is left to the helper's own raise."""
+    sites = _sites(tmp_path, HELPERS)
+    calls = {line: site for line, site in sites.items() if site.call}
+    assert sorted(calls) == [14, 15, 20]
+    unexpected, expected, checked = calls[14], calls[15], calls[20]
+    assert (unexpected.qualified_name, unexpected.printed) == (
+        "pkg.errors.TemplateSyntaxError",
+        "unexpected {token!r}",
+    )
+    assert unexpected.through == "pkg.main.Parser.fail"
+    assert unexpected.function == "Parser.parse" and unexpected.column == 13
+    assert [(c.kind, c.code) for c in unexpected.conditions] == [("if", 'token == "}"')]
+    assert unexpected.context is not None and unexpected.context.highlight_line == 14
+    assert expected.printed == "Expected an expression"
+    assert expected.ignored == "kept for the test"
+    assert (checked.qualified_name, checked.printed) == (
+        "builtins.ValueError",
+        "bad value for {name}",
+    )
+    # The helpers' own raises are still sites of their own, as the scan found them.
+    assert sites[5].call is False and sites[5].exception == "exc"
+
+
+def test_helper_calls_are_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm reading gives the added call sites back whole, after their file's raises."""
+    _sites(tmp_path, HELPERS)
+    cache = tmp_path / ".errcat-cache"
+    report = scan_paths([tmp_path / "pkg"], cwd=tmp_path, cache_dir=cache)
+    cold = read_printed_cached(report, cwd=tmp_path, cache_dir=cache)
+    monkeypatch.setattr("extractor.printed.read_printed", _refuse)
+    warm = read_printed_cached(report, cwd=tmp_path, cache_dir=cache)
+    assert warm.results == cold.results
+    assert [site.call for site in warm.sites] == [False] * len(report.sites) + [True] * 3
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise AssertionError("read again although no file changed")

@@ -93,7 +93,9 @@ def _attach_entries(report: ScanReport, config: Config, *, cache: bool = True) -
     )
     matcher = Matcher(catalog, generated_module(config))
     attached = []
-    for site, seen in zip(sites, read.sites, strict=True):
+    # The reading adds helper calls as sites of their own; the scan lists raise statements.
+    raised = [site for site in read.sites if not site.call]
+    for site, seen in zip(sites, raised, strict=True):
         match = matcher.match(seen)
         attached.append(replace(site, entry=match.entry.id) if match else site)
     return attached
