@@ -789,7 +789,7 @@ class Printed:
         init = self.graph.method_of(path, qualname, "__init__")
         if printer is not None:
             try:
-                return self._str(printer, init, qualname, arguments, keywords, depth)
+                return self._str(printer, init, (path, qualname), arguments, keywords, depth)
             except _Unreadable:
                 return arguments[0] if arguments else None
         if init is None:
@@ -882,23 +882,37 @@ class Printed:
         self,
         printer: tuple[str, str],
         init: tuple[str, str] | None,
-        qualname: str,
+        owner: tuple[str, str],
         arguments: list[_Text],
         keywords: dict[str, _Text],
         depth: int,
     ) -> _Text:
-        """`__str__`'s text, its `self.<attribute>` read through what `__init__` set them to."""
+        """`__str__`'s text, its `self.<attribute>` read through what `__init__` set them to.
+
+        `return self.method()` reads that method's text instead (`formatted_message`); a
+        property of the class, an attribute `__init__` sets on several paths and a local
+        variable of the method are values of their own (`{lineno}`), as a parameter is."""
+        qualname = owner[1]
         module = self.module(printer[0])
         node, scope = module.function(printer[1])
-        returns = [s for s, v in _produced(node, returns_only=True) if v is not None]
-        if len(returns) != 1:
-            raise _Unreadable(f"{printer[1]} returns on several paths")
-        statement = returns[0]
-        assert isinstance(statement, ast.Return) and statement.value is not None
+        statement = _single_return(node, printer[1])
+        for _hop in range(_DEPTH):
+            called = _self_method_call(statement.value, _first_parameter(node))
+            if called is None:
+                break
+            method = self.graph.method_of(*owner, called)
+            if method is None:
+                raise _Unreadable(f"{printer[1]} returns what {called} gives")
+            module = self.module(method[0])
+            node, scope = module.function(method[1])
+            printer = method
+            statement = _single_return(node, printer[1])
         attributes = self._attributes(init, arguments, keywords, depth) if init else {}
+        assigned = self._assigned(init, depth) if init else set()
         self_name = _first_parameter(node)
         context = _Context(module, scope, node, statement, {}, None, None)
         returned = statement.value
+        assert returned is not None
         if (
             isinstance(returned, ast.Call)
             and isinstance(returned.func, ast.Name)
@@ -913,6 +927,7 @@ class Printed:
             template = module.file.template(returned, _spot_at(context))
         if template is None:
             raise _Unreadable(f"errcat cannot read the text {printer[1]} returns")
+        local = _locals(node)
         pieces: list[str] = []
         for is_field, text in _fields(template):
             if not is_field:
@@ -920,18 +935,116 @@ class Printed:
                 continue
             expression, rest = _split_field(text)
             root, _, attribute = expression.strip().partition(".")
+            if not attribute and root in local:
+                pieces.append(_splice(root, rest, _value(root)))
+                continue
             if root != self_name or not attribute.isidentifier():
                 raise _Unresolved(
                     f"{printer[1]} prints {expression.strip()}, which is not an attribute set "
                     "from the constructor's parameters"
                 )
-            if attribute not in attributes:
+            if attribute in attributes:
+                pieces.append(_splice(attribute, rest, attributes[attribute]))
+            elif attribute in assigned or self._is_property(owner, attribute):
+                pieces.append(_splice(attribute, rest, _value(attribute)))
+            else:
                 raise _Unresolved(
                     f"{printer[1]} reads self.{attribute}, which {qualname}'s __init__ does "
                     "not set from its parameters (state set after construction)"
                 )
-            pieces.append(_splice(attribute, rest, attributes[attribute]))
         return _text_of("".join(pieces))
+
+    def _assigned(self, init: tuple[str, str], depth: int) -> set[str]:
+        """Every attribute an `__init__` (or its bases', along single bases) assigns to
+        `self`, on whatever path."""
+        names: set[str] = set()
+        current: tuple[str, str] | None = init
+        for _hop in range(_DEPTH - min(depth, _DEPTH - 1)):
+            if current is None:
+                break
+            module = self.module(current[0])
+            node, scope = module.function(current[1])
+            self_name = _first_parameter(node)
+            for statement in _own(node.body):
+                targets = (
+                    statement.targets
+                    if isinstance(statement, ast.Assign)
+                    else [statement.target]
+                    if isinstance(statement, ast.AnnAssign | ast.AugAssign)
+                    else []
+                )
+                for target in targets:
+                    for element in ast.walk(target):
+                        if (
+                            isinstance(element, ast.Attribute)
+                            and isinstance(element.value, ast.Name)
+                            and element.value.id == self_name
+                        ):
+                            names.add(element.attr)
+            calls = list(_base_inits(node))
+            if len(calls) != 1:
+                break
+            _statement, _call, base = calls[0]
+            located = self._base_of(current[0], current[1].rpartition(".")[0], base, scope, module)
+            named = None if located is None else self.graph.class_named(located)
+            current = (
+                None if named is None else self.graph.method_of(named[0], named[1], "__init__")
+            )
+        return names
+
+    def _is_property(self, owner: tuple[str, str], attribute: str) -> bool:
+        """Whether the class (or a base) defines `attribute` as a property: a value computed
+        from the instance, which `str()` prints whatever it is."""
+        method = self.graph.method_of(*owner, attribute)
+        if method is None:
+            return False
+        try:
+            node, _scope = self.module(method[0]).function(method[1])
+        except _Unresolved:
+            return False
+        return any(
+            (_dotted(d) or "").rpartition(".")[2] in ("property", "cached_property")
+            for d in node.decorator_list
+        )
+
+
+def _single_return(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.Return:
+    returns = [s for s, v in _produced(node, returns_only=True) if v is not None]
+    if len(returns) != 1:
+        raise _Unreadable(f"{name} returns on several paths")
+    statement = returns[0]
+    assert isinstance(statement, ast.Return) and statement.value is not None
+    return statement
+
+
+def _self_method_call(value: ast.expr | None, self_name: str | None) -> str | None:
+    """The name of the method in `return self.method()`, or None."""
+    if (
+        isinstance(value, ast.Call)
+        and not value.args
+        and not value.keywords
+        and isinstance(value.func, ast.Attribute)
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id == self_name
+    ):
+        return value.func.attr
+    return None
+
+
+def _locals(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a method's own statements assign (its local variables)."""
+    names: set[str] = set()
+    for statement in _own(node.body):
+        targets = (
+            statement.targets
+            if isinstance(statement, ast.Assign)
+            else [statement.target]
+            if isinstance(statement, ast.AnnAssign | ast.AugAssign)
+            else []
+        )
+        for target in targets:
+            names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
 
 
 _FIX = f"give the raise its class and message by name, {_DO}"

@@ -439,3 +439,48 @@ def test_helper_calls_are_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def _refuse(*args: object, **kwargs: object) -> None:
     raise AssertionError("read again although no file changed")
+
+
+def test_str_through_a_method_with_properties_locals_and_attributes_set_on_paths(
+    tmp_path: Path,
+) -> None:
+    """`return self.formatted()` prints what that method returns; a property, a local of the
+    method and an attribute `__init__` sets on several paths are values of their own, and
+    the message the raise passes is spliced in."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/errors.py": """
+                class ParseError(Exception):
+                    def __init__(self, pstr, loc=0, msg=None):
+                        if msg is None:
+                            msg, pstr = pstr, ""
+                        self.loc = loc
+                        self.msg = msg
+                        self.pstr = pstr
+                        if loc < 0:
+                            self.where = "start"
+                        else:
+                            self.where = "here"
+
+                    @property
+                    def lineno(self):
+                        return self.pstr.count("\\n", 0, self.loc) + 1
+
+                    def formatted(self):
+                        found = f", found {self.pstr[self.loc:]!r}" if self.pstr else ""
+                        return f"{self.msg}{found} (at char {self.loc}, line {self.lineno}, {self.where})"
+
+                    def __str__(self):
+                        return self.formatted()
+                """,
+            "pkg/main.py": """
+                from pkg.errors import ParseError
+
+                def parse(text, loc):
+                    raise ParseError(text, loc, "Expected a digit")
+                """,
+        },
+    )
+    assert sites[4].unresolved is None
+    assert sites[4].printed == "Expected a digit{found} (at char {loc}, line {lineno}, {where})"
