@@ -383,6 +383,7 @@ def _the_rest(
         "retired": sum(e.status is Status.RETIRED for e in entries),
         "modules": len({e.module for e in entries}),
     }
+    typed_prefix = f"{generated_module(inputs.config)}."  # once: it resolves paths
     overview: dict[str, Any] = dict(
         site_name=inputs.site_name,
         package=package,
@@ -392,9 +393,7 @@ def _the_rest(
         site_path=site_path,
         # Typed classes (and their docs links) reach users only once the package raises them.
         typed_raised=any(
-            (getattr(source, "qualified_name", None) or "").startswith(
-                f"{generated_module(inputs.config)}."
-            )
+            (getattr(source, "qualified_name", None) or "").startswith(typed_prefix)
             for sources in inputs.sources.values()
             for source in sources
         ),
