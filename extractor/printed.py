@@ -966,14 +966,7 @@ class Printed:
             node, scope = module.function(current[1])
             self_name = _first_parameter(node)
             for statement in _own(node.body):
-                targets = (
-                    statement.targets
-                    if isinstance(statement, ast.Assign)
-                    else [statement.target]
-                    if isinstance(statement, ast.AnnAssign | ast.AugAssign)
-                    else []
-                )
-                for target in targets:
+                for target in _targets(statement):
                     for element in ast.walk(target):
                         if (
                             isinstance(element, ast.Attribute)
@@ -1035,16 +1028,18 @@ def _locals(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """The names a method's own statements assign (its local variables)."""
     names: set[str] = set()
     for statement in _own(node.body):
-        targets = (
-            statement.targets
-            if isinstance(statement, ast.Assign)
-            else [statement.target]
-            if isinstance(statement, ast.AnnAssign | ast.AugAssign)
-            else []
-        )
-        for target in targets:
+        for target in _targets(statement):
             names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return names
+
+
+def _targets(statement: ast.stmt) -> list[ast.expr]:
+    """What an assignment statement (plain, annotated or augmented) binds; none otherwise."""
+    if isinstance(statement, ast.Assign):
+        return statement.targets
+    if isinstance(statement, ast.AnnAssign | ast.AugAssign):
+        return [statement.target]
+    return []
 
 
 _FIX = f"give the raise its class and message by name, {_DO}"
@@ -1117,16 +1112,8 @@ def _positional(call: ast.Call, context: _Context) -> list[ast.expr]:
 
 
 def _own(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    for statement in body:
-        yield statement
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            yield from _own(getattr(statement, name, None) or [])
-        for handler in getattr(statement, "handlers", None) or []:
-            yield from _own(handler.body)
-        for case in getattr(statement, "cases", None) or []:
-            yield from _own(case.body)
+    for block, index in _slots(body):
+        yield block[index]
 
 
 def _slots(body: list[ast.stmt]) -> Iterator[tuple[list[ast.stmt], int]]:

@@ -117,6 +117,14 @@ def _build(project: Path) -> Path:
     return project / "build" / "mkdocs-site"
 
 
+def _built_by(route: str, project: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """The site `route` builds: the plugin under `mkdocs build`, or `errcat build`."""
+    if route == "mkdocs":
+        return _build(project)
+    assert errcat_in(project, "build") == 0, capsys.readouterr()
+    return (project / "build" / "site").resolve()
+
+
 def _additions(before: str, after: str) -> list[str]:
     """The runs of lines `after` adds to `before`; AssertionError where it changes or removes
     any line of it."""
@@ -184,11 +192,7 @@ def test_the_projects_pages_are_unchanged_but_for_the_nav_entry(
     was before errcat, once errcat's section is taken out of its navigation: fonts, palette,
     repository link, head additions, Markdown and search settings are the project's."""
     project, before = adopted
-    if route == "mkdocs":
-        site = _build(project)
-    else:
-        assert errcat_in(project, "build") == 0, capsys.readouterr()
-        site = (project / "build" / "site").resolve()
+    site = _built_by(route, project, capsys)
     after = _pages(site)
     for page in PAGES:
         added = _additions(before[page], after[page])
@@ -215,11 +219,7 @@ def test_errcat_pages_have_what_they_need_and_the_nav_reaches_them(
     pages have neither), and carry errcat's stylesheet and search matcher, the project's
     override too."""
     project, _ = adopted
-    if route == "mkdocs":
-        site = _build(project)
-    else:
-        assert errcat_in(project, "build") == 0, capsys.readouterr()
-        site = (project / "build" / "site").resolve()
+    site = _built_by(route, project, capsys)
     root = (site / "errors" / "index.html").read_text(encoding="utf-8")
     assert "Paste an error message" in root
     assert 'href="errors/"' in (site / "index.html").read_text(encoding="utf-8")
@@ -239,11 +239,7 @@ def test_errcat_pages_rank_below_the_projects_in_its_search(
     errcat's error pages carries the guest's lower document boost (its indexes are not in the
     index at all)."""
     project, _ = adopted
-    if route == "mkdocs":
-        site = _build(project)
-    else:
-        assert errcat_in(project, "build") == 0, capsys.readouterr()
-        site = (project / "build" / "site").resolve()
+    site = _built_by(route, project, capsys)
     docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
     ours = [d for d in docs if d["location"].startswith("errors/")]
     theirs = [d for d in docs if not d["location"].startswith("errors/")]
