@@ -374,11 +374,7 @@ class Printed:
                 current.node, ast.FunctionDef | ast.AsyncFunctionDef
             ):
                 positional = [*current.node.args.posonlyargs, *current.node.args.args]
-                static = any(
-                    isinstance(d, ast.Name) and d.id == "staticmethod"
-                    for d in current.node.decorator_list
-                )
-                if positional and not static:
+                if positional and not _is_static(current.node):
                     return positional[0].arg, (path, str(current.parent.qualname))
                 return None, None
             current = current.parent
@@ -557,8 +553,7 @@ class Printed:
         `classes` receives the parameters left to a default that is a dotted name."""
         spec = node.args
         positional = [*spec.posonlyargs, *spec.args]
-        decorated = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
-        if method and "staticmethod" not in decorated and positional:
+        if method and not _is_static(node) and positional:
             # A method: its first parameter is the instance (or class) and gets no argument.
             positional = positional[1:]
         if len(arguments) > len(positional) and spec.vararg is None:
@@ -848,11 +843,7 @@ class Printed:
             passed_keywords = {
                 str(k.arg): reader.expand(k.value) for k in call.keywords if k.arg is not None
             }
-            target = self._base_of(init[0], init[1].rpartition(".")[0], base, scope, module)
-            named = None if target is None else self.graph.class_named(target)
-            base_init = (
-                None if named is None else self.graph.method_of(named[0], named[1], "__init__")
-            )
+            base_init = self._base_init(init, base, scope, module)
             if base_init is not None:
                 found.update(self._attributes(base_init, passed, passed_keywords, depth + 1))
         for attribute, value in _self_assignments(node, _first_parameter(node)):
@@ -978,12 +969,17 @@ class Printed:
             if len(calls) != 1:
                 break
             _statement, _call, base = calls[0]
-            located = self._base_of(current[0], current[1].rpartition(".")[0], base, scope, module)
-            named = None if located is None else self.graph.class_named(located)
-            current = (
-                None if named is None else self.graph.method_of(named[0], named[1], "__init__")
-            )
+            current = self._base_init(current, base, scope, module)
         return names
+
+    def _base_init(
+        self, init: tuple[str, str], base: str | None, scope: Scope, module: _Module
+    ) -> tuple[str, str] | None:
+        """The `__init__` an `__init__`'s base call runs (`super().__init__` for `base` None,
+        `Base.__init__(self, ...)` otherwise), where it is the package's."""
+        located = self._base_of(init[0], init[1].rpartition(".")[0], base, scope, module)
+        named = None if located is None else self.graph.class_named(located)
+        return None if named is None else self.graph.method_of(named[0], named[1], "__init__")
 
     def _is_property(self, owner: tuple[str, str], attribute: str) -> bool:
         """Whether the class (or a base) defines `attribute` as a property: a value computed
