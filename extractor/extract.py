@@ -231,6 +231,14 @@ class _File:
         ):
             # `raise err.original` of a caught `err`: an exception it carries, raised before.
             reraise = True
+        elif (
+            isinstance(exc, ast.Subscript)
+            and isinstance(exc.value, ast.Name)
+            and exc.value.id in spot.scope.fill(self.module).bound
+            and self.caught_list(spot, exc.value.id)
+        ):
+            # `raise errors[0]` of a list the scope fills with caught exceptions only.
+            reraise = True
         if (
             isinstance(exc, ast.Call)
             and len(exc.args) == 2
@@ -247,7 +255,11 @@ class _File:
             ):
                 reraise = True
             else:
-                built = self.assigned(spot, exc.id) or self.just_assigned(spot, exc.id)
+                built = (
+                    self.assigned(spot, exc.id)
+                    or self.just_assigned(spot, exc.id)
+                    or self.built_beside_caught(spot, exc.id)
+                )
                 if isinstance(built, ast.Call) and _dotted(built.func) is not None:
                     # `err = X(...); raise err` raises what `raise X(...)` would.
                     via = exc.id
@@ -625,12 +637,47 @@ class _File:
         return True
 
     def kept(self, spot: Spot, name: str) -> bool:
-        """Whether `name` only ever holds an exception an `except ... as` caught (or None):
-        every binding in the scope is `name = None` or `name = <handler name>` inside that
-        handler, so `raise name` raises a caught exception again (`last = err`, retried)."""
+        """Whether `name` only ever holds an exception an `except ... as` caught (or None), so
+        `raise name` raises a caught exception again (`last = err`, retried)."""
+        others = self.not_caught(spot, name)
+        return others is not None and not others
+
+    def built_beside_caught(self, spot: Spot, name: str) -> ast.expr | None:
+        """The one exception `raise name` builds where every other binding of `name` holds a
+        caught exception or None: `best = err` in handlers, `best = X(...)` as the fallback.
+        The caught ones are raised again; the call is the only new error of this raise."""
+        others = self.not_caught(spot, name)
+        if others is None or len(others) != 1:
+            return None
+        (value,) = others
+        assert value.end_lineno is not None and value.end_col_offset is not None
+        before = (value.end_lineno, value.end_col_offset) <= (
+            spot.node.lineno,
+            spot.node.col_offset,
+        )
+        if before and isinstance(value, ast.Call) and _dotted(value.func) is not None:
+            return value
+        return None
+
+    def not_caught(self, spot: Spot, name: str) -> list[ast.expr] | None:
+        """The values bound to `name` in the raise's scope other than None and caught
+        exceptions; None where a binding is not a plain `name = value` of the scope itself.
+
+        A caught exception is a handler's `as` name inside that handler, or an item of a list
+        the scope fills with caught exceptions only (`fatals.append(err)`, then
+        `raise fatals[0]`).
+        """
         scope_node = spot.scope.node
         total = self.bindings(spot.scope)[name]
         found = 0
+        others: list[ast.expr] = []
+
+        def caught(value: ast.expr, handlers: tuple[str, ...]) -> bool:
+            if isinstance(value, ast.Name):
+                return value.id in handlers
+            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+                return self.caught_list(spot, value.value.id)
+            return False
 
         def visit(body: list[ast.stmt], handlers: tuple[str, ...]) -> bool:
             nonlocal found
@@ -644,12 +691,13 @@ class _File:
                 elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
                     target, value = statement.target, statement.value
                 if isinstance(target, ast.Name) and target.id == name:
+                    assert value is not None
+                    found += 1
                     if not (
                         (isinstance(value, ast.Constant) and value.value is None)
-                        or (isinstance(value, ast.Name) and value.id in handlers)
+                        or caught(value, handlers)
                     ):
-                        return False
-                    found += 1
+                        others.append(value)
                 for block in ("body", "orelse", "finalbody"):
                     if not visit(getattr(statement, block, None) or [], handlers):
                         return False
@@ -662,7 +710,57 @@ class _File:
                         return False
             return True
 
-        return visit(scope_node.body, ()) and found > 0 and found == total
+        if not visit(scope_node.body, ()) or found == 0 or found != total:
+            return None
+        return others
+
+    def caught_list(self, spot: Spot, name: str) -> bool:
+        """Whether `name` is a list the raise's scope fills with caught exceptions only: bound
+        to `[]` alone, given items only by `append`/`insert` of a handler's `as` name inside
+        that handler, and otherwise only read (indexed, sorted, measured, tested)."""
+        scope_node = spot.scope.node
+        bound = 0
+        checked: set[int] = set()
+
+        def visit(body: list[ast.stmt], handlers: tuple[str, ...]) -> bool:
+            nonlocal bound
+            for statement in body:
+                if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    continue
+                value = _assigned_value(statement, name)
+                if value is not None:
+                    if not (isinstance(value, ast.List) and not value.elts):
+                        return False
+                    bound += 1
+                call = statement.value if isinstance(statement, ast.Expr) else None
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name)
+                    and call.func.value.id == name
+                    and call.func.attr in _ADDING
+                ):
+                    item = call.args[-1] if call.args else None
+                    if not (isinstance(item, ast.Name) and item.id in handlers):
+                        return False
+                    checked.add(id(call.func))
+                for block in ("body", "orelse", "finalbody"):
+                    if not visit(getattr(statement, block, None) or [], handlers):
+                        return False
+                for handler in getattr(statement, "handlers", None) or []:
+                    inner = (*handlers, handler.name) if handler.name else handlers
+                    if not visit(handler.body, inner):
+                        return False
+                for case in getattr(statement, "cases", None) or []:
+                    if not visit(case.body, handlers):
+                        return False
+            return True
+
+        if not visit(scope_node.body, ()) or bound == 0:
+            return False
+        if bound != self.bindings(spot.scope)[name]:
+            return False
+        return all(_only_read(parent, child, checked) for parent, child in _uses(scope_node, name))
 
     def assigned(self, spot: Spot, name: str) -> ast.expr | None:
         """The value of `name`'s single assignment in the raise's scope, before the raise."""
@@ -840,6 +938,36 @@ def _message(call: ast.Call) -> ast.expr | None:
 
 
 _TEMPLATE_CANDIDATES = (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call, ast.Name)
+
+
+_ADDING = frozenset(("append", "insert"))
+"""List methods that put one item in: allowed on a list of caught exceptions only as a
+statement whose item is a caught exception (any other adding use disqualifies the list)."""
+_READING = frozenset(("sort", "reverse", "clear", "pop", "copy", "index", "count", "remove"))
+"""List methods that take items out or reorder them, never adding one."""
+
+
+def _uses(scope_node: ast.AST, name: str) -> Iterator[tuple[ast.AST, ast.Name]]:
+    """Each load of `name` under the scope's node, with its parent node."""
+    for parent in ast.walk(scope_node):
+        for child in ast.iter_child_nodes(parent):
+            if isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, ast.Load):
+                yield parent, child
+
+
+def _only_read(parent: ast.AST, child: ast.Name, checked: set[int]) -> bool:
+    """Whether this use of a list leaves its items as they are: indexed, the receiver of a
+    reading method or of an adding call `checked` (whose item is a caught exception), the
+    argument of `len`, or a truth test."""
+    if isinstance(parent, ast.Subscript):
+        return parent.value is child and isinstance(parent.ctx, ast.Load)
+    if isinstance(parent, ast.Attribute):
+        return parent.attr in _READING or id(parent) in checked
+    if isinstance(parent, ast.Call):
+        return isinstance(parent.func, ast.Name) and parent.func.id == "len"
+    if isinstance(parent, ast.If | ast.While | ast.IfExp):
+        return child is parent.test
+    return isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
 
 
 def _assigned_value(statement: ast.stmt, name: str) -> ast.expr | None:

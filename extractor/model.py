@@ -92,7 +92,8 @@ class RaiseSite:
     where every binding of `last` is None or a caught exception (`last = err` in its
     handler), for `raise value` inside `if isinstance(value, Exception):` where the scope
     builds nothing into `value`, for `raise err.with_traceback(tb)` and `raise err.attribute`
-    of a caught `err`: an exception raised before, raised again (`typing.cast(T, value)`
+    of a caught `err`, and for an item of a list the scope fills with caught exceptions only
+    (`raise errors[0]`): an exception raised before, raised again (`typing.cast(T, value)`
     reads as `value`)."""
     cause: str | None
     """Source of the expression after `from`, or None."""
@@ -106,8 +107,10 @@ class RaiseSite:
     star); None when the raise is not a call (`raise X`, a bare `raise`)."""
     via: str | None = None
     """For `raise err` where `err` has a single assignment before the raise in the raise's
-    scope (`err = X(...)`), the name `err`: the site's exception, template and arguments are
-    then those of that call. None for every other raise. Not part of `errcat scan --json`."""
+    scope (`err = X(...)`), or one such call beside bindings that hold None or a caught
+    exception (`err = caught` in handlers), the name `err`: the site's exception, template and
+    arguments are then those of that call. None for every other raise. Not part of `errcat
+    scan --json`."""
     context: SourceContext | None = None
     """The surrounding source for docs pages."""
     conditions: tuple[Condition, ...] = ()

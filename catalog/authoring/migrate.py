@@ -220,7 +220,8 @@ def _assigned_call(
     tree: ast.Module, raised: ast.Raise, name: str, key: tuple[int, int]
 ) -> ast.Call:
     """The call `raise <name>` raises: the last `name = X(...)` before the raise in its
-    function (check matches such a raise only when that is the name's one assignment)."""
+    function (check matches such a raise only when that is the name's one assignment of a
+    call, any other holding None or a caught exception)."""
     if not (isinstance(raised.exc, ast.Name) and raised.exc.id == name):
         raise MigrateError(f"the raise at {key[0]}:{key[1]} does not raise {name}")
     functions = [
@@ -230,7 +231,7 @@ def _assigned_call(
     found = [
         statement
         for statement in ast.walk(scope)
-        if isinstance(statement, ast.Assign)
+        if isinstance(statement, ast.Assign | ast.AnnAssign)
         and _plain_store(statement) == name
         and statement.lineno < raised.lineno
         and isinstance(statement.value, ast.Call)

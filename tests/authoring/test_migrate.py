@@ -565,6 +565,25 @@ def test_a_variable_raising_a_class_without_parameters_holds_an_instance() -> No
     assert "    exc = XError()\n    raise exc\n" in after
 
 
+def test_a_variable_also_holding_caught_exceptions_rewrites_its_one_built_call() -> None:
+    """`best = err` in a handler and `best: Exception = ValueError(...)` as the fallback: the
+    annotated call is the one rewritten; the caught binding stays."""
+    source = textwrap.dedent("""\
+        def f(options, text):
+            best: Exception = ValueError(f"no option read {text!r}")
+            for option in options:
+                try:
+                    return option(text)
+                except LookupError as err:
+                    best = err
+            raise best
+    """)
+    rewrite = Rewrite(8, 5, "NoOptionReadError", {"text": "text"}, via="best")
+    after = migrate_source(source, [rewrite], "pkg.errors")
+    assert "    best: Exception = NoOptionReadError(text=text)\n" in after
+    assert "            best = err\n" in after
+
+
 def test_a_package_importing_itself_relatively_gets_relative_imports() -> None:
     """In a package whose modules import each other only relatively, the generated classes
     are imported as `from ._errcat_errors import X` (two dots one package down), sorted among

@@ -97,3 +97,95 @@ def test_a_new_exception_right_before_the_raise() -> None:
         """
     )
     assert sites[8] == (False, "builtins.RuntimeError")
+
+
+def test_lists_of_caught_exceptions_are_reraised() -> None:
+    """An item of a list the function fills with caught exceptions only (`fatals[0]`, bound
+    to a name or raised directly) is raised again; a list that also gets a new exception, or
+    is handed to another function, could hold anything."""
+    sites = _sites(
+        """
+        def best(parsers, text):
+            fatals: list[Exception] = []
+            for parser in parsers:
+                try:
+                    return parser(text)
+                except KeyError as err:
+                    fatals.append(err)
+            if len(fatals) > 1:
+                fatals.sort(key=str)
+            if fatals:
+                worst = fatals[0]
+                raise worst
+            raise fatals[-1]
+
+        def padded(parsers, text):
+            fatals = []
+            for parser in parsers:
+                try:
+                    return parser(text)
+                except KeyError as err:
+                    fatals.append(err)
+            fatals.append(ValueError("none"))
+            raise fatals[0]
+
+        def shared(parsers, text, sink):
+            fatals = []
+            for parser in parsers:
+                try:
+                    return parser(text)
+                except KeyError as err:
+                    fatals.append(err)
+            sink(fatals)
+            raise fatals[0]
+        """
+    )
+    assert sites[12] == (True, None)
+    assert sites[13] == (True, None)
+    assert sites[23][0] is False
+    assert sites[33][0] is False
+
+
+def test_the_one_exception_built_beside_caught_ones_is_the_site() -> None:
+    """`best = err` in handlers and `best = X(...)` once: the raise re-raises what was caught
+    or raises the X built, so it is a site of X with X's message; two built values are not
+    guessed between."""
+    result = extract_source(
+        textwrap.dedent(
+            """
+            def first(options, text):
+                best = None
+                for option in options:
+                    try:
+                        return option(text)
+                    except LookupError as err:
+                        best = err
+                    except IndexError:
+                        best = ValueError(f"{text!r} is too short")
+                if best is not None:
+                    raise best
+                raise ValueError("no options")
+
+            def either(options, text, flag):
+                best = None
+                for option in options:
+                    try:
+                        return option(text)
+                    except LookupError as err:
+                        best = err
+                if flag:
+                    best = TypeError("a")
+                else:
+                    best = ValueError("b")
+                raise best
+            """
+        ).lstrip(),
+        "m.py",
+        "m",
+    )
+    by_line = {site.line: site for site in result.sites}
+    assert by_line[11].reraise is False
+    assert by_line[11].qualified_name == "builtins.ValueError"
+    assert by_line[11].template == "{text!r} is too short"
+    assert by_line[11].via == "best"
+    assert by_line[25].qualified_name is None
