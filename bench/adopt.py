@@ -17,8 +17,10 @@ these sdists holds its test suite):
 4. the suite runs again against the adopted, formatted package, installed non-editable; every
    generated class goes through tests/authoring/codegen_probe.py (drop-in behaviour for
    callers) in the same environment; the wrong calls run again, and must raise the same text;
-   `errcat explain` is asked each text, and the rank of the entry the raise belongs to (its
-   generated class's id, or the catalogued raise site of the innermost frame) is printed.
+   `errcat explain` is asked each text, alone and as the traceback's last line prints it
+   (`module.Class: message`, what a user copies), and the rank of the entry the raise belongs
+   to (its generated class's id, or the catalogued raise site of the innermost frame) is
+   printed for both.
 
 Both runs happen on every Python of PYTHONS, in a virtual environment of its own (cached), from
 a folder holding only the tests and the project's configuration, so the tests can only import
@@ -203,9 +205,13 @@ class RealError:
     why: str
     """How `entry` was found, or why there is none."""
     rank: int | None
-    """1-based position of `entry` among explain's matches; None: not among them."""
+    """1-based position of `entry` among explain's matches for the message alone; None: not
+    among them."""
     top: str | None
     """explain's first match (id and name), shown when it is not `entry`."""
+    printed_rank: int | None
+    """The same for what the traceback prints last (`module.Class: message`), the line a
+    user copies."""
 
 
 @dataclass
@@ -627,6 +633,10 @@ def real_errors(
         rank, top = (
             (None, None) if text is None else explain_rank(project, str(text), entry, raised)
         )
+        printed = new.get("printed")
+        printed_rank = (
+            None if printed is None else explain_rank(project, str(printed), entry, raised)[0]
+        )
         if entry is None and rank is not None:
             why += f"; ranked: the first entry of {raised}"
         found.append(
@@ -639,6 +649,7 @@ def real_errors(
                 why,
                 rank,
                 top,
+                printed_rank,
             )
         )
     return found
@@ -762,15 +773,19 @@ def report(outcome: Outcome) -> None:
             print(f"      {failure}")
     for version, found in outcome.errors.items():
         ranked = sum(error.rank == 1 for error in found)
+        printed = sum(error.printed_rank == 1 for error in found)
         kept = sum(error.before == error.after for error in found)
         print(
             f"   real errors on Python {version}: {len(found)} calls, {kept} with the same text "
-            f"before and after, {ranked} at explain rank 1"
+            f"before and after, {ranked} at explain rank 1 by the message alone, {printed} by "
+            "the traceback's last line"
         )
         if version != next(iter(outcome.errors)):
             continue
         for error in found:
             rank = "not found" if error.rank is None else f"rank {error.rank}"
+            line = "not found" if error.printed_rank is None else f"rank {error.printed_rank}"
+            rank += f" (the traceback's last line: {line})"
             print(f"      {error.call!r}")
             print(f"         raised {error.raised}: {error.after!r}")
             if error.before != error.after:
@@ -782,9 +797,10 @@ def report(outcome: Outcome) -> None:
 def summary(outcomes: list[Outcome]) -> None:
     print(
         "\n| package | sites | catalogued | ignored by hand | lint before → after | "
-        "check after format | suites equal | probe failures | explain rank 1 |"
+        "check after format | suites equal | probe failures | explain rank 1: message | "
+        "explain rank 1: traceback line |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for o in outcomes:
         raised = o.sites["catalogued"] + o.sites["exempted"] + o.sites["other"]
         first = next(iter(o.errors.values()), [])
@@ -796,7 +812,8 @@ def summary(outcomes: list[Outcome]) -> None:
             f"{'green' if o.check_after_format.startswith('errcat check ok') else 'FAILED'} | "
             f"{'yes' if all(b == a for b, a in o.suites.values()) else 'NO'} | "
             f"{sum(len(f) for _, f in o.probes.values())} | "
-            f"{sum(e.rank == 1 for e in first)}/{len(first)} |"
+            f"{sum(e.rank == 1 for e in first)}/{len(first)} | "
+            f"{sum(e.printed_rank == 1 for e in first)}/{len(first)} |"
         )
 
 

@@ -3,7 +3,8 @@
 Run by `bench/adopt.py` with the Python of a suite's environment (3.9 on, so no newer syntax
 here), where the package is installed: `python adopt_errors.py PACKAGE < calls.json`, the
 calls a JSON list of source strings. Prints one JSON list, per call: the raised class by its
-qualified name, `str(exc)`, the entry id a generated class carries (`null` otherwise), and the
+qualified name, `str(exc)`, what a traceback prints last (the class and the message, as
+`traceback.format_exception_only` gives them), the entry id a generated class carries (`null` otherwise), and the
 package's frames of the traceback, innermost first, each `[path below site-packages, line]`.
 """
 
@@ -35,10 +36,18 @@ def run(package: str, source: str) -> dict:
             "call": source,
             "raised": f"{cls.__module__}.{cls.__qualname__}",
             "text": str(exc),
+            "printed": "".join(traceback.format_exception_only(cls, exc)).rstrip("\n"),
             "id": cls.id if generated else None,
             "frames": frames,
         }
-    return {"call": source, "raised": None, "text": None, "id": None, "frames": []}
+    return {
+        "call": source,
+        "raised": None,
+        "text": None,
+        "printed": None,
+        "id": None,
+        "frames": [],
+    }
 
 
 if __name__ == "__main__":

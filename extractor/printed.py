@@ -886,7 +886,7 @@ class Printed:
         qualname = owner[1]
         module = self.module(printer[0])
         node, scope = module.function(printer[1])
-        statement = _single_return(node, printer[1])
+        statement, fallback = _printing_return(node, printer[1])
         for _hop in range(_DEPTH):
             called = _self_method_call(statement.value, _first_parameter(node))
             if called is None:
@@ -904,6 +904,13 @@ class Printed:
         context = _Context(module, scope, node, statement, {}, None, None)
         returned = statement.value
         assert returned is not None
+        if fallback:
+            # `try: return <args formatted> except (TypeError, ...): return <fallback>`: the
+            # try's text is what prints exactly when its formatting cannot fail.
+            formatted = None if init else _args_formatted(returned, self_name, arguments)
+            if formatted is None or keywords:
+                raise _Unreadable(f"{printer[1]} returns on several paths")
+            return formatted
         if (
             isinstance(returned, ast.Call)
             and isinstance(returned.func, ast.Name)
@@ -995,6 +1002,135 @@ class Printed:
             (_dotted(d) or "").rpartition(".")[2] in ("property", "cached_property")
             for d in node.decorator_list
         )
+
+
+_FORMAT_ERRORS = frozenset(("TypeError", "IndexError", "KeyError", "ValueError"))
+"""What a failed `%` or `str.format` raises: a handler of these alone is a fallback for text
+that could not be formatted."""
+
+
+def _printing_return(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, name: str
+) -> tuple[ast.Return, bool]:
+    """The return that prints, and whether it is the body of `try: return <text> except
+    <formatting errors>: return <fallback>` (then its text prints only where formatting it
+    cannot fail, which the caller decides)."""
+    try:
+        return _single_return(node, name), False
+    except _Unreadable:
+        body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+        if not (len(body) == 1 and isinstance(body[0], ast.Try)):
+            raise
+        attempt = body[0]
+        if (
+            len(attempt.body) != 1
+            or not isinstance(attempt.body[0], ast.Return)
+            or attempt.body[0].value is None
+            or attempt.orelse
+            or attempt.finalbody
+            or not all(_catches_only(h.type, _FORMAT_ERRORS) for h in attempt.handlers)
+        ):
+            raise
+        return attempt.body[0], True
+
+
+def _catches_only(caught: ast.expr | None, names: frozenset[str]) -> bool:
+    elements = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return all(isinstance(e, ast.Name) and e.id in names for e in elements)
+
+
+_PERCENT = re.compile(r"%(.)", re.DOTALL)
+
+
+def _args_formatted(
+    returned: ast.expr, self_name: str | None, arguments: list[_Text]
+) -> _Text | None:
+    """`self.args[i] % self.args[j:]` (or a tuple of `self.args[k]`, or one of them) over the
+    raise's positional arguments, where `args[i]` is literal text whose only conversions are
+    `%s` and `%r`, as many as the values: the one shape of `%` that cannot fail. None for any
+    other."""
+    if not (isinstance(returned, ast.BinOp) and isinstance(returned.op, ast.Mod)):
+        return None
+    left = _args_item(returned.left, self_name)
+    if left is None or left >= len(arguments):
+        return None
+    form = arguments[left].literal
+    right = returned.right
+    values: list[_Text] = []
+    if isinstance(right, ast.Tuple):
+        indexes = [_args_item(element, self_name) for element in right.elts]
+        if any(i is None or i >= len(arguments) for i in indexes):
+            return None
+        values = [arguments[i] for i in indexes if i is not None]
+    elif (start := _args_slice(right, self_name)) is not None:
+        values = arguments[start:]
+    elif (single := _args_item(right, self_name)) is not None and single < len(arguments):
+        values = [arguments[single]]
+    else:
+        return None
+    if form is None:
+        return None
+    conversions = _PERCENT.findall(form)
+    if any(c not in "sr%" for c in conversions):
+        return None
+    if sum(c != "%" for c in conversions) != len(values):
+        return None
+    pieces: list[str] = []
+    remaining = iter(values)
+    last = 0
+    for match in _PERCENT.finditer(form):
+        pieces.append(escape(form[last : match.start()]))
+        last = match.end()
+        if match.group(1) == "%":
+            pieces.append("%")
+            continue
+        value = next(remaining)
+        if match.group(1) == "s":
+            pieces.append(value.template)
+        elif value.literal is not None:
+            pieces.append(escape(repr(value.literal)))
+        elif value.bare:
+            pieces.append(value.template[:-1] + "!r}")
+        else:
+            return None
+    pieces.append(escape(form[last:]))
+    return _text_of("".join(pieces))
+
+
+def _args_item(node: ast.expr, self_name: str | None) -> int | None:
+    """`i` of `self.args[i]` (a non-negative literal index), else None."""
+    if (
+        isinstance(node, ast.Subscript)
+        and _is_self_args(node.value, self_name)
+        and isinstance(node.slice, ast.Constant)
+        and type(node.slice.value) is int
+        and node.slice.value >= 0
+    ):
+        return node.slice.value
+    return None
+
+
+def _args_slice(node: ast.expr, self_name: str | None) -> int | None:
+    """`j` of `self.args[j:]`, else None."""
+    if not (isinstance(node, ast.Subscript) and _is_self_args(node.value, self_name)):
+        return None
+    part = node.slice
+    if not isinstance(part, ast.Slice) or part.upper is not None or part.step is not None:
+        return None
+    if part.lower is None:
+        return 0
+    if isinstance(part.lower, ast.Constant) and type(part.lower.value) is int:
+        return part.lower.value if part.lower.value >= 0 else None
+    return None
+
+
+def _is_self_args(node: ast.expr, self_name: str | None) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "args"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == self_name
+    )
 
 
 def _single_return(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.Return:

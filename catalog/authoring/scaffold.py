@@ -105,14 +105,17 @@ def class_name(message: str, taken: set[str], exception: str = "ValueError") -> 
             words.append(_short_exception(exception))
     # The exception's word does not count as seen: `{value}` of a ValueError is named
     # `ValueValueError`, not `ValueError`, which would shadow the built-in.
-    seen: set[str] = set()
-    for word in _named_words(text):
-        if word.lower() not in _STOPWORDS and word.lower() not in seen:
-            seen.add(word.lower())
-            words.append(word)
+    words.extend(_distinct(_named_words(text)))
     suffix = "Warning" if exception.endswith("Warning") else "Error"
     words = words or ["Catalogued"]
     name = _joined(words[:MAX_NAME_WORDS], suffix)
+    if name in taken and fields and literal_words:
+        # The same words where one message has a value (`unknown parameter {name}`) and the
+        # other the word itself (`unknown parameter name`): the message's own words tell them
+        # apart before a number does.
+        own = _distinct(_named_words(_expanded(literal_text(message))))
+        if own and (literal := _joined(own[:MAX_NAME_WORDS], suffix)) not in taken:
+            name = literal
     # Two messages that share their first words are told apart by the next word in which they
     # differ, as a reader would; a number is the last resort, for texts whose words are the
     # same (`q must be contiguous` and `q must be contiguous!`).
@@ -127,6 +130,17 @@ def class_name(message: str, taken: set[str], exception: str = "ValueError") -> 
         candidate, n = f"{name}{n}", n + 1
     taken.add(candidate)
     return candidate
+
+
+def _distinct(words: list[str]) -> list[str]:
+    """The words a name keeps: each once (case aside), stop words left out."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for word in words:
+        if word.lower() not in _STOPWORDS and word.lower() not in seen:
+            seen.add(word.lower())
+            kept.append(word)
+    return kept
 
 
 def _named_words(text: str) -> list[str]:

@@ -54,6 +54,18 @@ def test_a_word_of_the_message_tells_two_names_apart_before_a_number() -> None:
     assert second == "CannotConvertInputTensorModuleFloat16CudaError"
 
 
+def test_a_value_where_the_other_message_has_the_word_is_told_apart_by_literal_words() -> None:
+    """`unknown parameter name` and `unknown parameter '{name}'` read the same words once the
+    placeholder reads as its name: the second is named by the message's own words instead of
+    a number (whichever comes first keeps the fuller name)."""
+    taken: set[str] = set()
+    assert class_name("unknown parameter name", taken) == "UnknownParameterNameError"
+    assert class_name("unknown parameter '{name}'", taken) == "UnknownParameterError"
+    other: set[str] = set()
+    assert class_name("unknown parameter '{name}'", other) == "UnknownParameterNameError"
+    assert class_name("unknown parameter name", other) == "UnknownParameterNameError2"
+
+
 def test_names_of_real_messages_say_what_the_message_says() -> None:
     """Messages of the shapes real packages raise (validation libraries, parsers, date and
     version parsing, array libraries): negations kept, word order kept, no single letters or

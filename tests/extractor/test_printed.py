@@ -484,3 +484,41 @@ def test_str_through_a_method_with_properties_locals_and_attributes_set_on_paths
     )
     assert sites[4].unresolved is None
     assert sites[4].printed == "Expected a digit{found} (at char {loc}, line {lineno}, {where})"
+
+
+def test_str_formatting_args_with_a_fallback_prints_the_formatted_text(tmp_path: Path) -> None:
+    """`__str__` as `try: return self.args[0] % self.args[1:]` with a fallback for a failed
+    format prints the formatted text where the format cannot fail (only `%s`/`%r`, as many
+    as the values); a `%d`, a count that differs, or a class with its own `__init__` is not
+    read, and the raise's first argument stands as its text."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/errors.py": '''
+                class ParseFailure(ValueError):
+                    """Raised when parsing fails."""
+
+                    def __str__(self):
+                        try:
+                            return self.args[0] % self.args[1:]
+                        except (TypeError, IndexError):
+                            return super().__str__()
+                ''',
+            "pkg/main.py": """
+                from pkg.errors import ParseFailure
+
+                def parse(text, where):
+                    if not text:
+                        raise ParseFailure("String does not contain a date: %s", text)
+                    if where:
+                        raise ParseFailure("unknown token %r at %s (100%%)", "x", where)
+                    if text == "?":
+                        raise ParseFailure("bad count %d", text)
+                    raise ParseFailure("two %s %s", text)
+                """,
+        },
+    )
+    assert sites[5].printed == "String does not contain a date: {text}"
+    assert sites[7].printed == "unknown token 'x' at {where} (100%)"
+    assert sites[9].printed == "bad count %d"
+    assert sites[10].printed == "two %s %s"
