@@ -38,7 +38,7 @@ from extractor.model import (
     ScanFailure,
     SourceContext,
 )
-from extractor.templates import TEXT_FUNCTIONS, Binding, gettext_argument, template_of
+from extractor.templates import TEXT_FUNCTIONS, Binding, escape, gettext_argument, template_of
 
 CONTEXT_FUNCTION_LINES = 40
 """A docs snippet shows the whole enclosing function when it is at most this many lines..."""
@@ -440,6 +440,10 @@ class _File:
 
     def template(self, message: ast.expr, spot: Spot) -> str | None:
         """The template of a message argument: libcst reads it, `ast` only rules out the rest."""
+        if isinstance(message, ast.Constant) and isinstance(message.value, str):
+            # A literal (implicit concatenations included) is its value, braces doubled, as
+            # libcst's reading gives it: `ast` already decoded it, line ends as Python reads them.
+            return escape(message.value)
         expression = self.expression(message, spot.scope)
         if expression is None:
             return None
