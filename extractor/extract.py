@@ -28,6 +28,7 @@ import libcst as cst
 
 from extractor.conditions import conditions
 from extractor.docstrings import raises_entries
+from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, resolve
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import (
@@ -444,6 +445,11 @@ class _File:
             # A literal (implicit concatenations included) is its value, braces doubled, as
             # libcst's reading gives it: `ast` already decoded it, line ends as Python reads them.
             return escape(message.value)
+        if isinstance(message, ast.JoinedStr):
+            # An f-string is read from its source; libcst only where that reader gives up.
+            found = joined_template(self.text(message))
+            if found is not None:
+                return found
         expression = self.expression(message, spot.scope)
         if expression is None:
             return None

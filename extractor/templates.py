@@ -320,7 +320,7 @@ def _simple_value(node: cst.SimpleString) -> str | None:
     if "b" in prefix:
         return None
     if "\\" not in node.value or "r" in prefix:
-        return _python_line_ends(node.raw_value)
+        return python_line_ends(node.raw_value)
     value = node.evaluated_value
     return value if isinstance(value, str) else None
 
@@ -340,7 +340,7 @@ def _string_template(node: cst.BaseExpression) -> str | None:
         pieces: list[str] = []
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
-                pieces.append(_fstring_text(part.value, "r" in prefix, node.end))
+                pieces.append(fstring_text(part.value, "r" in prefix, node.end))
             elif isinstance(part, cst.FormattedStringExpression):
                 pieces.append(_fstring_field(part))
             else:
@@ -349,16 +349,16 @@ def _string_template(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _python_line_ends(text: str) -> str:
+def python_line_ends(text: str) -> str:
     """Literal text as Python reads it: its tokenizer turns a CRLF or a lone CR inside a
     triple-quoted literal into LF, so a file with Windows line ends still has LF in the value."""
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-def _fstring_text(raw: str, is_raw: bool, quote: str) -> str:
+def fstring_text(raw: str, is_raw: bool, quote: str) -> str:
     """Template text of f-string literal text: escapes decoded, braces doubled."""
     if is_raw or "\\" not in raw:
-        return _python_line_ends(raw)  # the source already doubles literal braces
+        return python_line_ends(raw)  # the source already doubles literal braces
     # Undouble first so that a brace an escape produces (`\x7b`) is doubled like the others.
     plain = raw.replace("{{", "{").replace("}}", "}")
     try:
