@@ -420,6 +420,12 @@ class _File:
                 *self.lines[function.lineno : first.lineno - 1],
                 self.lines[first.lineno - 1][:end],
             ]
+        known = self.header_end(function)
+        if known is not None:
+            row, column = known[0] - function.lineno + 1, known[1]
+            if row == 1:
+                column -= start
+            return "\n".join([*lines[: row - 1], lines[row - 1][:column]])
         # Tokens, not characters: a colon in a string, an annotation, a default's lambda or a
         # comment after the header is not the header's end.
         depth = 0
@@ -438,6 +444,43 @@ class _File:
         except (tokenize.TokenError, SyntaxError):
             pass
         return lines[0].rstrip()
+
+    def header_end(self, function: FunctionNode) -> tuple[int, int] | None:
+        """(line, character column just past it) of the header's colon, found from the end of
+        the header's last part (the return annotation, else the last parameter or default):
+        past it only closing parentheses, commas, a `/`, blanks and comments can stand before
+        the colon. None where the header has no such part, or holds anything else there."""
+        arguments = function.args
+        parts: list[ast.arg | ast.expr] = [
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            *arguments.defaults,
+            *(default for default in arguments.kw_defaults if default is not None),
+        ]
+        parts += [part for part in (arguments.vararg, arguments.kwarg, function.returns) if part]
+        ends = [
+            (p.end_lineno, p.end_col_offset)
+            for p in parts
+            if p.end_lineno is not None and p.end_col_offset is not None
+        ]
+        if not ends:
+            return None
+        line, offset = max(ends)
+        column = self.column(line, offset)
+        while line <= len(self.lines):
+            text = self.lines[line - 1]
+            while column < len(text):
+                char = text[column]
+                if char == ":":
+                    return line, column + 1
+                if char == "#" or (char == "\\" and column == len(text) - 1):
+                    break
+                if char not in " \t\f,/)":
+                    return None
+                column += 1
+            line, column = line + 1, 0
+        return None
 
     def template(self, message: ast.expr, spot: Spot) -> str | None:
         """The template of a message argument: libcst reads it, `ast` only rules out the rest."""
