@@ -23,13 +23,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from extractor.conditions import conditions
 from extractor.docstrings import raises_entries
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, resolve
+from extractor.literals import TEXT_FUNCTIONS, escape, gettext_argument
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import (
     Condition,
@@ -39,7 +39,11 @@ from extractor.model import (
     ScanFailure,
     SourceContext,
 )
-from extractor.templates import TEXT_FUNCTIONS, Binding, escape, gettext_argument, template_of
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from extractor.templates import Binding
 
 CONTEXT_FUNCTION_LINES = 40
 """A docs snippet shows the whole enclosing function when it is at most this many lines..."""
@@ -108,6 +112,10 @@ def extract_source(
             gc.enable()
 
 
+class MessageSyntaxError(Exception):
+    """libcst cannot parse a message expression that `ast` parsed (its message is libcst's)."""
+
+
 def _failed(display: str, line: int, column: int, message: str) -> FileResult:
     return FileResult(display, (), ScanFailure(display, line, column, message))
 
@@ -140,12 +148,12 @@ def _extract(
     for spot in found.raises:
         try:
             sites.append(file.site(spot))
-        except cst.ParserSyntaxError as exc:
+        except MessageSyntaxError as exc:
             return _failed(
                 display,
                 spot.node.lineno,
                 file.column(spot.node.lineno, spot.node.col_offset) + 1,
-                f"libcst cannot parse the message of this raise: {exc.message}",
+                f"libcst cannot parse the message of this raise: {exc}",
             )
     return FileResult(display, tuple(sites))
 
@@ -483,22 +491,44 @@ class _File:
         return None
 
     def template(self, message: ast.expr, spot: Spot) -> str | None:
-        """The template of a message argument: libcst reads it, `ast` only rules out the rest."""
+        """The template of a message argument: literals and f-strings (also through a name
+        followed by rule 4 to one assignment) are read from `ast` and the source; libcst reads
+        the rest, `ast` only ruling out in advance what no rule covers."""
+        found = self.literal_template(message, spot)
+        if found is not None:
+            return found
+        expression = self.expression(message, spot.scope)
+        if expression is None:
+            return None
+        from extractor.templates import template_of
+
+        return template_of(
+            expression, lambda name: self.follow(spot, name), self.qualifier(spot.scope)
+        )
+
+    def literal_template(self, message: ast.expr, spot: Spot) -> str | None:
+        """The template of a literal or an f-string, or of a name whose single assignment in
+        the raise's scope (or, bound in no scope around it, at module level) is one; None for
+        anything else, which libcst then reads (the same rules give the same text)."""
+        if isinstance(message, ast.Name):
+            count = self.bindings(spot.scope)[message.id]
+            if count == 1:
+                followed = self.assigned(spot, message.id)
+            elif count == 0:
+                found = self.constant_value(spot.scope, message.id)
+                followed = None if found is None else found[0]
+            else:
+                return None
+            if followed is None or isinstance(followed, ast.Name):
+                return None
+            message = followed
         if isinstance(message, ast.Constant) and isinstance(message.value, str):
             # A literal (implicit concatenations included) is its value, braces doubled, as
             # libcst's reading gives it: `ast` already decoded it, line ends as Python reads them.
             return escape(message.value)
         if isinstance(message, ast.JoinedStr):
-            # An f-string is read from its source; libcst only where that reader gives up.
-            found = joined_template(self.text(message))
-            if found is not None:
-                return found
-        expression = self.expression(message, spot.scope)
-        if expression is None:
-            return None
-        return template_of(
-            expression, lambda name: self.follow(spot, name), self.qualifier(spot.scope)
-        )
+            return joined_template(self.text(message))
+        return None
 
     def qualifier(self, scope: Scope) -> Callable[[str], str | None]:
         """Qualified names of dotted names as written in `scope` (rule 5's functions)."""
@@ -518,8 +548,13 @@ class _File:
 
     def parse(self, node: ast.expr) -> cst.BaseExpression:
         """The libcst tree of an expression as written."""
+        import libcst as cst  # imported on first need: most messages are read without it
+
         # Parentheses let a multi-line expression parse on its own; they are not part of it.
-        wrapped = cst.parse_expression("(" + self.text(node) + ")")
+        try:
+            wrapped = cst.parse_expression("(" + self.text(node) + ")")
+        except cst.ParserSyntaxError as exc:
+            raise MessageSyntaxError(exc.message) from None
         return wrapped.with_changes(lpar=(), rpar=())
 
     def text_call(self, node: ast.Call, scope: Scope) -> bool:
@@ -548,7 +583,7 @@ class _File:
             if count > 1:
                 return self.built(spot, name)
             return self.constant(spot.scope, name)
-        except cst.ParserSyntaxError:
+        except MessageSyntaxError:
             # Code libcst cannot read here only leaves the message unread, not the file.
             return None
 
@@ -583,6 +618,8 @@ class _File:
                 value = self.expression(start, spot.scope)
                 if value is None:
                     return None
+                from extractor.templates import Binding
+
                 return Binding(value, tuple(self.parse(step) for step in reversed(steps)))
             if (
                 isinstance(statement, ast.AugAssign)
@@ -596,8 +633,27 @@ class _File:
         return None
 
     def constant(self, scope: Scope, name: str) -> Binding | None:
-        """A module-level constant: `name` bound nowhere in the scopes around the raise but the
-        module, and there once, by a top-level assignment. Its value reads in the module."""
+        """A module-level constant (`constant_value`), its value read in the module."""
+        found = self.constant_value(scope, name)
+        if found is None:
+            return None
+        value, module = found
+        expression = self.expression(value, module)
+        if expression is None:
+            return None
+        from extractor.templates import Binding
+
+        return Binding(
+            expression,
+            follow=partial(self.constant_at_module, module),
+            qualify=self.qualifier(module),
+            own=True,
+        )
+
+    def constant_value(self, scope: Scope, name: str) -> tuple[ast.expr, Scope] | None:
+        """The value of a module-level constant, and the module's scope: `name` bound nowhere
+        in the scopes around the raise but the module, and there once, by a top-level
+        assignment."""
         current: Scope | None = scope
         while current is not None and current.kind != "module":
             if self.bindings(current)[name]:
@@ -611,15 +667,7 @@ class _File:
         for statement in current.node.body:
             value = _assigned_value(statement, name)
             if value is not None:
-                expression = self.expression(value, current)
-                if expression is None:
-                    return None
-                return Binding(
-                    expression,
-                    follow=partial(self.constant_at_module, current),
-                    qualify=self.qualifier(current),
-                    own=True,
-                )
+                return value, current
         return None
 
     def constant_at_module(self, module: Scope, name: str) -> cst.BaseExpression | None:
@@ -632,7 +680,7 @@ class _File:
             if value is not None:
                 try:
                     return self.expression(value, module)
-                except cst.ParserSyntaxError:
+                except MessageSyntaxError:
                     return None
         return None
 
@@ -640,7 +688,9 @@ class _File:
         """The module's own bindings of each name (see `_module_binding_counts`)."""
         if self._globals is None:
             assert isinstance(module.node, ast.Module)
-            self._globals = _module_binding_counts(module.node)
+            # `global` statements are looked for only where the word is in the source.
+            declares = any("global" in line for line in self.lines)
+            self._globals = _module_binding_counts(module.node, declares)
         return self._globals
 
     def bindings(self, scope: Scope) -> Counter[str]:
@@ -1154,7 +1204,7 @@ def _binding_counts(scope: Scope) -> Counter[str]:
     return _count_bindings(ast.walk(scope.node), scope.node)
 
 
-def _module_binding_counts(module: ast.Module) -> Counter[str]:
+def _module_binding_counts(module: ast.Module, declares: bool) -> Counter[str]:
     """How many times each name is bound as a module global (conservative).
 
     `_binding_counts` of the module also counts every function's locals, so that a parameter
@@ -1162,6 +1212,8 @@ def _module_binding_counts(module: ast.Module) -> Counter[str]:
     count only for the names they declare `global`.
     """
     counts = _count_bindings(_module_level(module), module)
+    if not declares:
+        return counts  # the source holds no `global` statement
     for node in ast.walk(module):
         if isinstance(node, ast.Global):
             for name in node.names:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from extractor.templates import escape, fstring_text, python_line_ends
+from extractor.literals import escape, fstring_text, python_line_ends
 
 _PREFIX = re.compile(r"([rRbBuUfF]{0,2})('''|\"\"\"|'|\")")
 _BLANK = re.compile(r"(?:[ \t\f\r\n]+|\\\r?\n|#[^\r\n]*)+")

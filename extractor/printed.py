@@ -43,9 +43,9 @@ from pathlib import Path
 from extractor.calls import CallGraph, call_graph
 from extractor.extract import _File
 from extractor.imports import ModuleName, Scope, module_name_for, resolve
+from extractor.literals import escape, gettext_argument
 from extractor.locate import Spot, decode
 from extractor.model import FileResult, RaiseSite, ScanReport
-from extractor.templates import escape, gettext_argument
 
 _DEPTH = 6
 """How many factories, helpers and base constructors one site is followed through."""

@@ -31,14 +31,20 @@ rules below do not cover gives None, never a guess:
 from __future__ import annotations
 
 import ast
-import inspect
 import re
 import string
-import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
+
+from extractor.literals import (
+    LITERAL_FUNCTIONS,
+    escape,
+    fstring_text,
+    gettext_argument,
+    python_line_ends,
+)
 
 
 @dataclass(frozen=True)
@@ -61,31 +67,6 @@ Follow = Callable[[str], "cst.BaseExpression | Binding | None"]
 """Maps a variable name to the value of its single earlier assignment (or a `Binding`), or None."""
 Qualify = Callable[[str], str | None]
 """Maps a dotted name as written (`tw.dedent`) to its qualified name (`textwrap.dedent`), or None."""
-
-_LITERAL_FUNCTIONS: dict[str, Callable[[str], str]] = {
-    "textwrap.dedent": textwrap.dedent,
-    "inspect.cleandoc": inspect.cleandoc,
-}
-"""Functions of literal text whose result rule 5 computes: pure and deterministic."""
-TEXT_FUNCTIONS = frozenset(_LITERAL_FUNCTIONS)
-"""Their qualified names, for a caller that rules calls out before parsing them."""
-GETTEXT = {
-    **dict.fromkeys(("_", "gettext", "ugettext", "lazy_gettext", "gettext_lazy"), 0),
-    **dict.fromkeys(("ngettext", "ungettext", "ngettext_lazy", "lazy_ngettext"), 0),
-    **dict.fromkeys(("pgettext", "pgettext_lazy", "npgettext", "npgettext_lazy"), 1),
-}
-"""Translation calls by the last part of their name, with the index of the argument that holds
-the source-language text (after the context, for the `p` variants). Matched by that name
-rather than by import, as `_` is installed into builtins by `gettext.install`."""
-
-
-def gettext_argument(dotted: str | None, arguments: int) -> int | None:
-    """The index of the text argument when a call of `dotted` with that many positional
-    arguments is a gettext-style call, else None."""
-    if dotted is None:
-        return None
-    index = GETTEXT.get(dotted.rpartition(".")[2])
-    return index if index is not None and index < arguments else None
 
 
 @dataclass(frozen=True)
@@ -121,11 +102,6 @@ _MAX_FOLLOW = 3
 def source_of(node: cst.CSTNode) -> str:
     """The node's source exactly as written (libcst code generation)."""
     return _MODULE.code_for_node(node)
-
-
-def escape(text: str) -> str:
-    """Literal text as template text: braces doubled."""
-    return text.replace("{", "{{").replace("}", "}}")
 
 
 def template_of(
@@ -229,7 +205,7 @@ def _literal_function(node: cst.Call, names: _Names) -> Callable[[str], str] | N
     if dotted is None:
         return None
     qualified = names.qualify(dotted)
-    return None if qualified is None else _LITERAL_FUNCTIONS.get(qualified)
+    return None if qualified is None else LITERAL_FUNCTIONS.get(qualified)
 
 
 def _literal_value(node: cst.BaseExpression, names: _Names, depth: int) -> str | None:
@@ -347,25 +323,6 @@ def _string_template(node: cst.BaseExpression) -> str | None:
                 return None
         return "".join(pieces)
     return None
-
-
-def python_line_ends(text: str) -> str:
-    """Literal text as Python reads it: its tokenizer turns a CRLF or a lone CR inside a
-    triple-quoted literal into LF, so a file with Windows line ends still has LF in the value."""
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-
-
-def fstring_text(raw: str, is_raw: bool, quote: str) -> str:
-    """Template text of f-string literal text: escapes decoded, braces doubled."""
-    if is_raw or "\\" not in raw:
-        return python_line_ends(raw)  # the source already doubles literal braces
-    # Undouble first so that a brace an escape produces (`\x7b`) is doubled like the others.
-    plain = raw.replace("{{", "{").replace("}}", "}")
-    try:
-        value = ast.literal_eval(quote + plain + quote)
-    except (SyntaxError, ValueError):
-        return raw
-    return escape(value) if isinstance(value, str) else raw
 
 
 def _fstring_field(part: cst.FormattedStringExpression) -> str:

@@ -17,10 +17,25 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 
-from catalog import __version__
 from catalog.cli.commands import COMMANDS
 from catalog.core.errors import EXIT_USAGE, ErrcatError, report
 from extractor.files import ExtractorError
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed version, looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help"))
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        from catalog import __version__
+
+        print(f"errcat {__version__}")  # on stdout, as argparse's own version action writes
+        parser.exit()
+
 
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
@@ -98,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
             "catalog, and publish it as a docs site and a JSON API."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"errcat {__version__}")
+    parser.add_argument("--version", action=_Version, help="show errcat's version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="<command>")
     for command in COMMANDS:
         sub = subparsers.add_parser(command.NAME, help=command.HELP, description=command.HELP)

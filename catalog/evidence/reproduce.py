@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
+from catalog.evidence.limits import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from catalog.core.config import Config
@@ -62,8 +63,6 @@ if TYPE_CHECKING:
 RESULTS_FILE = "reproduced.json"
 """File name inside the catalog folder."""
 FORMAT_VERSION = 1
-DEFAULT_TIMEOUT = 10.0
-"""Seconds one call may run before it is killed with its process group."""
 MEMORY_LIMIT = 2 * 1024**3
 """Bytes of address space a call's child may map (RLIMIT_AS)."""
 MAX_CANDIDATES = 3

@@ -277,21 +277,41 @@ def test_small_scans_stay_in_one_process(tmp_path: Path) -> None:
     assert auto_jobs(400, 5_800_000) == min(available_cpus(), 11)
 
 
-def test_warm_scan_does_not_import_libcst(tmp_path: Path) -> None:
-    """A scan served entirely from the cache never loads libcst."""
-    write(tmp_path / "src/m.py", 'raise ValueError("m")\n')
+def _scan_imports_libcst(tmp_path: Path, source: str, runs: int) -> list[list[str]]:
+    """Each run's cache hits and whether it loaded libcst, scanning `source` in a fresh process."""
+    write(tmp_path / "src/m.py", source)
     code = (
         "import sys\nfrom pathlib import Path\nfrom extractor import scan_paths\n"
         f"r = scan_paths([Path({str(tmp_path / 'src')!r})], cache_dir=Path({str(tmp_path)!r}))\n"
         "print(r.cache_hits, 'libcst' in sys.modules)\n"
     )
-    outputs = [
+    return [
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         ).stdout.split()
-        for _ in range(2)
+        for _ in range(runs)
     ]
-    assert outputs == [["0", "True"], ["1", "False"]]
+
+
+def test_warm_scan_does_not_import_libcst(tmp_path: Path) -> None:
+    """A scan served entirely from the cache never loads libcst, even where the cold scan
+    needed it (a `%` message)."""
+    source = 'def f(x):\n    raise ValueError("bad %s" % x)\n'
+    assert _scan_imports_libcst(tmp_path, source, 2) == [["0", "True"], ["1", "False"]]
+
+
+def test_literal_and_fstring_messages_are_read_without_libcst(tmp_path: Path) -> None:
+    """Literals and f-strings, also through a name assigned once or a module constant, are
+    read from the source alone: a cold scan of only those never loads libcst."""
+    source = (
+        'LIMIT = "at most {n}"\n'
+        "def f(x, n):\n"
+        '    if x:\n        raise ValueError("m")\n'
+        '    msg = f"bad {x!r:>{n}}"\n'
+        "    if n:\n        raise ValueError(msg)\n"
+        "    raise ValueError(LIMIT)\n"
+    )
+    assert _scan_imports_libcst(tmp_path, source, 1) == [["0", "False"]]
 
 
 def test_extractor_never_imports_the_catalog() -> None:

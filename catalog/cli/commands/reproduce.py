@@ -38,7 +38,8 @@ def _seconds(text: str) -> float:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from catalog.evidence.reproduce import DEFAULT_TIMEOUT
+    # The evidence stage is imported by `run` alone: every other command builds this parser.
+    from catalog.evidence.limits import DEFAULT_TIMEOUT
 
     parser.add_argument("ids", nargs="*", metavar="ID", help="entries to reproduce (default: all)")
     parser.add_argument(
