@@ -125,8 +125,8 @@ def _progress_bar(total: int) -> Any:
 
 
 def _extract_all(work: Sequence[_Work], cache: Cache | None) -> list[FileResult]:
-    # Imported on first parse: libcst costs a tenth of a second to import, which a scan
-    # answered from its cache never needs.
+    # Imported on first parse: a scan answered from its cache never needs the extractor (and
+    # libcst, which it imports only for the messages its source readers leave, never at all).
     from extractor.extract import extract_bytes
 
     # With a cache, each file's call summary (`extractor.calls`) is made from the tree parsed
@@ -176,8 +176,9 @@ def _extract_parallel(
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    # Forked workers share modules imported here, libcst included, instead of each importing
-    # them again.
+    # Forked workers share modules imported here instead of each importing them again. libcst
+    # is not among them: each worker imports it on its first message the source readers leave
+    # (measured: letting the workers hand such files back to this process was slower).
     import extractor.extract  # noqa: F401
 
     # A few batches per worker balance uneven files without much messaging.
