@@ -10,6 +10,10 @@ whose speed drifts weighs on all of them alike. Prints wall times (best and medi
 ratios of the medians, and the median of each round's own ratio.
 The scans run in a temporary folder, so the project's own cache is neither used nor touched.
 
+`--fstrings` checks that `extractor/fstrings.py` reads every f-string of the installed torch and
+the standard library (all of them, not only raise messages) as libcst's reading of the same
+source does, and counts those it leaves to libcst; exit 1 when one differs.
+
 `--against REF` also checks that this checkout's extractor reads every raise site of the whole
 installed torch and of the standard library exactly as the extractor of git revision REF does
 (every field of every site, each extractor in a process of its own); exit 1 when they differ.
@@ -55,6 +59,7 @@ print(count)
 """
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 TARGETS = {"cold": 0.8, "warm": 0.25}
 """Issue 28: the cold scan at most 0.8x the `ast` baseline; the warm one a quarter of it."""
 
@@ -91,6 +96,51 @@ def timed(command: list[str], cwd: Path) -> tuple[float, str]:
 def errcat_command() -> list[str]:
     script = Path(sys.executable).parent / "errcat"
     return [str(script)] if script.exists() else [sys.executable, "-m", "catalog"]
+
+
+def fstrings_agree(torch: Path) -> bool:
+    """Whether the f-string reader and libcst give the same template for every f-string."""
+    import ast
+    import sysconfig
+    import warnings
+
+    import libcst as cst
+
+    from extractor.extract import _File
+    from extractor.fstrings import joined_template
+    from extractor.templates import template_of
+
+    total = left = 0
+    differing: list[str] = []
+    warnings.simplefilter("ignore")  # invalid escapes in the sources are theirs
+    for root in (torch, Path(sysconfig.get_paths()["stdlib"])):
+        for path in sorted(root.rglob("*.py")):
+            try:
+                source = path.read_text(encoding="utf-8")
+                tree = ast.parse(source)
+            except (OSError, SyntaxError, ValueError, UnicodeError, RecursionError):
+                continue
+            file = _File(source, str(path), None)  # type: ignore[arg-type]
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.JoinedStr):
+                    continue
+                total += 1
+                text = file.text(node)
+                read = joined_template(text)
+                if read is None:
+                    left += 1
+                    continue
+                tree_of = cst.parse_expression("(" + text + ")").with_changes(lpar=(), rpar=())
+                if read != template_of(tree_of):
+                    differing.append(f"{path}:{node.lineno}: {text[:120]!r}")
+    print(
+        f"f-strings of torch and the standard library: {total}; read from the source as libcst "
+        f"reads them: {total - left - len(differing)}; left to libcst: {left}; "
+        f"different: {len(differing)}"
+    )
+    for line in differing[:5]:
+        print(f"  {line}")
+    return not differing
 
 
 def same_sites(ref: str, torch: Path, work: Path) -> bool:
@@ -132,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (default 3)")
     parser.add_argument("--against", metavar="REF", help="also compare every site with REF's")
+    parser.add_argument(
+        "--fstrings", action="store_true", help="also check every f-string's reading"
+    )
     args = parser.parse_args(argv)
     folders = [folder.resolve() for folder in args.folders] or default_folders()
     files = python_files(folders)
@@ -176,7 +229,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"target <= {TARGETS[name]}x)"
                 )
             print(line)
-        if args.against and not same_sites(args.against, default_folders()[0].parent, work):
+        torch = default_folders()[0].parent
+        if args.fstrings and not fstrings_agree(torch):
+            return 1
+        if args.against and not same_sites(args.against, torch, work):
             return 1
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import file_digests, mkdocs
 from test_build_project import (
     ACTIVE_ID,
@@ -261,6 +262,27 @@ def test_a_killed_build_leaves_the_previous_site(tmp_path: Path) -> None:
     assert out.resolve() == before and file_digests(out.resolve()) == snapshot
     after = build_site(load_config(root), out).version
     assert sorted(out.parent.glob("site-*")) == sorted([before, after])
+
+
+def test_a_build_leaves_explains_index_current(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a prose edit, `errcat build` compiles explain's index of the edited catalog: the
+    first `errcat explain` answers from it without loading the YAML again."""
+    from catalog.matching.message_index import catalog_key, index_path, read_cached
+
+    root = make_project(tmp_path)
+    path = root / "catalog" / "widgets.core.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    draft = next(entry for entry in data["errors"] if entry["status"] == "draft")
+    draft["meaning"] = "Written after new."
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    monkeypatch.chdir(root)
+    config = load_config(root)
+    assert read_cached(index_path(config), str(catalog_key(config))) is None
+    assert main(["build"]) == 0
+    capsys.readouterr()
+    assert read_cached(index_path(config), str(catalog_key(config))) is not None
 
 
 def test_an_invalid_catalog_builds_nothing(

@@ -81,7 +81,7 @@ def _announce_wait(pid: int | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for MkDocs.
-    from catalog.cli.commands.common import print_findings
+    from catalog.cli.commands.common import index_for_explain, print_findings
     from catalog.core.config import ConfigError, load_config
     from catalog.core.findings import CatalogInvalid
     from catalog.core.project import BUILD_FOLDER, caching
@@ -132,4 +132,5 @@ def run(args: argparse.Namespace) -> int:
         f"errcat build: {result.pages} pages and {result.api_files} API files from commit "
         f"{result.commit} in {result.seconds:.1f} s; published {result.out} -> {result.version.name}"
     )
+    index_for_explain(config)
     return 0

@@ -6,6 +6,7 @@ which every stage uses; only command-line concerns live here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Iterable
@@ -64,3 +65,16 @@ def valid_catalog_or_report(config: Config, command: str) -> Catalog | None:
             file=sys.stderr,
         )
         return None
+
+
+def index_for_explain(config: Config) -> None:
+    """Compile explain's index of the catalog as it is now, where it is not current: after
+    `new` writes drafts or `build` publishes an edited catalog, the first `errcat explain`
+    then answers from it instead of reading and indexing every YAML file itself (about a
+    second on a whole-torch catalog)."""
+    from catalog.core.errors import ErrcatError
+    from catalog.matching.message_index import load_index
+
+    # A catalog that does not load is reported by the commands that read it; this one is done.
+    with contextlib.suppress(ErrcatError):
+        load_index(config)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from catalog.core.config import Config
+    pass
 
 NAME = "new"
 HELP = "scaffold draft catalog entries for uncatalogued raise sites (writes unless --dry-run)"
@@ -23,7 +22,11 @@ def run(args: argparse.Namespace) -> int:
     # Imported here so that `errcat --help` and other commands do not pay for them.
     from catalog.authoring.codegen import write_all_atomically
     from catalog.authoring.drafting import plan_new
-    from catalog.cli.commands.common import print_findings, valid_catalog_or_report
+    from catalog.cli.commands.common import (
+        index_for_explain,
+        print_findings,
+        valid_catalog_or_report,
+    )
     from catalog.core.config import load_config
     from catalog.core.findings import Finding
     from catalog.core.project import scan_package
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         files[schema_path] = schema_text
     write_all_atomically(files)
     if plan.drafts:
-        _index_for_explain(config)
+        index_for_explain(config)
     print(
         f"errcat new: wrote {len(plan.drafts)} draft(s) to {len(plan.files)} file(s)"
         f"{f', and the catalog schema to {schema}' if schema else ''}{tail}"
@@ -81,14 +84,3 @@ def run(args: argparse.Namespace) -> int:
         # `generated = false`: every entry is catalogued in place, its raises left as written.
         print("next: write their prose")
     return 0
-
-
-def _index_for_explain(config: Config) -> None:
-    """Compile explain's index of the catalog just written, so that the first `errcat
-    explain` after `new` answers from it rather than parsing every new YAML file itself."""
-    from catalog.core.errors import ErrcatError
-    from catalog.matching.message_index import load_index
-
-    # A catalog that does not load is reported by the commands that read it; `new` is done.
-    with contextlib.suppress(ErrcatError):
-        load_index(config)
