@@ -132,5 +132,6 @@ def run(args: argparse.Namespace) -> int:
         f"errcat build: {result.pages} pages and {result.api_files} API files from commit "
         f"{result.commit} in {result.seconds:.1f} s; published {result.out} -> {result.version.name}"
     )
-    index_for_explain(config)
+    if not args.no_cache:  # the index lives in the cache folder `--no-cache` leaves alone
+        index_for_explain(config)
     return 0
