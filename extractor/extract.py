@@ -770,100 +770,55 @@ class _File:
         the scope fills with caught exceptions only (`fatals.append(err)`, then
         `raise fatals[0]`).
         """
-        scope_node = spot.scope.node
         total = self.bindings(spot.scope)[name]
         found = 0
         others: list[ast.expr] = []
-
-        def caught(value: ast.expr, handlers: tuple[str, ...]) -> bool:
-            if isinstance(value, ast.Name):
-                return value.id in handlers
-            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
-                return self.caught_list(spot, value.value.id)
-            return False
-
-        def visit(body: list[ast.stmt], handlers: tuple[str, ...]) -> bool:
-            nonlocal found
-            for statement in body:
-                if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    continue
-                target: ast.expr | None = None
-                value: ast.expr | None = None
-                if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-                    target, value = statement.targets[0], statement.value
-                elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-                    target, value = statement.target, statement.value
-                if isinstance(target, ast.Name) and target.id == name:
-                    assert value is not None
-                    found += 1
-                    if not (
-                        (isinstance(value, ast.Constant) and value.value is None)
-                        or caught(value, handlers)
-                    ):
-                        others.append(value)
-                for block in ("body", "orelse", "finalbody"):
-                    if not visit(getattr(statement, block, None) or [], handlers):
-                        return False
-                for handler in getattr(statement, "handlers", None) or []:
-                    inner = (*handlers, handler.name) if handler.name else handlers
-                    if not visit(handler.body, inner):
-                        return False
-                for case in getattr(statement, "cases", None) or []:
-                    if not visit(case.body, handlers):
-                        return False
-            return True
-
-        if not visit(scope_node.body, ()) or found == 0 or found != total:
-            return None
-        return others
+        for statement, handlers in _with_handlers(spot.scope.node.body):
+            value = _assigned_value(statement, name)
+            if value is None:
+                continue
+            found += 1
+            if isinstance(value, ast.Constant) and value.value is None:
+                continue
+            if isinstance(value, ast.Name) and value.id in handlers:
+                continue
+            if (
+                isinstance(value, ast.Subscript)
+                and isinstance(value.value, ast.Name)
+                and self.caught_list(spot, value.value.id)
+            ):
+                continue
+            others.append(value)
+        return others if found and found == total else None
 
     def caught_list(self, spot: Spot, name: str) -> bool:
         """Whether `name` is a list the raise's scope fills with caught exceptions only: bound
         to `[]` alone, given items only by `append`/`insert` of a handler's `as` name inside
         that handler, and otherwise only read (indexed, sorted, measured, tested)."""
-        scope_node = spot.scope.node
         bound = 0
         checked: set[int] = set()
-
-        def visit(body: list[ast.stmt], handlers: tuple[str, ...]) -> bool:
-            nonlocal bound
-            for statement in body:
-                if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    continue
-                value = _assigned_value(statement, name)
-                if value is not None:
-                    if not (isinstance(value, ast.List) and not value.elts):
-                        return False
-                    bound += 1
-                call = statement.value if isinstance(statement, ast.Expr) else None
-                if (
-                    isinstance(call, ast.Call)
-                    and isinstance(call.func, ast.Attribute)
-                    and isinstance(call.func.value, ast.Name)
-                    and call.func.value.id == name
-                    and call.func.attr in _ADDING
-                ):
-                    item = call.args[-1] if call.args else None
-                    if not (isinstance(item, ast.Name) and item.id in handlers):
-                        return False
-                    checked.add(id(call.func))
-                for block in ("body", "orelse", "finalbody"):
-                    if not visit(getattr(statement, block, None) or [], handlers):
-                        return False
-                for handler in getattr(statement, "handlers", None) or []:
-                    inner = (*handlers, handler.name) if handler.name else handlers
-                    if not visit(handler.body, inner):
-                        return False
-                for case in getattr(statement, "cases", None) or []:
-                    if not visit(case.body, handlers):
-                        return False
-            return True
-
-        if not visit(scope_node.body, ()) or bound == 0:
+        for statement, handlers in _with_handlers(spot.scope.node.body):
+            value = _assigned_value(statement, name)
+            if value is not None:
+                if not (isinstance(value, ast.List) and not value.elts):
+                    return False
+                bound += 1
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id == name
+                and call.func.attr in _ADDING
+            ):
+                item = call.args[-1] if call.args else None
+                if not (isinstance(item, ast.Name) and item.id in handlers):
+                    return False
+                checked.add(id(call.func))
+        if bound == 0 or bound != self.bindings(spot.scope)[name]:
             return False
-        if bound != self.bindings(spot.scope)[name]:
-            return False
-        return all(_only_read(parent, child, checked) for parent, child in _uses(scope_node, name))
+        uses = _uses(spot.scope.node, name)
+        return all(_only_read(parent, child, checked) for parent, child in uses)
 
     def assigned(self, spot: Spot, name: str) -> ast.expr | None:
         """The value of `name`'s single assignment in the raise's scope, before the raise."""
@@ -1113,6 +1068,24 @@ def _blocks_to(body: list[ast.stmt], target: ast.stmt) -> Iterator[tuple[list[as
                 yield body, index
                 yield from inner
                 return
+
+
+def _with_handlers(
+    body: list[ast.stmt], handlers: tuple[str, ...] = ()
+) -> Iterator[tuple[ast.stmt, tuple[str, ...]]]:
+    """Each statement of a scope (not entering nor yielding nested definitions) with the `as`
+    names of the `except` handlers it stands in, outermost first."""
+    for statement in body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        yield statement, handlers
+        for block in ("body", "orelse", "finalbody"):
+            yield from _with_handlers(getattr(statement, block, None) or [], handlers)
+        for handler in getattr(statement, "handlers", None) or []:
+            inner = (*handlers, handler.name) if handler.name else handlers
+            yield from _with_handlers(handler.body, inner)
+        for case in getattr(statement, "cases", None) or []:
+            yield from _with_handlers(case.body, handlers)
 
 
 def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
