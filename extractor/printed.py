@@ -1055,6 +1055,8 @@ def _args_formatted(
     if left is None or left >= len(arguments):
         return None
     form = arguments[left].literal
+    if form is None:
+        return None
     right = returned.right
     values: list[_Text] = []
     if isinstance(right, ast.Tuple):
@@ -1067,8 +1069,6 @@ def _args_formatted(
     elif (single := _args_item(right, self_name)) is not None and single < len(arguments):
         values = [arguments[single]]
     else:
-        return None
-    if form is None:
         return None
     conversions = _PERCENT.findall(form)
     if any(c not in "sr%" for c in conversions):
