@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 NAME = "new"
 HELP = "scaffold draft catalog entries for uncatalogued raise sites (writes unless --dry-run)"
