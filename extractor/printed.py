@@ -32,6 +32,7 @@ them (a callee, a class along a chain), each once.
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import os
 import re
@@ -303,6 +304,8 @@ class Printed:
             return site
         if qualified is None:
             qualified = self._star_name(site.path, exception)
+        if qualified is None and _held(exception):
+            qualified = self._default_class(exception, self._site_context(site))
         # The raise's file is read again only where a factory or a composing class may stand
         # behind it: a raise of a plain class of the package costs nothing more.
         needs = (qualified is None and "." in exception) or (
@@ -379,6 +382,70 @@ class Printed:
                 return None, None
             current = current.parent
         return None, None
+
+    def _default_class(self, exception: str, context: _Context | None) -> str | None:
+        """The class a raise of a parameter raises when it is left to its default, directly
+        (`def fail(msg, exc=TemplateSyntaxError): raise exc(msg)`) or stored by `__init__`
+        (`self._exception = exc`, raised as `raise self._exception(msg)`); None where the
+        name has any other binding, the attribute another assignment, or the default is no
+        class. Callers that pass another class raise that one: the default is what the code
+        raises unless told otherwise, so the site is read as the default's."""
+        if context is None or context.function is None:
+            return None
+        root, _, attribute = exception.partition(".")
+        if not attribute:
+            return self._parameter_default(root, context.function, context.scope, context.module)
+        if root != context.self_name or "." in attribute or context.self_class is None:
+            return None
+        path, qualname = context.self_class
+        module = self.module(path)
+        klass = module.scopes.get(qualname, (None, None))[0]
+        found = self.graph.method_of(path, qualname, "__init__")
+        if not isinstance(klass, ast.ClassDef) or found is None or found[0] != path:
+            return None
+        init, scope = self.module(found[0]).function(found[1])
+        assigned = [
+            value
+            for method in klass.body
+            if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+            for value in _attribute_assignments(method, attribute)
+        ]
+        if len(assigned) != 1 or not isinstance(assigned[0], ast.Name):
+            return None
+        if not any(value is assigned[0] for value in _attribute_assignments(init, attribute)):
+            return None
+        return self._parameter_default(assigned[0].id, init, scope, module)
+
+    def _parameter_default(
+        self,
+        name: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        scope: Scope,
+        module: _Module,
+    ) -> str | None:
+        """The class a parameter defaults to, where the function never rebinds it."""
+        spec = node.args
+        positional = [*spec.posonlyargs, *spec.args]
+        defaults = dict(
+            zip([p.arg for p in positional][len(positional) - len(spec.defaults) :], spec.defaults)
+        )
+        for parameter, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+            if default is not None:
+                defaults[parameter.arg] = default
+        default = defaults.get(name)
+        dotted = None if default is None else _dotted(default)
+        if dotted is None or _rebinds(node, name):
+            return None
+        qualified = resolve(dotted, scope.parent or scope, module.module)
+        if qualified is None:
+            return None
+        if qualified.startswith("builtins."):
+            return qualified if _is_builtin_exception(qualified) else None
+        named = self.graph.class_named(qualified)
+        if named is None:
+            return None
+        defined = self.graph.class_at(named[0], named[1])
+        return defined[0] if defined is not None else qualified
 
     def _star_name(self, path: str, dotted: str) -> str | None:
         """A name bound by `from x import *` only, as the call graph knows the modules."""
@@ -1323,6 +1390,58 @@ def _base_inits(
         named = _dotted(func.value)
         if named is not None:
             yield statement, call, named
+
+
+def _held(exception: str) -> bool:
+    """Whether a raised name may hold a class through a parameter: `exc`, `self._exc`."""
+    parts = exception.split(".")
+    return len(parts) <= 2 and all(part.isidentifier() for part in parts)
+
+
+def _is_builtin_exception(qualified: str) -> bool:
+    found = getattr(builtins, qualified.partition(".")[2], None)
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
+def _rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether the function's body binds `name` (beyond the parameter itself)."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, ast.Store):
+            return True
+        if isinstance(inner, ast.Global | ast.Nonlocal) and name in inner.names:
+            return True
+    return False
+
+
+def _attribute_assignments(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, attribute: str
+) -> Iterator[ast.expr]:
+    """The values a method assigns to `<first parameter>.<attribute>`, anywhere in its body
+    (`del` and augmented assignments count as assignments of no readable value)."""
+    positional = [*node.args.posonlyargs, *node.args.args]
+    if not positional:
+        return
+    owner = positional[0].arg
+    for inner in ast.walk(node):
+        targets: list[ast.expr] = []
+        value: ast.expr = ast.Constant(None)
+        if isinstance(inner, ast.Assign):
+            targets, value = inner.targets, inner.value
+        elif isinstance(inner, ast.AnnAssign):
+            targets = [inner.target]
+            value = inner.value if inner.value is not None else value
+        elif isinstance(inner, ast.AugAssign):
+            targets = [inner.target]
+        elif isinstance(inner, ast.Delete):
+            targets = inner.targets
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == attribute
+                and isinstance(target.value, ast.Name)
+                and target.value.id == owner
+            ):
+                yield value
 
 
 def _self_assignments(

@@ -522,3 +522,60 @@ def test_str_formatting_args_with_a_fallback_prints_the_formatted_text(tmp_path:
     assert sites[7].printed == "unknown token 'x' at {where} (100%)"
     assert sites[9].printed == "bad count %d"
     assert sites[10].printed == "two %s %s"
+
+
+def test_a_class_held_by_a_parameter_is_its_default(tmp_path: Path) -> None:
+    """`raise exc(msg)` of a parameter left to a class default, and `raise self._exc(msg)` of
+    an attribute `__init__` sets from such a parameter, raise that default unless a caller
+    passes another: the site is read as the default's. A parameter the function rebinds, an
+    attribute another method assigns, or a default that is no class stay unread."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/errors.py": """
+                class TemplateError(Exception):
+                    pass
+                """,
+            "pkg/main.py": """
+                from pkg.errors import TemplateError
+
+                def fail(msg, exc=TemplateError):
+                    raise exc(msg)
+
+                def fail_builtin(msg, *, exc=KeyError):
+                    raise exc(msg)
+
+                class Undefined:
+                    def __init__(self, name, exc=TemplateError):
+                        self.name = name
+                        self._exc = exc
+
+                    def fail(self):
+                        raise self._exc(f"{self.name!r} is undefined")
+
+                class Moving:
+                    def __init__(self, exc=TemplateError):
+                        self._exc = exc
+
+                    def swap(self, other):
+                        self._exc = other
+
+                    def fail(self):
+                        raise self._exc("moved")
+
+                def rebound(msg, exc=TemplateError):
+                    if not msg:
+                        exc = ValueError
+                    raise exc(msg)
+
+                def not_a_class(msg, exc=len):
+                    raise exc(msg)
+                """,
+        },
+    )
+    assert sites[4].qualified_name == "pkg.errors.TemplateError"
+    assert sites[7].qualified_name == "builtins.KeyError"
+    assert sites[15].qualified_name == "pkg.errors.TemplateError"
+    assert sites[25].qualified_name is None
+    assert sites[30].qualified_name is None
+    assert sites[33].qualified_name is None
