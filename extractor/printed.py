@@ -424,15 +424,7 @@ class Printed:
         module: _Module,
     ) -> str | None:
         """The class a parameter defaults to, where the function never rebinds it."""
-        spec = node.args
-        positional = [*spec.posonlyargs, *spec.args]
-        defaults = dict(
-            zip([p.arg for p in positional][len(positional) - len(spec.defaults) :], spec.defaults)
-        )
-        for parameter, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
-            if default is not None:
-                defaults[parameter.arg] = default
-        default = defaults.get(name)
+        default = _defaults(node).get(name)
         dotted = None if default is None else _dotted(default)
         if dotted is None or _rebinds(node, name):
             return None
@@ -628,16 +620,7 @@ class Printed:
         bindings: dict[str, _Text] = {}
         for parameter, text in zip(positional, arguments, strict=False):
             bindings[parameter.arg] = text
-        defaults = dict(
-            zip(
-                [p.arg for p in positional][len(positional) - len(spec.defaults) :],
-                spec.defaults,
-                strict=True,
-            )
-        )
-        for parameter, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
-            if default is not None:
-                defaults[parameter.arg] = default
+        defaults = _defaults(node)
         names = {p.arg for p in (*positional, *spec.kwonlyargs)}
         for key, text in keywords.items():
             if key not in names:
@@ -1390,6 +1373,19 @@ def _base_inits(
         named = _dotted(func.value)
         if named is not None:
             yield statement, call, named
+
+
+def _defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Each parameter's default expression, by the parameter's name."""
+    spec = node.args
+    positional = [p.arg for p in (*spec.posonlyargs, *spec.args)]
+    defaults = dict(
+        zip(positional[len(positional) - len(spec.defaults) :], spec.defaults, strict=True)
+    )
+    for parameter, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+        if default is not None:
+            defaults[parameter.arg] = default
+    return defaults
 
 
 def _held(exception: str) -> bool:
