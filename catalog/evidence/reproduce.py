@@ -876,8 +876,10 @@ def reproduce(
     only: Iterable[str] | None = None,
     jobs: int = 1,
     timeout: float = DEFAULT_TIMEOUT,
+    sites: Mapping[str, Sequence[RaiseSite]] | None = None,
 ) -> ReproduceRun:
-    """Try the candidate calls of every entry's sites (or of the ids in `only`), `jobs` at once."""
+    """Try the candidate calls of every entry's sites (or of the ids in `only`), `jobs` at once;
+    `sites` are `sites_by_entry`'s, when the caller has them."""
     from catalog.core.project import import_root, module_name
 
     started = time.monotonic()
@@ -886,7 +888,8 @@ def reproduce(
     if wanted is not None:
         by_id = catalog.by_id()
         entries = [by_id[entry_id] for entry_id in wanted if entry_id in by_id]
-    sites = sites_by_entry(config, catalog)
+    if sites is None:
+        sites = sites_by_entry(config, catalog)
     plans: list[tuple[Entry, list[SiteOutcome | _Job]]] = []
     for entry in entries:
         plan: list[SiteOutcome | _Job] = []

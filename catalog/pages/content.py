@@ -22,13 +22,14 @@ from catalog.core.model import Catalog, Entry, Status
 from catalog.core.project import generated_module
 from catalog.entries.verified import RESULTS_FILE, Verification, load_results, verified_on
 from catalog.evidence.reproduce import load_reproduced
+from catalog.evidence.suite import load_seen
 from catalog.evidence.tested import tested_by_entry
 from catalog.gate.stats import Stats, catalog_stats
 from catalog.matching import browser_index
 from catalog.matching.messages import catalog_rows
 from catalog.pages import api, blocks, entry_schema, templating
 from catalog.pages.errorpages import ErrorPages, Todo
-from catalog.pages.knowledge import KnowledgeItem, knowledge_by_entry, reproduced_items
+from catalog.pages.knowledge import KnowledgeItem, Tested, knowledge_by_entry, reproduced_items
 from catalog.pages.pagecache import PageCache
 from catalog.pages.related import related_entries
 from catalog.pages.repository import Repository, read_repository
@@ -202,21 +203,36 @@ def _reproduced(config: Config, repository: Repository) -> dict[str, list[Knowle
 
 def _expectations(
     config: Config, catalog: Catalog, repository: Repository
-) -> dict[str, tuple[Expectation, ...]]:
-    """The package's tests that expect each entry, their paths relative to the repository."""
+) -> dict[str, list[Tested]]:
+    """The package's tests that expect each entry, their paths relative to the repository:
+    those `errcat reproduce` saw catching it (with the site), then those paired by reading
+    whose expectation the run did not place."""
     found, _failures = read_expectations(list(config.tests), cwd=config.root)
     # A test file that does not parse costs its expectations only: pages never depend on it.
     paired = tested_by_entry(catalog, found, generated_module=generated_module(config))
-    return {
-        entry_id: tuple(
-            replace(
-                expectation,
-                path=_repository_path(repository, str(config.root / expectation.path)),
-            )
-            for expectation in expectations
-        )
-        for entry_id, expectations in paired.items()
-    }
+    seen = load_seen(config.catalog, config.root)
+    at = {(expectation.path, expectation.line): expectation for expectation in found}
+    placed = {(s.test_path, s.test_line) for rows in seen.values() for s in rows}
+
+    def shown(expectation: Expectation) -> Expectation:
+        path = _repository_path(repository, str(config.root / expectation.path))
+        return replace(expectation, path=path)
+
+    result: dict[str, dict[tuple[str, int], Tested]] = {}
+    for entry_id, rows in seen.items():
+        for row in rows:
+            expectation = at.get((row.test_path, row.test_line))
+            if expectation is not None:
+                site = _repository_path(repository, str(config.root / row.site_path))
+                result.setdefault(entry_id, {}).setdefault(
+                    (row.test_path, row.test_line), (shown(expectation), f"{site}:{row.site_line}")
+                )
+    for entry_id, expectations in paired.items():
+        for expectation in expectations:
+            key = (expectation.path, expectation.line)
+            if key not in placed:
+                result.setdefault(entry_id, {}).setdefault(key, (shown(expectation), None))
+    return {entry_id: list(rows.values()) for entry_id, rows in result.items()}
 
 
 def _groups(entries: list[Entry], key: str) -> list[templating.Group]:

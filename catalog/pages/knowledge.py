@@ -5,8 +5,9 @@ Nothing here is authored in the catalog: each item is read from the package (see
 
 - `documented`: the raising function's docstring names this exception in its raises section
   (read by `extractor.docstrings`, attached to the raise site);
-- `tested`: a test of the package expects this error (`extractor.expectations`, paired with the
-  entry by `catalog.evidence.tested`);
+- `tested`: a test of the package expects this error (`extractor.expectations`), paired with the
+  entry by reading (`catalog.evidence.tested`) or, more often and exactly, by what its
+  expectation caught when `errcat reproduce` ran the tests (`catalog.evidence.suite`);
 - `remedy`: the raise sits under an `if` that tests only parameters of the public function that
   raises it, so a caller avoids it by passing values for which the test is false; the test is
   turned around by `extractor.conditions.negated`, exactly (`not a <= b` gives `a <= b`,
@@ -14,8 +15,9 @@ Nothing here is authored in the catalog: each item is read from the package (see
 - `reproduced`: a call `errcat reproduce` ran and saw raise this entry at its site
   (`reproduced_items`, from the results `catalog.evidence.reproduce` stores beside the catalog).
 
-`verified` is true for `reproduced` items only: errcat read the others and ran nothing (only
-`errcat reproduce` runs the package's code, never the build).
+`verified` is true for `reproduced` items and for `tested` items seen catching the error: errcat
+read the others and ran nothing (only `errcat reproduce` runs the package's code, never the
+build, which reads what it stored).
 """
 
 from __future__ import annotations
@@ -182,23 +184,36 @@ def documented(source: Source) -> list[KnowledgeItem]:
     return items
 
 
-def tested(expectations: Sequence[Expectation]) -> list[KnowledgeItem]:
-    """A test of the package that expects this error, with its code."""
+Tested = tuple["Expectation", "str | None"]
+"""A test that expects the error, with where `errcat reproduce` saw its expectation catch the
+error raised (`path:line` of the site), or None when it was paired by reading alone."""
+
+
+def tested(expectations: Sequence[Tested]) -> list[KnowledgeItem]:
+    """A test of the package that expects this error, with its code; those seen catching it
+    first (verified), then those paired by reading."""
     items = []
-    for expectation in expectations[:MAX_TESTED]:
+    ordered = sorted(expectations, key=lambda pair: pair[1] is None)
+    for expectation, seen_at in ordered[:MAX_TESTED]:
         where = code_span(expectation.function) if expectation.function else "A test"
         matched = (
             f", with a message matching {code_span(expectation.pattern)}"
             if expectation.pattern
             else ""
         )
+        ran = (
+            f" Run by `errcat reproduce`, it caught this error raised at {code_span(seen_at)}."
+            if seen_at is not None
+            else ""
+        )
         items.append(
             KnowledgeItem(
                 kind="tested",
-                text=f"{where} expects {code_span(expectation.exception)}{matched}.",
+                text=f"{where} expects {code_span(expectation.exception)}{matched}.{ran}",
                 code=expectation.code,
                 path=expectation.path,
                 line=expectation.line,
+                verified=seen_at is not None,
             )
         )
     return items
@@ -225,7 +240,7 @@ def reproduced_items(reproductions: Iterable[Reproduction]) -> list[KnowledgeIte
 def knowledge_by_entry(
     entry_ids: Iterable[str],
     sources: Mapping[str, Sequence[Source]],
-    expectations: Mapping[str, Sequence[Expectation]],
+    expectations: Mapping[str, Sequence[Tested]],
     reproduced: Mapping[str, Sequence[KnowledgeItem]] | None = None,
 ) -> dict[str, tuple[KnowledgeItem, ...]]:
     """Each entry's items in the order of `KINDS`: documented, tested, the calls `errcat

@@ -160,7 +160,8 @@ def test_human_output_names_calls_and_sums_up(tmp_path: Path) -> None:
     lines = out.splitlines()
     assert f"{ACTIVE_ID} TurnBackwards: reproduced by turn('x', -1)" in lines
     assert f"{RETIRED_ID} WidgetJammed: not reproduced (raised nowhere in the package)" in lines
-    assert lines[-1] == "4 entries: 3 reproduced, 0 failed, 1 without a candidate"
+    assert lines[-2] == "4 entries: 3 reproduced, 0 failed, 1 without a candidate"
+    assert lines[-1] == "tests: not run: no test file expects an error"
 
 
 def test_a_hanging_call_is_killed_and_the_run_goes_on(reproduced: tuple[Path, int, str]) -> None:
@@ -238,7 +239,7 @@ def test_given_ids_none_reproduced_exits_1_and_keeps_other_results(
     root = shutil.copytree(reproduced[0], tmp_path / "copy")
     code, out, _err = _errcat(root, "reproduce", HIDDEN_ID)
     assert code == 1
-    assert out.splitlines()[-1] == "1 entries: 0 reproduced, 0 failed, 1 without a candidate"
+    assert out.splitlines()[-2] == "1 entries: 0 reproduced, 0 failed, 1 without a candidate"
     assert ACTIVE_ID in load_reproduced(root / "catalog", root)
     assert _errcat(root, "reproduce", "0000000000000000")[0] == 2
     assert _errcat(root, "reproduce", "--timeout", "0")[0] == 2

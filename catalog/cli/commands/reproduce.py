@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalog.evidence.suite import SuiteRun
 
 NAME = "reproduce"
 HELP = (
@@ -52,6 +56,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"seconds one call may run before it is killed (default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--no-tests",
+        dest="tests",
+        action="store_false",
+        help="do not run the package's own tests that expect errors",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the interpreter that runs the package's tests, with pytest and the tests' "
+        "requirements installed (default: the one errcat runs on)",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print one JSON object instead of lines"
     )
 
@@ -60,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from catalog.authoring.generated_path import check_generated
     from catalog.cli.commands.common import valid_catalog_or_report
     from catalog.core.config import load_config, package_problem
-    from catalog.evidence.reproduce import record_reproduced, reproduce
+    from catalog.evidence.reproduce import record_reproduced, reproduce, sites_by_entry
+    from catalog.evidence.suite import record_seen, run_suite
 
     config = load_config()
     problem = package_problem(config)
@@ -81,8 +98,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    result = reproduce(config, catalog, only=args.ids or None, jobs=args.jobs, timeout=args.timeout)
+    sites = sites_by_entry(config, catalog)
+    result = reproduce(
+        config, catalog, only=args.ids or None, jobs=args.jobs, timeout=args.timeout, sites=sites
+    )
     record_reproduced(config.catalog, config.root, result, catalog)
+    suite = None
+    if args.tests:
+        only = [known[entry_id] for entry_id in args.ids] if args.ids else None
+        suite = run_suite(config, catalog, sites, only=only, python=args.python)
+        record_seen(config.catalog, config.root, suite, catalog, only)
     counts = result.counts()
     summary = (
         f"{len(result.entries)} entries: {counts['reproduced']} reproduced, "
@@ -93,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             "entries": [entry.as_dict() for entry in result.entries],
             "counts": counts,
             "seconds": round(result.seconds, 3),
+            "tests": None if suite is None else suite.as_dict(),
         }
         json.dump(payload, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -103,6 +129,18 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(f"{entry.entry_id} {entry.name}: not reproduced ({entry.why})")
         print(summary)
+        if suite is not None:
+            print(_suite_line(suite))
     if args.ids and not counts["reproduced"]:
         return 1
     return 0
+
+
+def _suite_line(suite: SuiteRun) -> str:
+    if suite.ended.startswith("not run"):
+        return f"tests: {suite.ended}"
+    expectations = len({(s.test_path, s.test_line) for rows in suite.seen.values() for s in rows})
+    return (
+        f"tests: {suite.files} file(s) run ({suite.ended}, {suite.seconds:.1f} s): "
+        f"{expectations} expectation(s) seen catching {len(suite.seen)} entries"
+    )

@@ -1,0 +1,160 @@
+"""A pytest plugin that records, for each test that expects an error, the raise that gave it.
+
+Loaded into the package's own test run by `catalog.evidence.suite` (copied next to nothing else
+of errcat, so that it imports only the standard library and pytest, on any Python from 3.9:
+the tests may run on another interpreter than errcat's). Settings come from the environment:
+
+- `ERRCAT_SUITE_OUT`: the JSON-lines file each record is appended to, one line per caught
+  exception (several test processes, such as pytest-xdist workers, may append at once: each
+  line is one `write` of a file opened for appending);
+- `ERRCAT_SUITE_PACKAGE`: the package folder; frames in files under it are the package's;
+- `ERRCAT_SUITE_MEMORY`: bytes of address space the run may map (RLIMIT_AS), optional;
+- `ERRCAT_SUITE_NETWORK=0`: socket connections and name lookups raise OSError (a guard inside
+  Python against accidental connections, not a sandbox).
+
+A record is written when `pytest.raises` (context or call form, also imported by name after
+this plugin loads) or unittest's `assertRaises`/`assertRaisesRegex` (context or call form)
+catches an exception: the test's file and line (the frame that asked for the expectation),
+the exception's class and its `id` when it has a string one (errcat's generated classes), and
+the package's frames of its traceback, innermost first (at most `FRAMES`). Nothing else of the
+run changes: the expectation passes or fails exactly as it would without the plugin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+import unittest.case
+
+import pytest
+
+FRAMES = 8
+"""Package frames kept per record, innermost first."""
+
+_OUT = os.environ.get("ERRCAT_SUITE_OUT")
+_PACKAGE = os.path.abspath(os.environ.get("ERRCAT_SUITE_PACKAGE", "/nonexistent")) + os.sep
+# Frames in these folders are machinery between the test and its expectation: unittest's,
+# pytest's (`pytest/` and `_pytest/`, side by side) and this plugin's own.
+_PYTEST = os.path.dirname(os.path.abspath(pytest.__file__))
+_MACHINERY = tuple(
+    folder + os.sep
+    for folder in (
+        os.path.dirname(os.path.abspath(unittest.case.__file__)),
+        _PYTEST,
+        os.path.join(os.path.dirname(_PYTEST), "_pytest"),
+        os.path.dirname(os.path.abspath(__file__)),
+    )
+)
+
+
+def _confine() -> None:
+    memory = os.environ.get("ERRCAT_SUITE_MEMORY")
+    if memory:
+        try:
+            import resource
+
+            _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            limit = int(memory) if hard == resource.RLIM_INFINITY else min(int(memory), hard)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (ImportError, ValueError, OSError):
+            pass
+    if os.environ.get("ERRCAT_SUITE_NETWORK") == "0":
+        import socket
+
+        def refuse(*_args: object, **_kwargs: object) -> object:
+            raise OSError("network access is disabled while errcat runs the tests")
+
+        socket.socket.connect = refuse  # type: ignore[method-assign,assignment]
+        socket.socket.connect_ex = refuse  # type: ignore[method-assign,assignment]
+        socket.getaddrinfo = refuse  # type: ignore[assignment]
+
+
+def _test_frame(frame: types.FrameType | None) -> types.FrameType | None:
+    while frame is not None and frame.f_code.co_filename.startswith(_MACHINERY):
+        frame = frame.f_back
+    return frame
+
+
+def _record(
+    frame: types.FrameType | None, value: BaseException, traceback: types.TracebackType | None
+) -> None:
+    if _OUT is None:
+        return
+    try:
+        frames = []
+        while traceback is not None:
+            name = os.path.abspath(traceback.tb_frame.f_code.co_filename)
+            if name.startswith(_PACKAGE):
+                frames.append([name, traceback.tb_lineno])
+            traceback = traceback.tb_next
+        test = _test_frame(frame)
+        if test is None or not frames:
+            return
+        kind = type(value)
+        identifier = getattr(value, "id", None)
+        line = json.dumps(
+            {
+                "test": [os.path.abspath(test.f_code.co_filename), test.f_lineno],
+                "class": f"{kind.__module__}.{kind.__qualname__}",
+                "id": identifier if isinstance(identifier, str) else None,
+                "frames": frames[::-1][:FRAMES],
+            }
+        )
+        with open(_OUT, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+    except Exception:  # recording must never change how a test ends
+        pass
+
+
+class _Recording:
+    """`pytest.raises(...)` as a context manager, recording what it caught."""
+
+    def __init__(self, context: object, frame: types.FrameType) -> None:
+        self._context = context
+        self._frame = frame
+
+    def __enter__(self) -> object:
+        return self._context.__enter__()  # type: ignore[attr-defined]
+
+    def __exit__(
+        self, kind: object, value: BaseException | None, traceback: types.TracebackType | None
+    ) -> bool:
+        caught = self._context.__exit__(kind, value, traceback)  # type: ignore[attr-defined]
+        if caught and value is not None:
+            _record(self._frame, value, traceback)
+        return bool(caught)
+
+
+_raises = pytest.raises
+
+
+def raises(expected: object, *args: object, **kwargs: object) -> object:
+    frame = sys._getframe(1)
+    if args:
+        info = _raises(expected, *args, **kwargs)  # type: ignore[call-overload]
+        _record(frame, info.value, info.tb)
+        return info
+    return _Recording(_raises(expected, **kwargs), frame)  # type: ignore[call-overload]
+
+
+_assert_exit = unittest.case._AssertRaisesContext.__exit__
+
+
+def _assert_raises_exit(
+    self: object,
+    kind: object,
+    value: BaseException | None,
+    traceback: types.TracebackType | None,
+) -> bool:
+    caught = _assert_exit(self, kind, value, traceback)  # type: ignore[arg-type]
+    if caught and value is not None:
+        _record(sys._getframe(1), value, traceback)
+    return caught
+
+
+_confine()
+pytest.raises = raises  # type: ignore[assignment]
+unittest.case._AssertRaisesContext.__exit__ = _assert_raises_exit  # type: ignore[method-assign]

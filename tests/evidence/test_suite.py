@@ -1,0 +1,244 @@
+"""`errcat reproduce` runs the package's own tests that expect errors and pairs each expectation
+with the entry whose raise it caught (catalog/evidence/suite.py): tables of inputs, tests
+without a pattern, raise helpers, unittest's forms; a test raising outside the package, a
+failing test and a hanging run do not stop it; the build shows what was seen as verified
+`tested` knowledge while the files are unchanged."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from catalog.cli import main
+from catalog.core.config import load_config
+from catalog.entries.loader import load_catalog
+from catalog.evidence.reproduce import sites_by_entry
+from catalog.evidence.suite import RESULTS_FILE, load_seen, run_suite
+
+FILES = {
+    "pyproject.toml": """\
+        [project]
+        name = "shop"
+        version = "0.1.0"
+
+        [tool.errcat]
+        package = "shop"
+        catalog = "errors"
+        generated = "shop/_errors.py"
+        """,
+    "shop/__init__.py": "",
+    "shop/core.py": """\
+        def _fail(message, exc=ValueError):
+            raise exc(message)
+
+
+        def price(amount):
+            if amount < 0:
+                raise ValueError(f"negative price {amount}")
+            if amount > 1000:
+                raise ValueError(f"price {amount} is over the limit")
+            return amount
+
+
+        def stock(count):
+            if count == 0:
+                _fail("out of stock")
+            if count < 0:
+                _fail(f"stock {count} is negative")
+            return count
+        """,
+    "tests/test_core.py": """\
+        import unittest
+
+        import pytest
+
+        from shop.core import price, stock
+
+
+        @pytest.mark.parametrize("amount", [-1, 5000])
+        def test_bad_prices(amount):
+            with pytest.raises(ValueError):
+                price(amount)
+
+
+        def test_empty():
+            pytest.raises(ValueError, stock, 0)
+
+
+        def test_raised_elsewhere():
+            with pytest.raises(ValueError):
+                int("x")
+
+
+        def test_failing():
+            assert price(1) == 2
+
+
+        class StockTest(unittest.TestCase):
+            def test_negative(self):
+                with self.assertRaises(ValueError):
+                    stock(-2)
+
+            def test_call_form(self):
+                self.assertRaises(ValueError, price, -3)
+        """,
+}
+
+HANGING = """\
+    import time
+
+    import pytest
+
+    from shop.core import price
+
+
+    def test_first():
+        with pytest.raises(ValueError):
+            price(-1)
+
+
+    def test_zz_hangs():
+        with pytest.raises(ValueError):
+            time.sleep(3600)
+    """
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def _errcat(root: Path, *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _ids(root: Path) -> dict[str, str]:
+    """Entry id by message, from the drafts `errcat new` wrote."""
+    found: dict[str, str] = {}
+    for path in (root / "errors").glob("*.yaml"):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["errors"]:
+            found[entry["message"]] = entry["id"]
+    return found
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, object]]]:
+    root = _write(tmp_path_factory.mktemp("shop"), FILES)
+    code, _out, err = _errcat(root, "new")
+    assert code == 0, err
+    code, out, err = _errcat(root, "reproduce", "--timeout", "5", "--json")
+    assert code == 0, err
+    yield root, json.loads(out)
+
+
+def _pairs(root: Path) -> set[tuple[str, int, str, int]]:
+    by_id = {entry_id: message for message, entry_id in _ids(root).items()}
+    seen = load_seen(root / "errors", root)
+    return {
+        (by_id[entry_id], s.test_line, s.site_path, s.site_line)
+        for entry_id, rows in seen.items()
+        for s in rows
+    }
+
+
+def test_each_expectation_pairs_with_the_raise_it_caught(
+    shop: tuple[Path, dict[str, object]],
+) -> None:
+    root, payload = shop
+    assert payload["tests"] == {
+        "files": 1,
+        "records": 5,  # int("x") raises outside the package: no record
+        "entries": 4,
+        "expectations": 4,
+        "ended": "exit 1",  # test_failing fails; the run's pairings stand
+        "seconds": payload["tests"]["seconds"],  # type: ignore[index]
+    }
+    assert _pairs(root) == {
+        # One table-driven test, two inputs, two entries.
+        ("negative price {amount}", 10, "shop/core.py", 7),
+        ("price {amount} is over the limit", 10, "shop/core.py", 9),
+        # The helper's call is the site, not the helper's own raise.
+        ("out of stock", 15, "shop/core.py", 15),
+        ("stock {count} is negative", 29, "shop/core.py", 17),
+        # The call form of assertRaises, from inside unittest's machinery.
+        ("negative price {amount}", 33, "shop/core.py", 7),
+    }
+
+
+def test_the_build_shows_them_as_verified_tested_knowledge(
+    shop: tuple[Path, dict[str, object]],
+) -> None:
+    root, _payload = shop
+    code, _out, err = _errcat(root, "build")
+    assert code == 0, err
+    ids = _ids(root)
+    entry = json.loads(
+        (root / "build/site/api/errors" / f"{ids['negative price {amount}']}.json").read_text()
+    )
+    tested = [item for item in entry["knowledge"] if item["kind"] == "tested"]
+    assert [(item["source"], item["verified"]) for item in tested] == [
+        ({"path": "tests/test_core.py", "line": 10}, True),
+        ({"path": "tests/test_core.py", "line": 33}, True),
+    ]
+    assert "caught this error raised at `shop/core.py:7`" in tested[0]["text"]
+    assert tested[0]["code"] == "with pytest.raises(ValueError):\n    price(amount)"
+
+
+def test_a_changed_test_file_drops_its_pairings(tmp_path: Path) -> None:
+    root = _write(tmp_path, FILES)
+    assert _errcat(root, "new")[0] == 0
+    assert _errcat(root, "reproduce", "--timeout", "5")[0] == 0
+    assert len(_pairs(root)) == 5
+    test_file = root / "tests" / "test_core.py"
+    test_file.write_text(test_file.read_text() + "\n# edited\n", encoding="utf-8")
+    assert _pairs(root) == set()
+    stored = json.loads((root / "errors" / RESULTS_FILE).read_text())
+    assert len(stored["results"]) == 4  # kept in the file, refused when read
+
+
+def test_no_tests_runs_nothing(tmp_path: Path) -> None:
+    root = _write(tmp_path, FILES)
+    assert _errcat(root, "new")[0] == 0
+    code, out, _err = _errcat(root, "reproduce", "--no-tests", "--json")
+    assert code == 0
+    assert json.loads(out)["tests"] is None
+    assert not (root / "errors" / RESULTS_FILE).exists()
+
+
+def test_a_hanging_run_is_killed_and_what_it_saw_is_kept(tmp_path: Path) -> None:
+    root = _write(tmp_path, {**FILES, "tests/test_hang.py": HANGING})
+    assert _errcat(root, "new")[0] == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        config = load_config()
+        catalog, _findings = load_catalog(config.catalog)
+        sites = sites_by_entry(config, catalog)
+        # Long enough for pytest to start and run the first test on a slow machine.
+        run = run_suite(config, catalog, sites, timeout=15)
+    assert run.ended == "timed out"
+    ids = _ids(root)
+    lines = {(s.test_path, s.test_line) for s in run.seen[ids["negative price {amount}"]]}
+    assert ("tests/test_hang.py", 9) in lines
+
+
+def test_a_missing_interpreter_is_reported(tmp_path: Path) -> None:
+    root = _write(tmp_path, FILES)
+    assert _errcat(root, "new")[0] == 0
+    code, out, _err = _errcat(root, "reproduce", "--python", str(tmp_path / "nope"))
+    assert code == 0
+    assert out.splitlines()[-1].startswith(f"tests: not run: cannot start {tmp_path / 'nope'}")
