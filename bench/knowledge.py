@@ -2,7 +2,9 @@
 
 For each of bench/adopt.py's pinned sdists (packaging, itsdangerous, jinja2; downloaded once into
 ~/.cache/errcat-bench/sdists), a fresh unpacked copy goes through the README's adoption path with
-the `errcat` of this checkout: `init`, `new`, `reproduce --timeout 10`, `build`. Nothing is
+the `errcat` of this checkout: `init`, `new`, `reproduce --timeout 10` (its calls, and the
+package's own tests on bench/adopt.py's cached Python 3.11 environment of the package, which
+holds pytest and what the tests import), `build`. Nothing is
 written by hand and nothing is tuned to these packages. Then every entry's API JSON
 (`build/site/api/errors/<id>.json`, not `index.json`) is read and, per package, this prints one JSON line and a
 table row with:
@@ -41,6 +43,7 @@ non-zero (with the failing command's output) when a step fails.
 from __future__ import annotations
 
 import argparse
+import glob
 import importlib.metadata
 import json
 import sys
@@ -51,7 +54,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from adopt import ERRCAT, PACKAGES, Package, run, sdist, unpack
+from adopt import ERRCAT, PACKAGES, PYTHONS, Package, environment, run, sdist, unpack
 
 KINDS = ("documented", "tested", "remedy", "reproduced")
 STEPS = ("new", "reproduce", "build")
@@ -89,7 +92,15 @@ def measure(package: Package, into: Path) -> tuple[dict[str, Any], dict[str, lis
     folder.mkdir()
     project = unpack(sdist(package), folder)
     errcat(project, "init")
-    return adopted(f"{package.name}-{package.version}", project, reproduce=True)
+    # The tests run on the package's own test environment (bench/adopt.py's, cached): pytest
+    # and what its tests import; the package itself is imported from the copy.
+    found = sorted(glob.glob(PYTHONS["3.11"]))
+    tests_python = None
+    if found:
+        tests_python = str(environment(package, "3.11", found[-1]) / "bin" / "python")
+    return adopted(
+        f"{package.name}-{package.version}", project, reproduce=True, tests_python=tests_python
+    )
 
 
 def measure_torch(into: Path, reproduce: bool) -> tuple[dict[str, Any], dict[str, list[str]]]:
@@ -105,14 +116,15 @@ def measure_torch(into: Path, reproduce: bool) -> tuple[dict[str, Any], dict[str
 
 
 def adopted(
-    name: str, project: Path, *, reproduce: bool
+    name: str, project: Path, *, reproduce: bool, tests_python: str | None = None
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """`new`, `reproduce` (when asked) and `build` in `project`; the figures and samples."""
     seconds: dict[str, float] = {"reproduce": 0.0}
     seconds["new"], _ = errcat(project, "new")
     said = "not run"
     if reproduce:
-        seconds["reproduce"], said = errcat(project, "reproduce", "--timeout", "10")
+        python = ["--python", tests_python] if tests_python else []
+        seconds["reproduce"], said = errcat(project, "reproduce", "--timeout", "10", *python)
     seconds["build"], _ = errcat(project, "build")
 
     api = project / "build" / "site" / "api" / "errors"
@@ -158,6 +170,9 @@ def adopted(
         "public_reproduced_verified": public_verified,
         "reproduced_pct_of_public": percent(public_verified, public),
         "reproduce_said": summary,
+        "tests_said": next(
+            (line for line in reversed(said.splitlines()) if line.startswith("tests: ")), "-"
+        ),
         **{f"{step}_s": round(seconds[step], 2) for step in STEPS},
     }
     return figures, samples
@@ -219,6 +234,7 @@ def main() -> int:
                 for sample in samples[kind]:
                     print(f"    {sample}", flush=True)
             print(f"  reproduce: {figures['reproduce_said']}", flush=True)
+            print(f"  {figures['tests_said']}", flush=True)
     print()
     print(table(rows))
     print(

@@ -17,8 +17,10 @@ How a record becomes a pairing:
 2. **Class.** The exception's class is the entry's: its generated class (by `id`), or the class
    `exception` names (`ValueError` is `builtins.ValueError`). A subclass passed to a helper in
    place of its default is another error, and pairs with nothing.
-3. **Test.** The frame that asked for the expectation lies on the lines of an expectation the
-   test files hold (its `with` or call statement); the item shows that expectation's code.
+3. **Test.** A frame from the one that asked for the expectation outwards lies on the lines of
+   an expectation the test files hold (its `with` or call statement): the innermost whose class
+   is named, so that a test's own wrapper of `assertRaises` (which passes its parameter on) is
+   seen through to the test that used it; the item shows that expectation's code.
 
 The run: `<python> -m pytest -p <plugin> --continue-on-collection-errors -q <files>`, in the
 project's root (the tests find their own files as their CI does) with the import root first on
@@ -255,17 +257,14 @@ def pair(
     found: dict[str, dict[tuple[str, int, str, int], Seen]] = {}
     for record in records:
         try:
-            test_file, test_line = _relative(root, record["test"][0]), int(record["test"][1])
+            asked = [(_relative(root, f), int(n)) for f, n in record["tests"]]
             frames = [(_relative(root, f), int(n)) for f, n in record["frames"]]
             kind = str(record["class"])
             identifier = record.get("id")
         except (KeyError, TypeError, ValueError, IndexError):
             continue
-        expected = next(
-            (e for first, last, e in tests.get(test_file or "", ()) if first <= test_line <= last),
-            None,
-        )
-        if expected is None or test_file is None:
+        expected = _expectation_of(tests, asked)
+        if expected is None:
             continue
         hit = _site_of(index, frames)
         if hit is None:
@@ -285,6 +284,34 @@ def pair(
             expected.path, expected.line, site.path, site.line, digest(test_bytes, site_bytes)
         )
     return {entry_id: tuple(seen.values()) for entry_id, seen in found.items()}
+
+
+def _expectation_of(
+    tests: Mapping[str, Sequence[tuple[int, int, Expectation]]],
+    asked: Sequence[tuple[str | None, int]],
+) -> Expectation | None:
+    """The expectation the test stated: the innermost frame on an expectation whose class is
+    named. One whose class is a parameter (a test's own wrapper, `assertRaises(expected)`)
+    counts only when no frame further out lies in a test file: otherwise the test that used
+    the wrapper stated the expectation in a form errcat does not read, and the wrapper's code
+    would not show it."""
+    found: list[tuple[int, Expectation]] = [
+        (depth, expectation)
+        for depth, (path, line) in enumerate(asked)
+        if path is not None
+        for first, last, expectation in tests.get(path, ())
+        if first <= line <= last
+    ]
+    for _depth, expectation in found:
+        if expectation.qualified_name is not None:
+            return expectation
+    if not found:
+        return None
+    depth, expectation = found[0]
+    further = [
+        path for path, _line in asked[depth + 1 :] if path in tests or path == expectation.path
+    ]
+    return None if further else expectation
 
 
 def _site_of(

@@ -14,14 +14,16 @@ the tests may run on another interpreter than errcat's). Settings come from the 
 
 A record is written when `pytest.raises` (context or call form, also imported by name after
 this plugin loads) or unittest's `assertRaises`/`assertRaisesRegex` (context or call form)
-catches an exception: the test's file and line (the frame that asked for the expectation),
-the exception's class and its `id` when it has a string one (errcat's generated classes), and
+catches an exception: the files and lines of the frames from the one that asked for the
+expectation outwards (at most `FRAMES`; unittest's, pytest's and contextlib's left out), the
+exception's class and its `id` when it has a string one (errcat's generated classes), and
 the package's frames of its traceback, innermost first (at most `FRAMES`). Nothing else of the
 run changes: the expectation passes or fails exactly as it would without the plugin.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -72,10 +74,20 @@ def _confine() -> None:
         socket.getaddrinfo = refuse  # type: ignore[assignment]
 
 
-def _test_frame(frame: types.FrameType | None) -> types.FrameType | None:
-    while frame is not None and frame.f_code.co_filename.startswith(_MACHINERY):
+_CONTEXTLIB = os.path.abspath(contextlib.__file__)
+
+
+def _test_frames(frame: types.FrameType | None) -> list[list[object]]:
+    """The frames from the one that asked for the expectation outwards, machinery left out:
+    a test's own wrapper of `assertRaises` (a context manager around it) asks first, the
+    test that used the wrapper is further out."""
+    found: list[list[object]] = []
+    while frame is not None and len(found) < FRAMES:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if not name.startswith(_MACHINERY) and name != _CONTEXTLIB:
+            found.append([name, frame.f_lineno])
         frame = frame.f_back
-    return frame
+    return found
 
 
 def _record(
@@ -90,14 +102,14 @@ def _record(
             if name.startswith(_PACKAGE):
                 frames.append([name, traceback.tb_lineno])
             traceback = traceback.tb_next
-        test = _test_frame(frame)
-        if test is None or not frames:
+        tests = _test_frames(frame)
+        if not tests or not frames:
             return
         kind = type(value)
         identifier = getattr(value, "id", None)
         line = json.dumps(
             {
-                "test": [os.path.abspath(test.f_code.co_filename), test.f_lineno],
+                "tests": tests,
                 "class": f"{kind.__module__}.{kind.__qualname__}",
                 "id": identifier if isinstance(identifier, str) else None,
                 "frames": frames[::-1][:FRAMES],

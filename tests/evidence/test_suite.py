@@ -88,6 +88,20 @@ FILES = {
 
             def test_call_form(self):
                 self.assertRaises(ValueError, price, -3)
+
+
+        import contextlib
+
+
+        class Wrapped(unittest.TestCase):
+            @contextlib.contextmanager
+            def assertRaises(self, expected):
+                with super().assertRaises(expected):
+                    yield
+
+            def test_wrapped(self):
+                with self.assertRaises(ValueError):
+                    price(-4)
         """,
 }
 
@@ -162,9 +176,9 @@ def test_each_expectation_pairs_with_the_raise_it_caught(
     root, payload = shop
     assert payload["tests"] == {
         "files": 1,
-        "records": 5,  # int("x") raises outside the package: no record
+        "records": 6,  # int("x") raises outside the package: no record
         "entries": 4,
-        "expectations": 4,
+        "expectations": 5,
         "ended": "exit 1",  # test_failing fails; the run's pairings stand
         "seconds": payload["tests"]["seconds"],  # type: ignore[index]
     }
@@ -177,6 +191,8 @@ def test_each_expectation_pairs_with_the_raise_it_caught(
         ("stock {count} is negative", 29, "shop/core.py", 17),
         # The call form of assertRaises, from inside unittest's machinery.
         ("negative price {amount}", 33, "shop/core.py", 7),
+        # Through the test case's own wrapper of assertRaises: the test that used it.
+        ("negative price {amount}", 46, "shop/core.py", 7),
     }
 
 
@@ -194,6 +210,7 @@ def test_the_build_shows_them_as_verified_tested_knowledge(
     assert [(item["source"], item["verified"]) for item in tested] == [
         ({"path": "tests/test_core.py", "line": 10}, True),
         ({"path": "tests/test_core.py", "line": 33}, True),
+        ({"path": "tests/test_core.py", "line": 46}, True),
     ]
     assert "caught this error raised at `shop/core.py:7`" in tested[0]["text"]
     assert tested[0]["code"] == "with pytest.raises(ValueError):\n    price(amount)"
@@ -203,7 +220,7 @@ def test_a_changed_test_file_drops_its_pairings(tmp_path: Path) -> None:
     root = _write(tmp_path, FILES)
     assert _errcat(root, "new")[0] == 0
     assert _errcat(root, "reproduce", "--timeout", "5")[0] == 0
-    assert len(_pairs(root)) == 5
+    assert len(_pairs(root)) == 6
     test_file = root / "tests" / "test_core.py"
     test_file.write_text(test_file.read_text() + "\n# edited\n", encoding="utf-8")
     assert _pairs(root) == set()
