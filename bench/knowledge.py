@@ -105,11 +105,21 @@ def measure(package: Package, into: Path) -> tuple[dict[str, Any], dict[str, lis
 
 def measure_torch(into: Path, reproduce: bool) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """The whole installed torch, as bench/site_torch.py lays it out."""
-    from site_torch import PYPROJECT, copy_torch
+    from site_torch import PYPROJECT, copy_torch, torch_root
 
     project = into / "torch-project"
     project.mkdir()
     copy_torch(project, None)
+    if reproduce:
+        # The calls import torch from the copy: its compiled parts (and any other file that is
+        # not Python source) are linked in from the installed torch.
+        source = torch_root()
+        for path in source.rglob("*"):
+            if path.is_file() and path.suffix != ".py" and "__pycache__" not in path.parts:
+                target = project / "torch" / path.relative_to(source)
+                if not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.symlink_to(path)
     (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     version = importlib.metadata.version("torch")
     return adopted(f"torch-{version}", project, reproduce=reproduce)

@@ -138,7 +138,13 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                 if site.context is None
                 else (site.context.start_line, site.context.code, site.context.highlight_line),
                 tuple(
-                    (condition.kind, condition.code, condition.line, condition.subject)
+                    (
+                        condition.kind,
+                        condition.code,
+                        condition.line,
+                        condition.subject,
+                        condition.locals,
+                    )
                     for condition in site.conditions
                 ),
                 site.signature,
@@ -179,7 +185,7 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
                 keywords=tuple((name, value) for name, value in keywords),
                 arguments=None if arguments is None else tuple(arguments),
                 context=None if context is None else SourceContext(*context),
-                conditions=tuple(Condition(*condition) for condition in conditions),
+                conditions=tuple(_condition(*condition) for condition in conditions),
                 signature=signature,
                 via=via,
                 documented=tuple(Documented(*item) for item in documented),
@@ -190,3 +196,9 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
         tuple(sites),
         None if failure is None else ScanFailure(display, *failure),
     )
+
+
+def _condition(
+    kind: str, code: str | None, line: int, subject: str | None, local: Any
+) -> Condition:
+    return Condition(kind, code, line, subject, tuple(local))

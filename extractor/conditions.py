@@ -236,22 +236,31 @@ def _block_condition(step: _Step, source: Source) -> Condition | None:
     return None
 
 
-def conditions(body: list[ast.stmt], target: ast.stmt, source: Source) -> tuple[Condition, ...]:
+def conditions(
+    body: list[ast.stmt],
+    target: ast.stmt,
+    source: Source,
+    bound: frozenset[str] = frozenset(),
+) -> tuple[Condition, ...]:
     """What leads to `target` from the start of `body` (its scope's statements), innermost first.
 
-    Empty when nothing encloses the statement, or when it is not in `body` at all.
+    `bound` holds the names the scope binds itself other than its parameters: an `if`
+    condition's `locals` are those its tests read. Empty when nothing encloses the statement,
+    or when it is not in `body` at all.
     """
     steps = _path(body, target)
     if steps is None:
         return ()
     found: list[Condition] = []
     chain: list[_Expr] = []
+    tests: list[ast.expr] = []
     chain_line = 0
     for step in steps:
         owner = step.owner
         if isinstance(owner, ast.If):
             if not chain:
                 chain_line = owner.lineno
+            tests.append(owner.test)
             if step.block == "body":
                 chain.append(_written(owner.test, source))
             else:
@@ -264,8 +273,13 @@ def conditions(body: list[ast.stmt], target: ast.stmt, source: Source) -> tuple[
                 ):
                     # `elif`: one condition for the whole chain (`not a and b`).
                     continue
-            found.append(Condition("if", _all(chain).text, chain_line))
+            read = {
+                node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name)
+            }
+            local = tuple(sorted(read & bound)) if bound else ()
+            found.append(Condition("if", _all(chain).text, chain_line, locals=local))
             chain = []
+            tests = []
         elif owner is not None:
             condition = _block_condition(step, source)
             if condition is not None:

@@ -394,8 +394,30 @@ class _File:
 
     def conditions(self, spot: Spot) -> tuple[Condition, ...]:
         """What leads to the raise within its scope (see `conditions.py`)."""
+        scope = spot.scope
+        bound: frozenset[str] = frozenset()
+        if isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = scope.node.args
+            parameters = {
+                argument.arg
+                for argument in (
+                    *arguments.posonlyargs,
+                    *arguments.args,
+                    *arguments.kwonlyargs,
+                    arguments.vararg,
+                    arguments.kwarg,
+                )
+                if argument is not None
+            }
+            names = scope.fill(self.module).bound - parameters
+            # A closure's names are the enclosing function's locals, parameters included.
+            outer = scope.parent
+            while outer is not None and outer.kind == "function":
+                names |= outer.fill(self.module).bound
+                outer = outer.parent
+            bound = frozenset(names)
         try:
-            return conditions(spot.scope.node.body, spot.node, self)
+            return conditions(scope.node.body, spot.node, self, bound)
         except RecursionError:
             # Derived facts are extra: code nested too deeply for them still yields its site.
             return ()

@@ -50,6 +50,10 @@ class Condition:
     """1-based line of the statement (`if`, `for`, `except`, ...) the condition comes from."""
     subject: str | None = None
     """The loop target, the handler's name or the match subject as written, where there is one."""
+    locals: tuple[str, ...] = ()
+    """For `if`: the names its tests read that the raise's function binds itself (assigns, loops
+    over, ...), not its parameters, sorted. A test reading none of them depends only on the
+    parameters and on names from outside the function."""
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,10 @@ def _decoded(values: Any) -> RaiseSite:
     fields = dict(zip(_CHANGEABLE, values, strict=True))
     if fields["context"] is not None:
         fields["context"] = SourceContext(*fields["context"])
-    fields["conditions"] = tuple(Condition(*item) for item in fields["conditions"])
+    fields["conditions"] = tuple(
+        Condition(kind, code, line, subject, tuple(local))
+        for kind, code, line, subject, local in fields["conditions"]
+    )
     fields["documented"] = tuple(Documented(*item) for item in fields["documented"])
     return RaiseSite(**fields)
 

@@ -23,7 +23,6 @@ build, which reads what it stored).
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
-_BUILTINS = frozenset(dir(builtins))
 MAX_TESTED = 5
 """Tests an entry lists; the JSON lists the same ones (the rest are more of the same)."""
 
@@ -69,12 +67,12 @@ class KnowledgeItem:
 
 
 @functools.lru_cache(maxsize=65536)
-def _parameters(signature: str) -> tuple[str, ...]:
-    """The parameter names of a `def` header as written, `self` and `cls` left out; () if it
-    does not parse."""
+def _parameters(signature: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The parameter names of a `def` header as written, `self` and `cls` left out, and every
+    parameter name (those two included); ((), {}) if it does not parse."""
     node = def_header(signature)
     if node is None:
-        return ()
+        return (), frozenset()
     arguments = node.args
     every = [
         *arguments.posonlyargs,
@@ -82,7 +80,8 @@ def _parameters(signature: str) -> tuple[str, ...]:
         *arguments.kwonlyargs,
         *(arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None),
     ]
-    return tuple(arg.arg for arg in every if arg.arg not in ("self", "cls"))
+    names = tuple(arg.arg for arg in every)
+    return tuple(name for name in names if name not in ("self", "cls")), frozenset(names)
 
 
 class _Written:
@@ -123,13 +122,16 @@ def _names(code: str) -> frozenset[str]:
 
 
 def remedies(source: Source) -> list[KnowledgeItem]:
-    """What to pass instead, from the innermost `if` that tests only the public function's
-    parameters.
+    """What to pass instead, from the innermost `if` that tests the public function's
+    parameters and nothing the function computes.
 
     Only an enclosing `if` counts: a `guard` holds because an earlier check raised or returned
-    otherwise, so turning it around would send the caller into that earlier raise. And every
-    name the test reads must be a parameter (or a built-in such as `len`): with a local in it
-    (`age > max_age`, `age` computed inside), no value of the parameters is known to avoid it.
+    otherwise, so turning it around would send the caller into that earlier raise. The test
+    must read a parameter, and no local of the function (`age > max_age`, `age` computed
+    inside: no value of the parameters is known to avoid it; the extractor lists them as the
+    condition's `locals`) nor the instance (`self.closed`); names from outside the function
+    (`torch.float16`, `ScriptModule`, a module constant, a built-in such as `len`) and names a
+    comprehension in the test binds are read as they are.
     """
     function = getattr(source, "function", None)
     signature = getattr(source, "signature", None)
@@ -138,14 +140,15 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     # public class is called).
     if not function or not signature or public_rank("", function)[0]:
         return []
-    parameters = set(_parameters(signature))
+    caller_parameters, every_parameter = _parameters(signature)
+    parameters = set(caller_parameters)
     for condition in conditions:
-        if condition.kind != "if" or not condition.code:
+        if condition.kind != "if" or not condition.code or getattr(condition, "locals", ()):
             continue
-        # A parameter may shadow a built-in's name (`id`, `type`, `format`): it stays a name read.
-        read = _names(condition.code) - (_BUILTINS - parameters)
-        named = sorted(read)
-        if not named or not read <= parameters:
+        read = _names(condition.code)
+        named = sorted(read & parameters)
+        # `self` and `cls` are the instance and the class, not what the caller passes.
+        if not named or read & (every_parameter - parameters):
             continue
         wanted = turned_around(condition.code)
         if wanted is None:

@@ -91,6 +91,27 @@ def test_built_ins_in_a_test_are_not_locals_and_a_parameter_may_shadow_one() -> 
     assert "`id is not None`" in remedies(shadow)[0].text
 
 
+def test_names_from_outside_the_function_are_read_as_they_are() -> None:
+    """Classes, modules, constants and a comprehension's own names are no locals: the test
+    still depends only on what the caller passes."""
+    typed = _source(
+        "optimize", "def optimize(mod):", Condition("if", "not isinstance(mod, ScriptModule)", 4)
+    )
+    assert "with `mod` such that `isinstance(mod, ScriptModule)`" in remedies(typed)[0].text
+    dtype = _source(
+        "Linear.from_float",
+        "def from_float(cls, mod, dtype):",
+        Condition("if", "dtype != torch.qint8 and dtype != torch.float16", 4),
+    )
+    assert "with `dtype` such that" in remedies(dtype)[0].text
+    sizes = _source("grid", "def grid(sizes):", Condition("if", "any(s < 0 for s in sizes)", 4))
+    assert "`not any(s < 0 for s in sizes)`" in remedies(sizes)[0].text
+    in_class = _source(
+        "Linear.from_float", "def from_float(cls, mod):", Condition("if", "cls.x", 4)
+    )
+    assert remedies(in_class) == []
+
+
 def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
     """The innermost condition on a parameter of a public function gives what to pass."""
     source = _source(
@@ -120,7 +141,15 @@ def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
         # into that earlier raise.
         ("turn", "def turn(lr):", Condition("guard", "not (lr < 0)", 3)),
         # `age` is computed inside: no value of `max_age` alone is known to avoid the raise.
-        ("loads", "def loads(s, max_age=None):", Condition("if", "age > max_age", 3)),
+        (
+            "loads",
+            "def loads(s, max_age=None):",
+            Condition("if", "age > max_age", 3, None, ("age",)),
+        ),
+        # The instance's state is not what the caller passes.
+        ("Pool.take", "def take(self, n):", Condition("if", "n > self.size", 3)),
+        # No parameter at all: a module's state.
+        ("start", "def start(n):", Condition("if", "not _initialized", 3)),
     ],
 )
 def test_no_remedy_without_a_condition_on_a_public_parameter(

@@ -436,3 +436,32 @@ def test_torch_batch_norm_after_the_torch_function_guard() -> None:
             "not has_torch_function_variadic(input, running_mean, running_var, weight, bias)",
         ),
     ]
+
+
+def test_an_if_lists_the_locals_its_tests_read() -> None:
+    """`locals`: names of the test that the function binds itself, or an enclosing function
+    does (a closure's); parameters, module names and a comprehension's own names are not."""
+    source = """\
+        import torch
+
+        LIMIT = 4
+
+        def f(a, sizes, dtype):
+            n = len(a)
+            if n > LIMIT or any(s < 0 for s in sizes):
+                if dtype != torch.float16:
+                    raise Target
+
+            def inner(x):
+                if x > n and x < a:
+                    raise Other
+        """
+    assert [(c.code, c.locals) for c in _site(source).conditions] == [
+        ("dtype != torch.float16", ()),
+        ("n > LIMIT or any(s < 0 for s in sizes)", ("n",)),
+    ]
+    assert [(c.code, c.locals) for c in _site(source, "Other").conditions] == [
+        ("x > n and x < a", ("a", "n"))
+    ]
+    record = extract_source(textwrap.dedent(source), "pkg/mod.py", "pkg.mod")
+    assert result_from_record(result_to_record(record), "pkg/mod.py") == record
