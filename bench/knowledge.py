@@ -3,8 +3,9 @@
 For each of bench/adopt.py's pinned sdists (packaging, itsdangerous, jinja2; downloaded once into
 ~/.cache/errcat-bench/sdists), a fresh unpacked copy goes through the README's adoption path with
 the `errcat` of this checkout: `init`, `new`, `reproduce --timeout 10` (its calls, and the
-package's own tests on bench/adopt.py's cached Python 3.11 environment of the package, which
-holds pytest and what the tests import), `build`. Nothing is
+package's own tests on a cached Python 3.12 environment of the package made as bench/adopt.py
+makes its own, holding pytest and what the tests import; 3.11's where there is no 3.12),
+`build`. Nothing is
 written by hand and nothing is tuned to these packages. Then every entry's API JSON
 (`build/site/api/errors/<id>.json`, not `index.json`) is read and, per package, this prints one JSON line and a
 table row with:
@@ -57,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adopt import ERRCAT, PACKAGES, PYTHONS, Package, environment, run, sdist, unpack
 
 KINDS = ("documented", "tested", "remedy", "reproduced")
+TESTS_PYTHON = "/root/.pyenv/versions/3.12*/bin/python"
 STEPS = ("new", "reproduce", "build")
 SAMPLES = 3
 
@@ -92,12 +94,16 @@ def measure(package: Package, into: Path) -> tuple[dict[str, Any], dict[str, lis
     folder.mkdir()
     project = unpack(sdist(package), folder)
     errcat(project, "init")
-    # The tests run on the package's own test environment (bench/adopt.py's, cached): pytest
-    # and what its tests import; the package itself is imported from the copy.
-    found = sorted(glob.glob(PYTHONS["3.11"]))
+    # The tests run on the package's own test environment (bench/adopt.py's kind, cached):
+    # pytest and what its tests import; the package itself is imported from the copy. Python
+    # 3.12 where there is one: errcat sees where an exception was first raised through
+    # sys.monitoring there, even when the package rewrites its traceback.
     tests_python = None
-    if found:
-        tests_python = str(environment(package, "3.11", found[-1]) / "bin" / "python")
+    for version, pattern in (("3.12", TESTS_PYTHON), ("3.11", PYTHONS["3.11"])):
+        found = sorted(glob.glob(pattern))
+        if found:
+            tests_python = str(environment(package, version, found[-1]) / "bin" / "python")
+            break
     return adopted(
         f"{package.name}-{package.version}", project, reproduce=True, tests_python=tests_python
     )

@@ -17,8 +17,9 @@ this plugin loads) or unittest's `assertRaises`/`assertRaisesRegex` (context or 
 catches an exception: the files and lines of the frames from the one that asked for the
 expectation outwards (at most `FRAMES`; unittest's, pytest's and contextlib's left out), the
 exception's class and its `id` when it has a string one (errcat's generated classes), and
-the package's frames of its traceback, innermost first (at most `FRAMES`). Nothing else of the
-run changes: the expectation passes or fails exactly as it would without the plugin.
+the package's frames where it was raised, innermost first (at most `FRAMES`): on Python 3.12
+and later those `sys.monitoring` saw at its first raise, else its traceback's. Nothing else of
+the run changes: the expectation passes or fails exactly as it would without the plugin.
 """
 
 from __future__ import annotations
@@ -90,18 +91,75 @@ def _test_frames(frame: types.FrameType | None) -> list[list[object]]:
     return found
 
 
+_ORIGINS: dict[int, tuple[BaseException, list[list[object]]]] = {}
+"""Where each recent exception was first raised: its package frames, innermost first (kept
+with the exception itself, so that an id is never read for another object)."""
+_KEEP = 4096
+_IN_PACKAGE: dict[str, bool] = {}
+
+
+def _in_package(filename: str) -> bool:
+    known = _IN_PACKAGE.get(filename)
+    if known is None:
+        known = _IN_PACKAGE[filename] = os.path.abspath(filename).startswith(_PACKAGE)
+    return known
+
+
+def _package_frames(frame: types.FrameType | None) -> list[list[object]]:
+    found: list[list[object]] = []
+    while frame is not None and len(found) < FRAMES:
+        if _in_package(frame.f_code.co_filename):
+            found.append([os.path.abspath(frame.f_code.co_filename), frame.f_lineno])
+        frame = frame.f_back
+    return found
+
+
+def _watch_raises() -> None:
+    """On Python 3.12 and later, note where the package raises each exception first
+    (`sys.monitoring`): a package may raise it again with a traceback of its own making
+    (a template engine pointing at the template's lines), which would hide the raise."""
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return
+    for tool in (4, 3):
+        try:
+            monitoring.use_tool_id(tool, "errcat")
+        except ValueError:
+            continue
+        break
+    else:
+        return
+
+    def raised(code: types.CodeType, _offset: int, exception: BaseException) -> None:
+        if id(exception) in _ORIGINS or not _in_package(code.co_filename):
+            return
+        frames = _package_frames(sys._getframe(1))
+        if frames:
+            _ORIGINS[id(exception)] = (exception, frames)
+            if len(_ORIGINS) > _KEEP:
+                del _ORIGINS[next(iter(_ORIGINS))]
+
+    monitoring.register_callback(tool, monitoring.events.RAISE, raised)
+    monitoring.set_events(tool, monitoring.events.RAISE)
+
+
 def _record(
     frame: types.FrameType | None, value: BaseException, traceback: types.TracebackType | None
 ) -> None:
     if _OUT is None:
         return
     try:
-        frames = []
-        while traceback is not None:
-            name = os.path.abspath(traceback.tb_frame.f_code.co_filename)
-            if name.startswith(_PACKAGE):
-                frames.append([name, traceback.tb_lineno])
-            traceback = traceback.tb_next
+        frames: list[list[object]] = []
+        origin = _ORIGINS.get(id(value))
+        if origin is not None and origin[0] is value:
+            frames = origin[1]
+        else:
+            while traceback is not None:
+                name = traceback.tb_frame.f_code.co_filename
+                if _in_package(name):
+                    frames.append([os.path.abspath(name), traceback.tb_lineno])
+                traceback = traceback.tb_next
+            frames.reverse()
         tests = _test_frames(frame)
         if not tests or not frames:
             return
@@ -112,7 +170,7 @@ def _record(
                 "tests": tests,
                 "class": f"{kind.__module__}.{kind.__qualname__}",
                 "id": identifier if isinstance(identifier, str) else None,
-                "frames": frames[::-1][:FRAMES],
+                "frames": frames[:FRAMES],
             }
         )
         with open(_OUT, "a", encoding="utf-8") as out:
@@ -168,5 +226,6 @@ def _assert_raises_exit(
 
 
 _confine()
+_watch_raises()
 pytest.raises = raises  # type: ignore[assignment]
 unittest.case._AssertRaisesContext.__exit__ = _assert_raises_exit  # type: ignore[method-assign]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sys
+import sysconfig
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -259,3 +261,73 @@ def test_a_missing_interpreter_is_reported(tmp_path: Path) -> None:
     code, out, _err = _errcat(root, "reproduce", "--python", str(tmp_path / "nope"))
     assert code == 0
     assert out.splitlines()[-1].startswith(f"tests: not run: cannot start {tmp_path / 'nope'}")
+
+
+REWRITTEN = {
+    "shop/render.py": """\
+        def _parse(text):
+            if not text:
+                raise ValueError("empty template")
+            return text
+
+
+        def render(text):
+            try:
+                return _parse(text)
+            except ValueError as exc:
+                # As template engines do: a traceback of its own making hides the raise.
+                raise exc.with_traceback(None)
+        """,
+    "tests/test_render.py": """\
+        import pytest
+
+        from shop.render import render
+
+
+        def test_empty():
+            with pytest.raises(ValueError):
+                render("")
+        """,
+}
+
+PYENV = Path("/root/.pyenv/versions")
+
+
+def _monitoring_python() -> Path | None:
+    """A Python with `sys.monitoring` (3.12 or later), this one first."""
+    if sys.version_info >= (3, 12):
+        return Path(sys.executable)
+    found = sorted(PYENV.glob("3.1[2-9].*/bin/python"))
+    return found[-1] if found else None
+
+
+def test_the_first_raise_is_found_behind_a_rewritten_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From Python 3.12 `sys.monitoring` notes where the package first raised the exception,
+    so a package that raises it again with a traceback of its own making (a template engine's)
+    still shows which raise its test reached; before 3.12 only the traceback is there, and
+    it pairs nothing rather than something wrong."""
+    python = _monitoring_python()
+    if python is None:
+        pytest.skip("no Python 3.12 or later here: sys.monitoring is what this reads")
+    root = _write(tmp_path, {**FILES, **REWRITTEN})
+    assert _errcat(root, "new")[0] == 0
+    if Path(python) != Path(sys.executable):
+        # pytest and its own requirements are pure Python: this environment's serve another
+        # version; plugins installed here (some compiled) are not loaded.
+        monkeypatch.setenv("PYTHONPATH", sysconfig.get_paths()["purelib"])
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        config = load_config()
+        catalog, _findings = load_catalog(config.catalog)
+        sites = sites_by_entry(config, catalog)
+        seen = run_suite(config, catalog, sites, python=str(python)).seen
+        old = run_suite(config, catalog, sites).seen if sys.version_info < (3, 12) else None
+    empty = _ids(root)["empty template"]
+    assert [(s.test_path, s.test_line, s.site_line) for s in seen[empty]] == [
+        ("tests/test_render.py", 7, 3)
+    ]
+    if old is not None:
+        assert empty not in old
