@@ -29,7 +29,7 @@ from extractor.conditions import conditions
 from extractor.docstrings import raises_entries
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, resolve
-from extractor.literals import TEXT_FUNCTIONS, escape, gettext_argument
+from extractor.literals import TEXT_FUNCTIONS, TEXT_METHODS, escape, gettext_argument
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import (
     Condition,
@@ -589,6 +589,14 @@ class _File:
             return isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
         if gettext_argument(_dotted(func), len(node.args)) is not None:
             return True
+        if isinstance(func, ast.Attribute) and func.attr in TEXT_METHODS:
+            # `.strip()` of literal text, or of a call that gives literal text.
+            inner = func.value
+            if node.args or node.keywords:
+                return False
+            if isinstance(inner, ast.Constant):
+                return isinstance(inner.value, str)
+            return isinstance(inner, ast.Call) and self.text_call(inner, scope)
         if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Constant):
             return False
         dotted = _dotted(func)

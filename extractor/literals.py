@@ -19,6 +19,13 @@ LITERAL_FUNCTIONS: dict[str, Callable[[str], str]] = {
 """Functions of literal text whose result rule 5 computes: pure and deterministic."""
 TEXT_FUNCTIONS = frozenset(LITERAL_FUNCTIONS)
 """Their qualified names, for a caller that rules calls out before parsing them."""
+TEXT_METHODS: dict[str, Callable[[str], str]] = {
+    "strip": str.strip,
+    "lstrip": str.lstrip,
+    "rstrip": str.rstrip,
+}
+"""Methods of `str` that, called without arguments on literal text, give literal text
+(`textwrap.dedent(...).strip()` of a triple-quoted literal, as long messages are written)."""
 GETTEXT = {
     **dict.fromkeys(("_", "gettext", "ugettext", "lazy_gettext", "gettext_lazy"), 0),
     **dict.fromkeys(("ngettext", "ungettext", "ngettext_lazy", "lazy_ngettext"), 0),

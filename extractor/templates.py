@@ -21,6 +21,7 @@ rules below do not cover gives None, never a guess:
 5. `textwrap.dedent(...)` and `inspect.cleandoc(...)` of plain literal text (names resolved
    through imports by the caller's `qualify`) are that text after the function; of an f-string
    they are not covered, since a field's value can hold line breaks that change the margin;
+   `.strip()`, `.lstrip()` and `.rstrip()` without arguments of such text are that text stripped;
 6. `"sep".join([...])` or `"sep".join((...))` of string literals and f-strings joins their
    templates with the separator; any other element leaves the call uncovered;
 7. a gettext-style call (`_`, `gettext`, `ngettext`, `lazy_gettext`, ... of `GETTEXT`) of a
@@ -40,6 +41,7 @@ import libcst as cst
 
 from extractor.literals import (
     LITERAL_FUNCTIONS,
+    TEXT_METHODS,
     escape,
     fstring_text,
     gettext_argument,
@@ -126,7 +128,7 @@ def _template(node: cst.BaseExpression, names: _Names, depth: int) -> str | None
         index = gettext_argument(_dotted_source(node.func), len(node.args))
         if index is not None:
             return _string_template(node.args[index].value)
-        if _literal_function(node, names) is not None:
+        if _literal_function(node, names) is not None or _text_method(node) is not None:
             value = _literal_value(node, names, depth)
             return None if value is None else escape(value)
         return _format_call_template(node, names, depth)
@@ -208,6 +210,14 @@ def _literal_function(node: cst.Call, names: _Names) -> Callable[[str], str] | N
     return None if qualified is None else LITERAL_FUNCTIONS.get(qualified)
 
 
+def _text_method(node: cst.Call) -> Callable[[str], str] | None:
+    """Rule 5's `str` method (`.strip()`) that the call calls without arguments, or None."""
+    func = node.func
+    if node.args or not isinstance(func, cst.Attribute):
+        return None
+    return TEXT_METHODS.get(func.attr.value)
+
+
 def _literal_value(node: cst.BaseExpression, names: _Names, depth: int) -> str | None:
     """The exact value of literal text: plain literals, and what rules 4 to 6 build from them.
 
@@ -228,6 +238,11 @@ def _literal_value(node: cst.BaseExpression, names: _Names, depth: int) -> str |
             if any(value is None for value in values):
                 return None
             return parts[0].join(value for value in values if value is not None)
+        method = _text_method(node)
+        if method is not None:
+            assert isinstance(node.func, cst.Attribute)
+            text = _literal_value(node.func.value, names, depth)
+            return None if text is None else method(text)
         function = _literal_function(node, names)
         if function is None:
             return None

@@ -22,6 +22,33 @@ def template(source: str) -> str | None:
 
 
 DEDENT = [
+    # `.strip()` (and its one-sided kin) of such text, as torch's C-extension message is built.
+    (
+        '''
+        import textwrap
+        def f():
+            raise ImportError(textwrap.dedent("""
+                Failed to load PyTorch C extensions:
+                    It appears {that}
+                """).strip())
+        ''',
+        "Failed to load PyTorch C extensions:\n    It appears {{that}}",
+    ),
+    (
+        '''
+        def f():
+            raise ImportError("  padded message  ".rstrip())
+        ''',
+        "  padded message",
+    ),
+    # Of an f-string the stripped text is not known: its fields may begin or end in blanks.
+    (
+        '''
+        def f(x):
+            raise ImportError(f" {x} ".strip())
+        ''',
+        None,
+    ),
     # The literal's value after the function: what the user sees, braces doubled.
     (
         '''
