@@ -17,9 +17,10 @@ this plugin loads) or unittest's `assertRaises`/`assertRaisesRegex` (context or 
 catches an exception: the files and lines of the frames from the one that asked for the
 expectation outwards (at most `FRAMES`; unittest's, pytest's and contextlib's left out), the
 exception's class and its `id` when it has a string one (errcat's generated classes), and
-the package's frames where it was raised, innermost first (at most `FRAMES`): on Python 3.12
-and later those `sys.monitoring` saw at its first raise, else its traceback's. Nothing else of
-the run changes: the expectation passes or fails exactly as it would without the plugin.
+the package's frames of its traceback, innermost first (at most `FRAMES`), preceded, on Python
+3.12 and later, by the line that first raised it and its caller's when the traceback leaves
+them out (`sys.monitoring`). Nothing else of the run changes: the expectation passes or fails
+exactly as it would without the plugin.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import os
 import sys
 import types
 import unittest.case
+from collections.abc import Callable
 
 import pytest
 
@@ -105,13 +107,19 @@ def _in_package(filename: str) -> bool:
     return known
 
 
-def _package_frames(frame: types.FrameType | None) -> list[list[object]]:
-    found: list[list[object]] = []
-    while frame is not None and len(found) < FRAMES:
-        if _in_package(frame.f_code.co_filename):
-            found.append([os.path.abspath(frame.f_code.co_filename), frame.f_lineno])
-        frame = frame.f_back
-    return found
+class _Watch:
+    """Whether raises are watched: only while an expectation's body runs, since a callback on
+    every raise of a whole suite (a parser raises thousands a second to backtrack) doubles
+    its time."""
+
+    switch: Callable[[bool], None] | None = None
+    active = 0
+
+    @classmethod
+    def expecting(cls, change: int) -> None:
+        cls.active = max(0, cls.active + change)
+        if cls.switch is not None:
+            cls.switch(cls.active > 0)
 
 
 def _watch_raises() -> None:
@@ -131,16 +139,24 @@ def _watch_raises() -> None:
         return
 
     def raised(code: types.CodeType, _offset: int, exception: BaseException) -> None:
+        # Called for every raise while an expectation runs: only the raising frame and its
+        # caller are noted, which is all the pairing reads before the traceback's own frames.
         if id(exception) in _ORIGINS or not _in_package(code.co_filename):
             return
-        frames = _package_frames(sys._getframe(1))
-        if frames:
-            _ORIGINS[id(exception)] = (exception, frames)
-            if len(_ORIGINS) > _KEEP:
-                del _ORIGINS[next(iter(_ORIGINS))]
+        frame = sys._getframe(1)
+        frames: list[list[object]] = [[code.co_filename, frame.f_lineno]]
+        caller = frame.f_back
+        if caller is not None and _in_package(caller.f_code.co_filename):
+            frames.append([caller.f_code.co_filename, caller.f_lineno])
+        _ORIGINS[id(exception)] = (exception, frames)
+        if len(_ORIGINS) > _KEEP:
+            del _ORIGINS[next(iter(_ORIGINS))]
+
+    def switch(on: bool) -> None:
+        monitoring.set_events(tool, monitoring.events.RAISE if on else 0)
 
     monitoring.register_callback(tool, monitoring.events.RAISE, raised)
-    monitoring.set_events(tool, monitoring.events.RAISE)
+    _Watch.switch = switch
 
 
 def _record(
@@ -150,16 +166,17 @@ def _record(
         return
     try:
         frames: list[list[object]] = []
+        while traceback is not None:
+            name = traceback.tb_frame.f_code.co_filename
+            if _in_package(name):
+                frames.append([name, traceback.tb_lineno])
+            traceback = traceback.tb_next
+        frames.reverse()
         origin = _ORIGINS.get(id(value))
-        if origin is not None and origin[0] is value:
-            frames = origin[1]
-        else:
-            while traceback is not None:
-                name = traceback.tb_frame.f_code.co_filename
-                if _in_package(name):
-                    frames.append([os.path.abspath(name), traceback.tb_lineno])
-                traceback = traceback.tb_next
-            frames.reverse()
+        if origin is not None and origin[0] is value and origin[1][0] not in frames:
+            # Raised again with a traceback that leaves out where it was first raised.
+            frames = origin[1] + frames
+        frames = [[os.path.abspath(str(name)), line] for name, line in frames]
         tests = _test_frames(frame)
         if not tests or not frames:
             return
@@ -187,11 +204,14 @@ class _Recording:
         self._frame = frame
 
     def __enter__(self) -> object:
-        return self._context.__enter__()  # type: ignore[attr-defined]
+        entered = self._context.__enter__()  # type: ignore[attr-defined]
+        _Watch.expecting(1)
+        return entered
 
     def __exit__(
         self, kind: object, value: BaseException | None, traceback: types.TracebackType | None
     ) -> bool:
+        _Watch.expecting(-1)
         caught = self._context.__exit__(kind, value, traceback)  # type: ignore[attr-defined]
         if caught and value is not None:
             _record(self._frame, value, traceback)
@@ -204,13 +224,24 @@ _raises = pytest.raises
 def raises(expected: object, *args: object, **kwargs: object) -> object:
     frame = sys._getframe(1)
     if args:
-        info = _raises(expected, *args, **kwargs)  # type: ignore[call-overload]
+        _Watch.expecting(1)
+        try:
+            info = _raises(expected, *args, **kwargs)  # type: ignore[call-overload]
+        finally:
+            _Watch.expecting(-1)
         _record(frame, info.value, info.tb)
         return info
     return _Recording(_raises(expected, **kwargs), frame)  # type: ignore[call-overload]
 
 
+_assert_enter = unittest.case._AssertRaisesContext.__enter__
 _assert_exit = unittest.case._AssertRaisesContext.__exit__
+
+
+def _assert_raises_enter(self: object) -> object:
+    entered = _assert_enter(self)  # type: ignore[type-var]
+    _Watch.expecting(1)
+    return entered
 
 
 def _assert_raises_exit(
@@ -219,6 +250,7 @@ def _assert_raises_exit(
     value: BaseException | None,
     traceback: types.TracebackType | None,
 ) -> bool:
+    _Watch.expecting(-1)
     caught = _assert_exit(self, kind, value, traceback)  # type: ignore[arg-type]
     if caught and value is not None:
         _record(sys._getframe(1), value, traceback)
@@ -228,4 +260,5 @@ def _assert_raises_exit(
 _confine()
 _watch_raises()
 pytest.raises = raises  # type: ignore[assignment]
+unittest.case._AssertRaisesContext.__enter__ = _assert_raises_enter  # type: ignore[method-assign,assignment]
 unittest.case._AssertRaisesContext.__exit__ = _assert_raises_exit  # type: ignore[method-assign]
