@@ -35,18 +35,18 @@ DEDENT = [
         "Failed to load PyTorch C extensions:\n    It appears {{that}}",
     ),
     (
-        '''
+        """
         def f():
             raise ImportError("  padded message  ".rstrip())
-        ''',
+        """,
         "  padded message",
     ),
     # Of an f-string the stripped text is not known: its fields may begin or end in blanks.
     (
-        '''
+        """
         def f(x):
             raise ImportError(f" {x} ".strip())
-        ''',
+        """,
         None,
     ),
     # The literal's value after the function: what the user sees, braces doubled.
