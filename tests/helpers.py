@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -149,3 +150,11 @@ def errcat_in(folder: Path, *argv: str) -> int:
 
     with contextlib.chdir(folder):
         return main(list(argv))
+
+
+def errcat_output(folder: Path, *argv: str) -> tuple[int, str, str]:
+    """`errcat_in`, with what the command printed: (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = errcat_in(folder, *argv)
+    return code, out.getvalue(), err.getvalue()

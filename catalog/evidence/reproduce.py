@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
 from catalog.evidence.limits import DEFAULT_TIMEOUT
+from catalog.evidence.stored import FileBytes, dump_results, read_results
 
 if TYPE_CHECKING:
     from catalog.core.config import Config
@@ -965,20 +966,11 @@ def load_reproduced(catalog_folder: Path, root: Path) -> dict[str, tuple[Reprodu
     `root` is the project root the paths are relative to. An absent, unreadable or unknown file
     gives nothing.
     """
-    try:
-        data: Any = json.loads((catalog_folder / RESULTS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
-        return {}
-    results = data.get("results")
-    if not isinstance(results, dict):
-        return {}
-    files: dict[str, bytes | None] = {}
+    files = FileBytes(root)
     found: dict[str, tuple[Reproduction, ...]] = {}
-    for entry_id, records in results.items():
+    for entry_id, records in read_results(catalog_folder / RESULTS_FILE, FORMAT_VERSION).items():
         kept: list[Reproduction] = []
-        for record in records if isinstance(records, list) else []:
+        for record in records:
             try:
                 site = record["site"]
                 reproduction = Reproduction(
@@ -990,30 +982,23 @@ def load_reproduced(catalog_folder: Path, root: Path) -> dict[str, tuple[Reprodu
                 )
             except (KeyError, TypeError, ValueError):
                 continue
-            if reproduction.path not in files:
-                try:
-                    files[reproduction.path] = (root / reproduction.path).read_bytes()
-                except OSError:
-                    files[reproduction.path] = None
-            data_now = files[reproduction.path]
+            data_now = files(reproduction.path)
             if data_now is not None and digest(data_now, reproduction.call) == reproduction.digest:
                 kept.append(reproduction)
-        if kept and isinstance(entry_id, str):
+        if kept:
             found[entry_id] = tuple(kept)
     return found
 
 
 def dump_reproduced(results: Mapping[str, Sequence[Reproduction]]) -> str:
     """The file's text: sorted ids and records, so reruns give minimal diffs."""
-    payload = {
-        "version": FORMAT_VERSION,
-        "results": {
+    return dump_results(
+        FORMAT_VERSION,
+        {
             entry_id: [r.as_dict() for r in sorted(records, key=lambda r: (r.path, r.line))]
-            for entry_id, records in sorted(results.items())
-            if records
+            for entry_id, records in results.items()
         },
-    }
-    return json.dumps(payload, indent=2, sort_keys=True) + "\n"
+    )
 
 
 def record_reproduced(

@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catalog.evidence.stored import FileBytes, dump_results, read_results
+
 if TYPE_CHECKING:
     from catalog.core.config import Config
     from catalog.core.model import Catalog, Entry
@@ -178,8 +180,6 @@ def run_tests(
             "no:cacheprovider",
             "--continue-on-collection-errors",
             "-q",
-            "--no-header",
-            "-rN",
             *files,
         ]
         try:
@@ -253,7 +253,7 @@ def pair(
     for expectation in expectations:
         last = expectation.line + len(expectation.code.splitlines()) - 1
         tests.setdefault(expectation.path, []).append((expectation.line, last, expectation))
-    files: dict[str, bytes | None] = {}
+    files = FileBytes(root)
     found: dict[str, dict[tuple[str, int, str, int], Seen]] = {}
     for record in records:
         try:
@@ -276,8 +276,7 @@ def pair(
         key = (expected.path, expected.line, site.path, site.line)
         if key in found.get(entry_id, {}):
             continue
-        test_bytes = _read(files, root, expected.path)
-        site_bytes = _read(files, root, site.path)
+        test_bytes, site_bytes = files(expected.path), files(site.path)
         if test_bytes is None or site_bytes is None:
             continue
         found.setdefault(entry_id, {})[key] = Seen(
@@ -349,15 +348,6 @@ def _relative(root: Path, path: str) -> str | None:
         return None
 
 
-def _read(files: dict[str, bytes | None], root: Path, path: str) -> bytes | None:
-    if path not in files:
-        try:
-            files[path] = (root / path).read_bytes()
-        except OSError:
-            files[path] = None
-    return files[path]
-
-
 def run_suite(
     config: Config,
     catalog: Catalog,
@@ -407,20 +397,11 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 def load_seen(catalog_folder: Path, root: Path) -> dict[str, tuple[Seen, ...]]:
     """Every entry's recorded pairings whose test and site files are unchanged since."""
-    try:
-        data: Any = json.loads((catalog_folder / RESULTS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
-        return {}
-    results = data.get("results")
-    if not isinstance(results, dict):
-        return {}
-    files: dict[str, bytes | None] = {}
+    files = FileBytes(root)
     found: dict[str, tuple[Seen, ...]] = {}
-    for entry_id, rows in results.items():
+    for entry_id, rows in read_results(catalog_folder / RESULTS_FILE, FORMAT_VERSION).items():
         kept: list[Seen] = []
-        for row in rows if isinstance(rows, list) else []:
+        for row in rows:
             try:
                 seen = Seen(
                     str(row["test"]["path"]),
@@ -431,30 +412,28 @@ def load_seen(catalog_folder: Path, root: Path) -> dict[str, tuple[Seen, ...]]:
                 )
             except (KeyError, TypeError, ValueError):
                 continue
-            test, site = _read(files, root, seen.test_path), _read(files, root, seen.site_path)
+            test, site = files(seen.test_path), files(seen.site_path)
             if test is not None and site is not None and digest(test, site) == seen.digest:
                 kept.append(seen)
-        if kept and isinstance(entry_id, str):
+        if kept:
             found[entry_id] = tuple(kept)
     return found
 
 
 def dump_seen(results: Mapping[str, Sequence[Seen]]) -> str:
     """The file's text: sorted ids and records, so reruns give minimal diffs."""
-    payload = {
-        "version": FORMAT_VERSION,
-        "results": {
+    return dump_results(
+        FORMAT_VERSION,
+        {
             entry_id: [
                 s.as_dict()
                 for s in sorted(
                     rows, key=lambda s: (s.test_path, s.test_line, s.site_path, s.site_line)
                 )
             ]
-            for entry_id, rows in sorted(results.items())
-            if rows
+            for entry_id, rows in results.items()
         },
-    }
-    return json.dumps(payload, indent=2, sort_keys=True) + "\n"
+    )
 
 
 def record_seen(

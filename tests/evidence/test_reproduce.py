@@ -3,8 +3,6 @@ verdict, the committed results file and the knowledge items made from it."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -12,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import errcat_output
 from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
 
-from catalog.cli import main
 from catalog.core.example_worker import NETWORK_REFUSED
 from catalog.evidence.reproduce import RESULTS_FILE, Reproduction, candidates, load_reproduced
 from catalog.pages.knowledge import reproduced_items
@@ -111,20 +109,11 @@ def _project(root: Path) -> Path:
     return root
 
 
-def _errcat(root: Path, *argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(root)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
 def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int, str]]:
     """One run over the whole project (the hanging call costs its one-second limit once)."""
     root = _project(tmp_path_factory.mktemp("widgets"))
-    code, out, _err = _errcat(root, "reproduce", "--timeout", "1", "--jobs", "2", "--json")
+    code, out, _err = errcat_output(root, "reproduce", "--timeout", "1", "--jobs", "2", "--json")
     yield root, code, out
 
 
@@ -155,7 +144,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
 
 def test_human_output_names_calls_and_sums_up(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    code, out, _err = _errcat(root, "reproduce")
+    code, out, _err = errcat_output(root, "reproduce")
     assert code == 0
     lines = out.splitlines()
     assert f"{ACTIVE_ID} TurnBackwards: reproduced by turn('x', -1)" in lines
@@ -237,18 +226,18 @@ def test_given_ids_none_reproduced_exits_1_and_keeps_other_results(
     reproduced: tuple[Path, int, str], tmp_path: Path
 ) -> None:
     root = shutil.copytree(reproduced[0], tmp_path / "copy")
-    code, out, _err = _errcat(root, "reproduce", HIDDEN_ID)
+    code, out, _err = errcat_output(root, "reproduce", HIDDEN_ID)
     assert code == 1
     assert out.splitlines()[-2] == "1 entries: 0 reproduced, 0 failed, 1 without a candidate"
     assert ACTIVE_ID in load_reproduced(root / "catalog", root)
-    assert _errcat(root, "reproduce", "0000000000000000")[0] == 2
-    assert _errcat(root, "reproduce", "--timeout", "0")[0] == 2
+    assert errcat_output(root, "reproduce", "0000000000000000")[0] == 2
+    assert errcat_output(root, "reproduce", "--timeout", "0")[0] == 2
 
 
 def test_an_invalid_catalog_is_reported(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     (root / "catalog" / "broken.yaml").write_text("errors: [{id: 12}]\n", encoding="utf-8")
-    code, _out, err = _errcat(root, "reproduce")
+    code, _out, err = errcat_output(root, "reproduce")
     assert code == 2
     assert "errcat reproduce:" in err
     assert not (root / "catalog" / RESULTS_FILE).exists()

@@ -6,19 +6,16 @@ failing test and a hanging run do not stop it; the build shows what was seen as 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import sys
 import sysconfig
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from helpers import errcat_output, write_files
 
-from catalog.cli import main
 from catalog.core.config import load_config
 from catalog.entries.loader import load_catalog
 from catalog.evidence.reproduce import sites_by_entry
@@ -126,23 +123,6 @@ HANGING = """\
     """
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return root
-
-
-def _errcat(root: Path, *argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(root)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 def _ids(root: Path) -> dict[str, str]:
     """Entry id by message, from the drafts `errcat new` wrote."""
     found: dict[str, str] = {}
@@ -154,10 +134,10 @@ def _ids(root: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, object]]]:
-    root = _write(tmp_path_factory.mktemp("shop"), FILES)
-    code, _out, err = _errcat(root, "new")
+    root = write_files(tmp_path_factory.mktemp("shop"), FILES)
+    code, _out, err = errcat_output(root, "new")
     assert code == 0, err
-    code, out, err = _errcat(root, "reproduce", "--timeout", "5", "--json")
+    code, out, err = errcat_output(root, "reproduce", "--timeout", "5", "--json")
     assert code == 0, err
     yield root, json.loads(out)
 
@@ -202,7 +182,7 @@ def test_the_build_shows_them_as_verified_tested_knowledge(
     shop: tuple[Path, dict[str, object]],
 ) -> None:
     root, _payload = shop
-    code, _out, err = _errcat(root, "build")
+    code, _out, err = errcat_output(root, "build")
     assert code == 0, err
     ids = _ids(root)
     entry = json.loads(
@@ -219,9 +199,9 @@ def test_the_build_shows_them_as_verified_tested_knowledge(
 
 
 def test_a_changed_test_file_drops_its_pairings(tmp_path: Path) -> None:
-    root = _write(tmp_path, FILES)
-    assert _errcat(root, "new")[0] == 0
-    assert _errcat(root, "reproduce", "--timeout", "5")[0] == 0
+    root = write_files(tmp_path, FILES)
+    assert errcat_output(root, "new")[0] == 0
+    assert errcat_output(root, "reproduce", "--timeout", "5")[0] == 0
     assert len(_pairs(root)) == 6
     test_file = root / "tests" / "test_core.py"
     test_file.write_text(test_file.read_text() + "\n# edited\n", encoding="utf-8")
@@ -231,17 +211,17 @@ def test_a_changed_test_file_drops_its_pairings(tmp_path: Path) -> None:
 
 
 def test_no_tests_runs_nothing(tmp_path: Path) -> None:
-    root = _write(tmp_path, FILES)
-    assert _errcat(root, "new")[0] == 0
-    code, out, _err = _errcat(root, "reproduce", "--no-tests", "--json")
+    root = write_files(tmp_path, FILES)
+    assert errcat_output(root, "new")[0] == 0
+    code, out, _err = errcat_output(root, "reproduce", "--no-tests", "--json")
     assert code == 0
     assert json.loads(out)["tests"] is None
     assert not (root / "errors" / RESULTS_FILE).exists()
 
 
 def test_a_hanging_run_is_killed_and_what_it_saw_is_kept(tmp_path: Path) -> None:
-    root = _write(tmp_path, {**FILES, "tests/test_hang.py": HANGING})
-    assert _errcat(root, "new")[0] == 0
+    root = write_files(tmp_path, {**FILES, "tests/test_hang.py": HANGING})
+    assert errcat_output(root, "new")[0] == 0
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)
         config = load_config()
@@ -256,9 +236,9 @@ def test_a_hanging_run_is_killed_and_what_it_saw_is_kept(tmp_path: Path) -> None
 
 
 def test_a_missing_interpreter_is_reported(tmp_path: Path) -> None:
-    root = _write(tmp_path, FILES)
-    assert _errcat(root, "new")[0] == 0
-    code, out, _err = _errcat(root, "reproduce", "--python", str(tmp_path / "nope"))
+    root = write_files(tmp_path, FILES)
+    assert errcat_output(root, "new")[0] == 0
+    code, out, _err = errcat_output(root, "reproduce", "--python", str(tmp_path / "nope"))
     assert code == 0
     assert out.splitlines()[-1].startswith(f"tests: not run: cannot start {tmp_path / 'nope'}")
 
@@ -311,8 +291,8 @@ def test_the_first_raise_is_found_behind_a_rewritten_traceback(
     python = _monitoring_python()
     if python is None:
         pytest.skip("no Python 3.12 or later here: sys.monitoring is what this reads")
-    root = _write(tmp_path, {**FILES, **REWRITTEN})
-    assert _errcat(root, "new")[0] == 0
+    root = write_files(tmp_path, {**FILES, **REWRITTEN})
+    assert errcat_output(root, "new")[0] == 0
     if Path(python) != Path(sys.executable):
         # pytest and its own requirements are pure Python: this environment's serve another
         # version; plugins installed here (some compiled) are not loaded.
