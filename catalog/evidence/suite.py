@@ -9,8 +9,10 @@ each caught exception with the raise site its traceback went through.
 
 How a record becomes a pairing:
 
-1. **Site.** The traceback's frames in the package, innermost first: the first that lies on the
-   lines of a catalogued raise site (`sites_by_entry`, as the build pairs them) is the site.
+1. **Site.** The traceback's frames in the package, innermost first (on Python 3.12 and later
+   preceded by the line that first raised the exception and its caller's, where a package
+   raised it again with a traceback of its own making): the first that lies on the lines of a
+   catalogued raise site (`sites_by_entry`, as the build pairs them) is the site.
    When that raise is a raise helper's own (`def fail(msg): raise exc(msg)`) and the frame just
    outside it is a call of the helper that is a site of its own (`extractor.printed`), that
    call is the site: it says which message.
@@ -20,7 +22,9 @@ How a record becomes a pairing:
 3. **Test.** A frame from the one that asked for the expectation outwards lies on the lines of
    an expectation the test files hold (its `with` or call statement): the innermost whose class
    is named, so that a test's own wrapper of `assertRaises` (which passes its parameter on) is
-   seen through to the test that used it; the item shows that expectation's code.
+   seen through to the test that used it. A wrapper's expectation counts alone only where no
+   test frame lies further out (a table-driven test's `pytest.raises(expected)`); the item
+   shows the expectation's code.
 
 The run: `<python> -m pytest -p <plugin> --continue-on-collection-errors -q <files>`, in the
 project's root (the tests find their own files as their CI does) with the import root first on
