@@ -8,7 +8,7 @@ initialised CUDA cannot fork children that use it.
 
 `errcat reproduce` (catalog/evidence/reproduce.py) runs its calls through `run_in_child` too, with a
 `confine` key in the task: the child then lowers its own limits before the program runs (see
-`_confine`). Tasks without it run exactly as examples always have.
+`confine`). Tasks without it run exactly as examples always have.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _note_fork() -> None:
     _forked = True
 
 
-def _confine(settings: dict[str, Any]) -> None:
+def confine(settings: dict[str, Any]) -> None:
     """Limits a child sets on itself before its program runs (the `confine` key of a task).
 
     - `workdir`: the current folder, and HOME and TMPDIR, so that the program writes there;
@@ -172,7 +172,7 @@ def _in_child(task: dict[str, Any], result_fd: int, output_fd: int) -> None:
             result: dict[str, Any] = {"ended": "finished", "probe": _probe()}
         else:
             if task.get("confine"):
-                _confine(task["confine"])
+                confine(task["confine"])
             result = _execute(task["code"], task["filename"])
             if _forked:
                 result["forked"] = True

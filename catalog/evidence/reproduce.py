@@ -16,7 +16,7 @@ and evaluated only where they compare parameters with constants.
 Each call is a small program (`from widgets.core import turn` / `turn('x', -1)`) run by a
 worker process through `catalog.core.example_worker.run_in_child`, the machinery that runs examples:
 a fresh forked child per call with a time limit, its own process group and captured output.
-Here the child also confines itself before the program runs (`example_worker._confine`): an
+Here the child also confines itself before the program runs (`example_worker.confine`): an
 address-space limit (`MEMORY_LIMIT`), a temporary working folder that is also HOME and TMPDIR
 (removed afterwards), no network (`socket` connect/getaddrinfo raise OSError: a guard inside
 Python, not a sandbox) and no `os.fork`. A call that hangs, crashes, forks, runs out of memory or
@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import importlib
 import itertools
 import json
 import math
@@ -70,6 +71,9 @@ MAX_CANDIDATES = 3
 """Calls tried per site, shortest first; the first that reproduces ends the site."""
 MAX_COMBINATIONS = 256
 """Value combinations considered per site before the conditions filter them."""
+PRELOAD_ENV = "ERRCAT_REPRODUCE_PRELOAD"
+"""`<module><os.pathsep><folder>`: the package a worker imports once before it forks children
+for calls, and the temporary folder that import runs in."""
 OUTPUT_CHARS = 300
 """Characters of the exception line kept in the results file."""
 
@@ -559,6 +563,10 @@ def worker_main() -> None:
     # folder, which must not become importable. The package comes from PYTHONPATH.
     sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
     sys.dont_write_bytecode = True  # a run leaves no __pycache__ in the package
+    preload = os.environ.pop(PRELOAD_ENV, "")
+    if preload:
+        module, _, home = preload.partition(os.pathsep)
+        _preload(module, home)
     replies.write(json.dumps({"ready": True}) + "\n")
     replies.flush()
     for line in sys.stdin.buffer:
@@ -567,12 +575,35 @@ def worker_main() -> None:
         replies.flush()
 
 
+def _preload(module: str, home: str) -> None:
+    """Import the package once in the worker, confined as the calls are (memory, network, a
+    temporary working folder, HOME and TMPDIR), so that each forked child starts with it
+    loaded: torch takes seconds to import, a call in a child that has it, milliseconds. A
+    package whose import fails is left to the children, each importing it (and failing) as
+    they would have."""
+    from catalog.core.example_worker import confine
+
+    confine({"workdir": home, "memory": MEMORY_LIMIT, "network": False})
+    try:
+        importlib.import_module(module)
+    except (Exception, SystemExit) as exc:  # whatever the package's import raises
+        print(
+            f"errcat reproduce: importing {module} once failed "
+            f"({type(exc).__name__}); each call imports it",
+            file=sys.stderr,
+        )
+
+
 class _Worker:
     """A worker whose children run candidate calls confined (`catalog.core.example_worker`)."""
 
-    def __init__(self, cwd: Path, path: Path) -> None:
+    def __init__(self, cwd: Path, path: Path, preload: str | None = None) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(path), env.get("PYTHONPATH")) if p)
+        # The folder the package's import runs in, removed by `close` whatever the worker did.
+        self.home = tempfile.mkdtemp(prefix="errcat-reproduce-worker-") if preload else None
+        if preload and self.home:
+            env[PRELOAD_ENV] = f"{preload}{os.pathsep}{self.home}"
         # `import errcat` first: it pins errcat's own `catalog` against a project's folder.
         command = "import errcat; from catalog.evidence.reproduce import worker_main; worker_main()"
         self.worker = WorkerProcess(
@@ -596,6 +627,8 @@ class _Worker:
 
     def close(self) -> None:
         self.worker.close()
+        if self.home is not None:
+            shutil.rmtree(self.home, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -744,7 +777,23 @@ def message_matches(entry: Entry, message: str) -> bool:
     literals = _template_literals(entry.message)
     if literals is None:
         return False
-    return LiteralPattern(literals).groups(message, FULL) is not None
+    pattern = LiteralPattern(literals)
+    if pattern.groups(message, FULL) is not None:
+        return True
+    value = _printed_string(message)
+    return value is not None and pattern.groups(value, FULL) is not None
+
+
+def _printed_string(message: str) -> str | None:
+    """The text a message prints as a Python string literal (`str()` of a KeyError is its
+    argument's repr: `'no such key'`), or None when it is not exactly one."""
+    if message[:1] not in ("'", '"'):
+        return None
+    try:
+        value = ast.literal_eval(message)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def judge(entry: Entry, site: RaiseSite, site_file: Path, reply: Mapping[str, Any]) -> str | None:
@@ -794,9 +843,10 @@ class _Job:
 class _Pool:
     """Workers started on first use, one per thread that runs jobs; restarted when one dies."""
 
-    def __init__(self, cwd: Path, path: Path) -> None:
+    def __init__(self, cwd: Path, path: Path, preload: str | None = None) -> None:
         self.cwd = cwd
         self.path = path
+        self.preload = preload
         self.idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self.every: list[_Worker] = []
         self.lock = threading.Lock()
@@ -805,7 +855,7 @@ class _Pool:
         try:
             return self.idle.get_nowait()
         except queue.Empty:
-            worker = _Worker(self.cwd, self.path)
+            worker = _Worker(self.cwd, self.path, self.preload)
             with self.lock:
                 self.every.append(worker)
             return worker
@@ -903,7 +953,11 @@ def reproduce(
                 plan.append(SiteOutcome(site.path, site.line, site.function, str(why)))
         plans.append((entry, plan))
     work = [job for _, plan in plans for job in plan if isinstance(job, _Job)]
-    pool = _Pool(import_root(config), import_root(config))
+    try:
+        package: str | None = module_name(config, config.package)
+    except ValueError:
+        package = None
+    pool = _Pool(import_root(config), import_root(config), package or None)
     try:
         if jobs <= 1 or len(work) <= 1:
             for job in work:

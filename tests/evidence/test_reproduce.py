@@ -4,6 +4,7 @@ verdict, the committed results file and the knowledge items made from it."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,10 +27,19 @@ HIDDEN_ID = "8888888888888888"
 FORK_ID = "9999999999999999"
 HOME_ID = "aaaaaaaaaaaaaaaa"
 ROGUE_ID = "bbbbbbbbbbbbbbbb"
+WHO_ID = "cccccccccccccccc"
 
 EXTRA = """\
 import os
 import socket
+
+IMPORTED_IN = os.getpid()
+
+
+def whoami(flag: int) -> None:
+    if flag > 0:
+        here = os.getpid()
+        raise KeyError(f"imported in {IMPORTED_IN} called in {here}")
 
 
 def spin(count: int) -> None:
@@ -95,6 +105,7 @@ EXTRA_CATALOG = {
             (FORK_ID, "SplitUp", "RuntimeError", "split into {parts}"),
             (HOME_ID, "HomeIs", "LookupError", "home {where} cwd {folder}"),
             (ROGUE_ID, "Rogue", "RuntimeError", "rogue level {level}"),
+            (WHO_ID, "WhoAmI", "KeyError", "imported in {IMPORTED_IN} called in {here}"),
         ]
     ],
 }
@@ -103,6 +114,8 @@ EXTRA_CATALOG = {
 def _project(root: Path) -> Path:
     make_project(root)
     (root / "widgets" / "extra.py").write_text(EXTRA, encoding="utf-8")
+    # The package imports its modules, so that a worker's one import of it loads them all.
+    (root / "widgets" / "__init__.py").write_text("from widgets import extra\n", encoding="utf-8")
     (root / "catalog" / "widgets.extra.yaml").write_text(
         yaml.safe_dump(EXTRA_CATALOG, sort_keys=False), encoding="utf-8"
     )
@@ -129,7 +142,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert entries[DRAFT_ID]["call"] == "turn('x', 11)"
     assert entries[STOP_ID]["call"] == "stop('x')"
     stored = load_reproduced(root / "catalog", root)
-    assert set(stored) == {ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID}
+    assert set(stored) == {ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID}
     (backwards,) = stored[ACTIVE_ID]
     assert (backwards.path, backwards.line, backwards.call) == (
         "widgets/core.py",
@@ -138,7 +151,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 5, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 6, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
@@ -321,3 +334,16 @@ def test_reproduced_items_are_verified_knowledge() -> None:
         "source": {"path": "widgets/core.py", "line": 3},
         "verified": True,
     }
+
+
+def test_the_package_is_imported_once_per_worker_not_per_call(
+    reproduced: tuple[Path, int, str],
+) -> None:
+    """A worker imports the package once, confined as the calls are, and forks a child per
+    call: the module was loaded in another process than the one the call ran in."""
+    root, _code, _out = reproduced
+    (seen,) = load_reproduced(root / "catalog", root)[WHO_ID]
+    # KeyError prints its argument's repr: the judge reads the text inside the quotes.
+    assert seen.output.startswith("KeyError: 'imported in ")
+    imported, called = re.findall(r"\d+", seen.output)
+    assert imported != called
