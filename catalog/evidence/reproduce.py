@@ -564,26 +564,27 @@ def worker_main() -> None:
     sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
     sys.dont_write_bytecode = True  # a run leaves no __pycache__ in the package
     preload = os.environ.pop(PRELOAD_ENV, "")
+    confined = False
     if preload:
         module, _, home = preload.partition(os.pathsep)
-        _preload(module, home)
+        confined = _preload(module, home)
     replies.write(json.dumps({"ready": True}) + "\n")
     replies.flush()
     for line in sys.stdin.buffer:
         task = json.loads(line)
+        if confined and task.get("module"):
+            # The callee's module too, once, for every later call into it: torch's compiler
+            # and exporter modules take seconds each to import.
+            _import_quietly(str(task["module"]))
         replies.write(json.dumps(run_in_child(task, float(task["timeout"]))) + "\n")
         replies.flush()
 
 
-def _preload(module: str, home: str) -> None:
-    """Import the package once in the worker, confined as the calls are (memory, network, a
-    temporary working folder, HOME and TMPDIR), so that each forked child starts with it
-    loaded: torch takes seconds to import, a call in a child that has it, milliseconds. A
-    package whose import fails is left to the children, each importing it (and failing) as
-    they would have."""
-    from catalog.core.example_worker import confine
-
-    confine({"workdir": home, "memory": MEMORY_LIMIT, "network": False})
+def _import_quietly(module: str) -> bool:
+    """Import `module` in the worker; False (and a line on stderr) when its import fails: the
+    children then import it themselves, and fail as they would have."""
+    if module in sys.modules:
+        return True
     try:
         importlib.import_module(module)
     except (Exception, SystemExit) as exc:  # whatever the package's import raises
@@ -592,6 +593,20 @@ def _preload(module: str, home: str) -> None:
             f"({type(exc).__name__}); each call imports it",
             file=sys.stderr,
         )
+        return False
+    return True
+
+
+def _preload(module: str, home: str) -> bool:
+    """Confine the worker as the calls are (memory, network, a temporary working folder, HOME
+    and TMPDIR) and import the package once, so that each forked child starts with it loaded:
+    torch takes seconds to import, a call in a child that has it, milliseconds. True once
+    confined: the callees' modules may then be imported in the worker too."""
+    from catalog.core.example_worker import confine
+
+    confine({"workdir": home, "memory": MEMORY_LIMIT, "network": False})
+    _import_quietly(module)
+    return True
 
 
 class _Worker:
@@ -610,9 +625,13 @@ class _Worker:
             [sys.executable, "-c", command], cwd=cwd, env=env, name="reproduce", start_timeout=60.0
         )
 
-    def run(self, program: str, timeout: float, workdir: str) -> dict[str, Any]:
+    def run(
+        self, program: str, timeout: float, workdir: str, module: str | None = None
+    ) -> dict[str, Any]:
+        """Run `program` in a confined child; the worker imports `module` first, once."""
         task = {
             "kind": "run",
+            "module": module,
             "code": program,
             "filename": "<errcat reproduce>",
             "timeout": timeout,
@@ -848,6 +867,8 @@ class _Pool:
         self.path = path
         self.preload = preload
         self.idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+        self.unsafe: set[str] = set()
+        """Modules a call into which cost a worker: never imported by a worker again."""
         self.every: list[_Worker] = []
         self.lock = threading.Lock()
 
@@ -875,10 +896,14 @@ def _run_job(job: _Job, pool: _Pool, timeout: float) -> None:
         started = time.monotonic()
         try:
             worker = pool.take()
+            module = None if candidate.module in pool.unsafe else candidate.module
             try:
-                reply = worker.run(candidate.program, timeout, workdir)
+                reply = worker.run(candidate.program, timeout, workdir, module)
             except WorkerFailed:
                 reply = {"ended": "crashed", "detail": "killed the worker running it"}
+                # Its import may be what hung or killed the worker: the next one leaves it to
+                # the children.
+                pool.unsafe.add(candidate.module)
             else:
                 pool.give(worker)
         except WorkerFailed as failed:
