@@ -35,6 +35,7 @@ changed since they were seen.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import hashlib
 import importlib
@@ -48,6 +49,8 @@ import sys
 import tempfile
 import threading
 import time
+import typing
+from collections import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,10 +98,29 @@ class Candidate:
     """The dotted name called, relative to the module (`turn`, `Widget`, `Widget.make`)."""
     call: str
     """The call as written (`turn('x', -1)`)."""
+    names: tuple[str, ...] = ()
+    """Other names the call's arguments use, imported from the same module (`Tensor`)."""
 
     @property
     def program(self) -> str:
-        return f"from {self.module} import {self.callee.split('.')[0]}\n{self.call}\n"
+        imported = ", ".join(dict.fromkeys((self.callee.split(".")[0], *self.names)))
+        return f"from {self.module} import {imported}\n{self.call}\n"
+
+
+@dataclass(frozen=True)
+class _Built:
+    """A value the call's program makes by calling, without arguments, the class a parameter
+    is annotated with (`Tensor()` for `input: Tensor`), named as the callee's module names it:
+    whether that class can be called so is for the run to say (a failed attempt if not)."""
+
+    dotted: str
+
+    def __repr__(self) -> str:
+        return f"{self.dotted}()"
+
+    @property
+    def root(self) -> str:
+        return self.dotted.split(".")[0]
 
 
 @dataclass(frozen=True)
@@ -209,7 +231,36 @@ def _plain_value(annotation: ast.expr | None) -> Any:
     for name in _annotation_name(annotation):
         if name in _PLAIN:
             return _copy(_PLAIN[name])
+    for part in _class_annotations(annotation):
+        return _Built(part)
     return _NO_VALUE
+
+
+_NOT_CLASSES = frozenset(dir(builtins)) | frozenset(typing.__all__) | frozenset(abc.__all__)
+"""Names an annotation may use that are no class of the package to call (`Any`, `Sequence`)."""
+
+
+def _class_annotations(annotation: ast.expr | None) -> list[str]:
+    """The dotted names, as written, of the classes an annotation names directly (`Tensor`,
+    `torch.Tensor`, each side of `X | None`): CapWords names, none of the built-ins or of
+    `typing` and `collections.abc`."""
+    if annotation is None:
+        return []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _class_annotations(annotation.left) + _class_annotations(annotation.right)
+    parts: list[str] = []
+    node: ast.expr = annotation
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return []
+    parts.append(node.id)
+    dotted = ".".join(reversed(parts))
+    last = parts[0]
+    if last in _NOT_CLASSES or not last[:1].isupper() or last.isupper():
+        return []
+    return [dotted]
 
 
 def _falsy_value(annotation: ast.expr | None) -> Any:
@@ -513,12 +564,20 @@ def candidates(site: RaiseSite, module: str) -> list[Candidate]:
             name: (_default_value(by_name[name]) if value is _SKIP else value)
             for name, value in values.items()
         }
-        env = {name: value for name, value in env.items() if value is not _NO_VALUE}
+        # A value the program builds is unknown here: conditions on it are not judged.
+        env = {
+            name: value
+            for name, value in env.items()
+            if value is not _NO_VALUE and not isinstance(value, _Built)
+        }
         if any(_truth(condition, env) is False for condition in conditions):
             continue
         call = _render_call(callee, by_name.values(), values)
         if call is not None:
-            found.setdefault(call, Candidate(module, callee, call))
+            names = tuple(
+                sorted({value.root for value in values.values() if isinstance(value, _Built)})
+            )
+            found.setdefault(call, Candidate(module, callee, call, names))
     if not found:
         raise ValueError("no combination of values errcat tried meets the conditions")
     ranked = sorted(found.values(), key=lambda c: len(c.call))  # stable: generation order

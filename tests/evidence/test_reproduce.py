@@ -28,12 +28,24 @@ FORK_ID = "9999999999999999"
 HOME_ID = "aaaaaaaaaaaaaaaa"
 ROGUE_ID = "bbbbbbbbbbbbbbbb"
 WHO_ID = "cccccccccccccccc"
+BOX_ID = "dddddddddddddddd"
 
 EXTRA = """\
 import os
 import socket
 
 IMPORTED_IN = os.getpid()
+
+
+class Box:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+
+def take(box: Box, count: int) -> str:
+    if not box.items:
+        raise LookupError(f"the box is empty: cannot take {count}")
+    return box.items[0]
 
 
 def whoami(flag: int) -> None:
@@ -106,6 +118,7 @@ EXTRA_CATALOG = {
             (HOME_ID, "HomeIs", "LookupError", "home {where} cwd {folder}"),
             (ROGUE_ID, "Rogue", "RuntimeError", "rogue level {level}"),
             (WHO_ID, "WhoAmI", "KeyError", "imported in {IMPORTED_IN} called in {here}"),
+            (BOX_ID, "EmptyBox", "LookupError", "the box is empty: cannot take {count}"),
         ]
     ],
 }
@@ -142,7 +155,9 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert entries[DRAFT_ID]["call"] == "turn('x', 11)"
     assert entries[STOP_ID]["call"] == "stop('x')"
     stored = load_reproduced(root / "catalog", root)
-    assert set(stored) == {ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID}
+    assert set(stored) == {ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID}
+    # `box: Box` got an instance of the package's own class.
+    assert stored[BOX_ID][0].call == "take(Box(), 1)"
     (backwards,) = stored[ACTIVE_ID]
     assert (backwards.path, backwards.line, backwards.call) == (
         "widgets/core.py",
@@ -151,7 +166,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 6, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 7, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
@@ -316,11 +331,23 @@ def test_candidates_for_classes_and_what_has_none() -> None:
         (_site("def take(self, n: int):", "n < 0", function="Pool.take"), "a method"),
         (_site("def _f(x: int):", "x < 0", function="_f"), "private"),
         (_site("def f(x):", "x.ndim != 2"), "no value for parameter `x`"),
+        # Names of typing and the built-ins are no classes of the package to call.
+        (_site("def f(x: Any):", "x.ndim != 2"), "no value for parameter `x`"),
+        (_site("def f(x: Exception):", "x.ndim != 2"), "no value for parameter `x`"),
         (_site("async def f(x: int):", "x < 0"), "coroutine"),
         (_site("def f(x: int):", "x < 0", "x > 5"), "no combination"),
     ]:
         with pytest.raises(ValueError, match=why):
             candidates(site, "pkg.m")
+
+
+def test_a_parameter_annotated_with_a_class_gets_an_instance_built_in_the_program() -> None:
+    """`x: Tensor` gets `Tensor()`, named as the callee's module names it and imported from
+    it; a condition on it is left to the run to judge."""
+    site = _site("def f(x: torch.Tensor | None, y: Box, n: int):", "x.ndim != 2")
+    (first, *_rest) = candidates(site, "pkg.m")
+    assert first.call == "f(torch.Tensor(), Box(), 1)"
+    assert first.program == "from pkg.m import f, Box, torch\nf(torch.Tensor(), Box(), 1)\n"
 
 
 def test_reproduced_items_are_verified_knowledge() -> None:
