@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from extractor.conditions import conditions
 from extractor.docstrings import raises_entries
 from extractor.fstrings import joined_template
-from extractor.imports import ModuleName, Scope, resolve
+from extractor.imports import ModuleName, Scope, parameter_names, resolve
 from extractor.literals import TEXT_FUNCTIONS, TEXT_METHODS, escape, gettext_argument
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import (
@@ -397,19 +397,7 @@ class _File:
         scope = spot.scope
         bound: frozenset[str] = frozenset()
         if isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef):
-            arguments = scope.node.args
-            parameters = {
-                argument.arg
-                for argument in (
-                    *arguments.posonlyargs,
-                    *arguments.args,
-                    *arguments.kwonlyargs,
-                    arguments.vararg,
-                    arguments.kwarg,
-                )
-                if argument is not None
-            }
-            names = scope.fill(self.module).bound - parameters
+            names = scope.fill(self.module).bound - set(parameter_names(scope.node))
             # A closure's names are the enclosing function's locals, parameters included.
             outer = scope.parent
             while outer is not None and outer.kind == "function":

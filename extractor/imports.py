@@ -49,15 +49,17 @@ class Scope:
         if not self.filled:
             node = self.node
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                arguments = node.args
-                for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-                    self.bound.add(argument.arg)
-                for star in (arguments.vararg, arguments.kwarg):
-                    if star is not None:
-                        self.bound.add(star.arg)
+                self.bound.update(parameter_names(node))
             _Bindings(self, module).body(node.body)
             self.filled = True
         return self
+
+
+def parameter_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Every parameter a function binds, `*args` and `**kwargs` included, in order."""
+    arguments = node.args
+    every = (*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs)
+    return [argument.arg for argument in (*every, arguments.kwarg) if argument is not None]
 
 
 def target_names(target: ast.expr, into: set[str]) -> None:
