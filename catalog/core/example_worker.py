@@ -124,9 +124,11 @@ def confine(settings: dict[str, Any]) -> None:
       (`subprocess`, which execs straight away, is not counted; its processes die with the
       child's process group).
 
-    On Linux a confined child is also killed when the worker that forked it dies.
+    On Linux a confined child is also killed when the worker that forked it dies, unless
+    `die_with_parent` is false: the kernel ties that to the *thread* that started the process,
+    so a worker started by one of reproduce's threads would die when that thread ends.
     """
-    if sys.platform.startswith("linux"):
+    if sys.platform.startswith("linux") and settings.get("die_with_parent", True):
         # Die with the worker: a program that kills the worker would otherwise run on, orphaned,
         # out of reach of the time limit (PR_SET_PDEATHSIG is 1).
         with contextlib.suppress(OSError, AttributeError):

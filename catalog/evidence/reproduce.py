@@ -663,7 +663,9 @@ def _preload(module: str, home: str) -> bool:
     confined: the callees' modules may then be imported in the worker too."""
     from catalog.core.example_worker import confine
 
-    confine({"workdir": home, "memory": MEMORY_LIMIT, "network": False})
+    # Not `die_with_parent`: the thread that started this worker may end while another thread
+    # still asks it for calls; the worker ends on its own when its stdin closes.
+    confine({"workdir": home, "memory": MEMORY_LIMIT, "network": False, "die_with_parent": False})
     _import_quietly(module)
     return True
 

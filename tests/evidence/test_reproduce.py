@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -374,3 +376,24 @@ def test_the_package_is_imported_once_per_worker_not_per_call(
     assert seen.output.startswith("KeyError: 'imported in ")
     imported, called = re.findall(r"\d+", seen.output)
     assert imported != called
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_GET_PDEATHSIG is Linux's")
+def test_a_worker_that_imports_the_package_outlives_the_thread_that_started_it(
+    tmp_path: Path,
+) -> None:
+    """A worker confines itself before importing the package, but without the parent-death
+    signal, which Linux ties to the thread that started the process: with `--jobs 2` a worker
+    handed from one thread to another died when the first thread ended."""
+    program = (
+        "import ctypes, sys\n"
+        "from catalog.evidence.reproduce import _preload\n"
+        f"_preload('json', {str(tmp_path)!r})\n"
+        "signal = ctypes.c_int(-1)\n"
+        "ctypes.CDLL(None).prctl(2, ctypes.byref(signal), 0, 0, 0)\n"
+        "print(signal.value)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "0"
