@@ -144,6 +144,7 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                         condition.line,
                         condition.subject,
                         condition.locals,
+                        condition.expanded,
                     )
                     for condition in site.conditions
                 ),
@@ -199,6 +200,6 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
 
 
 def _condition(
-    kind: str, code: str | None, line: int, subject: str | None, local: Any
+    kind: str, code: str | None, line: int, subject: str | None, local: Any, expanded: str | None
 ) -> Condition:
-    return Condition(kind, code, line, subject, tuple(local))
+    return Condition(kind, code, line, subject, tuple(local), expanded)

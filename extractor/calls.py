@@ -36,7 +36,7 @@ import hashlib
 import os
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +65,13 @@ NOT_FOLLOWED = (
 CACHE_PREFIX = "calls-"
 _CHASE = 8
 """How many re-exports or base classes a lookup goes through before giving up."""
-_NAME, _LOCAL, _SELF, _SUPER = range(4)
+_NAME, _LOCAL, _SELF, _SUPER, _BOUND = range(5)
 """Kinds of call target in a summary: an absolute dotted name; a qualified name in the same
-file; a method looked up from a class of the same file; the same, from the class's base."""
+file; a method looked up from a class of the same file; the same, from the class's base; an
+absolute dotted `Class.method` called on an instance of the class."""
+_PLAIN, _METHOD, _CLASSMETHOD = range(3)
+"""How a function takes its first argument: as written (a function, a static method), or bound
+to the instance or to the class it is called on."""
 _NEUTRAL_BASES = frozenset(
     (
         "builtins.object",
@@ -81,6 +85,9 @@ _NEUTRAL_BASES = frozenset(
 
 Summary = tuple[Any, ...]
 """A file's summary as cached: module, is_package, functions, classes, imports, stars, calls."""
+Passes = tuple[tuple[int | str, str], ...]
+"""A call's arguments that are the calling function's own parameters, unchanged: (position in
+the call or keyword, parameter name)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,10 @@ class Caller:
     """1-based line of its `def`."""
     depth: int
     """Calls from it to the function asked about: 1 when it calls that function directly."""
+    passes: tuple[tuple[str, str], ...] = ()
+    """(parameter of the function asked about, this caller's parameter): the caller's own
+    arguments that reach those parameters unchanged along the calls found, by parameter
+    name; empty when none does (see `Passes`)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,14 @@ class _Function:
     line: int
     nested: bool
     """Defined inside another function (never reachable by name from outside)."""
+    parameters: tuple[str, ...] = ()
+    """Positional parameters in order (`self` included), then keyword-only ones, as
+    `_Parameters` records them."""
+    positional: int = 0
+    """How many of `parameters` may be passed by position."""
+    binding: int = 0
+    """`_PLAIN`, `_METHOD` or `_CLASSMETHOD`: whether calls through an instance or a class
+    bind the first parameter, so that a call's first argument goes to the second."""
 
     @property
     def name(self) -> str:
@@ -164,6 +183,8 @@ class CallGraph:
         self._imports: dict[str, dict[str, str]] = {}
         self._stars: dict[str, tuple[str, ...]] = {}
         self._callers: dict[int, set[int]] = {}
+        self._passes: dict[tuple[int, int], dict[str, str]] = {}
+        """(callee, caller) → {callee's parameter: caller's parameter passed to it unchanged}."""
         self._top_classes: dict[str, set[str]] = {}
         self._exports: dict[str, list[str]] | None = None
         self._public_names: dict[int, str | None] = {}
@@ -245,27 +266,55 @@ class CallGraph:
             return None
         seen = {start}
         frontier = [start]
-        found: list[Caller] = []
+        found: dict[int, Caller] = {}
+        # Each function reached: which parameters of the start its own parameters reach.
+        flows: dict[int, dict[str, str]] = {
+            start: {name: name for name in self._functions[start].parameters}
+        }
         for level in range(1, depth + 1):
             following: list[int] = []
+            on_level: set[int] = set()
             for node in frontier:
+                flow = flows.get(node)
                 for caller in self._callers.get(node, ()):
+                    passed = self._passes.get((node, caller)) if flow else None
+                    carried = (
+                        {origin: passed[at] for origin, at in flow.items() if at in passed}
+                        if flow and passed
+                        else {}
+                    )
                     if caller in seen:
+                        # Reached on this level by another call too: keep what passes most.
+                        if caller in on_level and len(carried) > len(flows.get(caller, ())):
+                            flows[caller] = carried
+                            if caller in found:
+                                found[caller] = replace(
+                                    found[caller], passes=tuple(sorted(carried.items()))
+                                )
                         continue
                     seen.add(caller)
                     following.append(caller)
+                    on_level.add(caller)
+                    if carried:
+                        flows[caller] = carried
                     function = self._functions[caller]
                     name = self._public(caller)
                     if name is not None:
-                        found.append(Caller(name, function.path, function.line, level))
+                        found[caller] = Caller(
+                            name,
+                            function.path,
+                            function.line,
+                            level,
+                            tuple(sorted(carried.items())),
+                        )
             frontier = following
         bounded = any(
             caller not in seen for node in frontier for caller in self._callers.get(node, ())
         )
-        found.sort(key=lambda caller: (caller.depth, caller.name))
+        ordered = sorted(found.values(), key=lambda caller: (caller.depth, caller.name))
         function = self._functions[start]
         public = self._public(start)
-        return Callers(public or function.name, public is not None, tuple(found), depth, bounded)
+        return Callers(public or function.name, public is not None, tuple(ordered), depth, bounded)
 
     def _public(self, index: int) -> str | None:
         """The name users call function `index` by, or None when they cannot: the most public
@@ -347,7 +396,7 @@ class CallGraph:
         prefix = f"{module}." if module else ""
         class_names = {qualname for qualname, _line, _bases in classes}
         records: dict[str, _Class] = {}
-        function_names = {qualname for qualname, _line, _nested in functions}
+        function_names = {record[0] for record in functions}
         for qualname, line, bases in classes:
             record = _Class(path, qualname, tuple(bases), {})
             records[qualname] = record
@@ -356,9 +405,11 @@ class CallGraph:
             # A class defined inside a function is never reached by name from outside.
             nested = qualname.split(".")[0] in function_names
             self._class_sites.append((path, module, qualname, line, record, nested))
-        for qualname, line, nested in functions:
+        for qualname, line, nested, parameters, positional, binding in functions:
             index = len(self._functions)
-            self._functions.append(_Function(path, module, qualname, line, nested))
+            self._functions.append(
+                _Function(path, module, qualname, line, nested, parameters, positional, binding)
+            )
             table.setdefault(qualname, index)
             self._names.setdefault(prefix + qualname, index)
             owner, _, method = qualname.rpartition(".")
@@ -381,17 +432,20 @@ class CallGraph:
             index = len(self._functions)
             self._functions.append(_Function(path, module, qualname, line, nested))
             self._callers.setdefault(inherited, set()).add(index)
+            # Calling the class passes its arguments to the inherited `__init__` as they are.
+            parameters = self._functions[inherited].parameters[1:]
+            self._passes[(inherited, index)] = {name: name for name in parameters}
 
     def _add_calls(self, path: str, summary: Summary) -> None:
         calls = summary[6]
         table = self._by_file[path]
         functions = summary[2]
-        for caller_index, kind, target, attribute in calls:
+        for caller_index, kind, target, attribute, passes in calls:
             caller = table.get(functions[caller_index][0])
             if caller is None:
                 continue
             callee: int | None
-            if kind == _NAME:
+            if kind in (_NAME, _BOUND):
                 if target in self._resolved:
                     callee = self._resolved[target]
                 else:
@@ -409,6 +463,31 @@ class CallGraph:
                 )
             if callee is not None and callee != caller:
                 self._callers.setdefault(callee, set()).add(caller)
+                if passes:
+                    self._add_passes(callee, caller, kind, target, passes)
+
+    def _add_passes(self, callee: int, caller: int, kind: int, target: str, passes: Passes) -> None:
+        """Record which parameters of `callee` a call from `caller` gives the caller's own
+        parameters; of several calls, the one passing most is kept."""
+        function = self._functions[callee]
+        if kind == _NAME:
+            # `Class(...)` reaches `__init__` bound to the new instance; `Class.method(x)`
+            # binds only a classmethod's first parameter.
+            bound = (
+                function.qualname.endswith("__init__") and not target.endswith(".__init__")
+            ) or function.binding == _CLASSMETHOD
+        else:
+            bound = function.binding != _PLAIN
+        shift = 1 if bound else 0
+        mapping: dict[str, str] = {}
+        for slot, name in passes:
+            if isinstance(slot, str):
+                if slot in function.parameters[shift:]:
+                    mapping[slot] = name
+            elif slot + shift < function.positional:
+                mapping[function.parameters[slot + shift]] = name
+        if len(mapping) > len(self._passes.get((callee, caller), ())):
+            self._passes[(callee, caller)] = mapping
 
     def _resolve(self, name: str, chased: int = 0) -> int | None:
         """The function an absolute dotted name calls (a class: its `__init__`), or None."""
@@ -572,7 +651,7 @@ class KnownCallers:
 def _answer_record(found: Callers | None) -> Any:
     if found is None:
         return None
-    callers = tuple((c.name, c.path, c.line, c.depth) for c in found.callers)
+    callers = tuple((c.name, c.path, c.line, c.depth, c.passes) for c in found.callers)
     return (found.function, found.public, callers, found.depth, found.bounded)
 
 
@@ -725,9 +804,9 @@ class _Summariser:
 
     def __init__(self, module: ModuleName) -> None:
         self.module = module
-        self.functions: list[tuple[str, int, bool]] = []
+        self.functions: list[tuple[str, int, bool, tuple[str, ...], int, int]] = []
         self.classes: list[tuple[str, int, tuple[str, ...]]] = []
-        self.calls: list[tuple[int, int, str, str]] = []
+        self.calls: list[tuple[int, int, str, str, Passes]] = []
         self.defs: dict[int, set[str]] = {}
         """Names that `def` or `class` statements bind in a function, by id of its scope."""
 
@@ -811,9 +890,13 @@ class _Summariser:
         qualname = f"{parent.qualname}.{node.name}" if parent.qualname else node.name
         scope = Scope("function", node, parent, qualname)
         index = len(self.functions)
-        self.functions.append((qualname, node.lineno, nested))
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
+        parameters = tuple(argument.arg for argument in (*positional, *arguments.kwonlyargs))
+        binding = _PLAIN
+        if parent.kind == "class" and positional and not _is_static(node):
+            binding = _CLASSMETHOD if _is_classmethod(node) else _METHOD
+        self.functions.append((qualname, node.lineno, nested, parameters, len(positional), binding))
         if parent.kind == "class" and positional and not _is_static(node):
             method = _Method(positional[0].arg, str(parent.qualname), True)
         elif method is not None:
@@ -834,8 +917,18 @@ class _Summariser:
         if method is not None:
             named.discard(method.self_name)
         receivers = self.receivers(node, scope, named) if named else {}
+        every = {
+            *parameters,
+            *(argument.arg for argument in (arguments.vararg, arguments.kwarg) if argument),
+        }
+        # What the function passes on unchanged: a parameter it never rebinds, and that no
+        # comprehension of it binds anew; a method's instance or class is not passed by its
+        # caller.
+        if binding != _PLAIN:
+            every.discard(positional[0].arg)
+        stable = frozenset(every - set(_bindings(node.body, every)) - comprehension_names)
         for call in calls:
-            self.call(index, call, scope, method, comprehension_names, receivers)
+            self.call(index, call, scope, method, comprehension_names, receivers, stable)
         for inner in functions:
             self.function(inner, scope, nested=True, method=method)
         for inner_class in classes:
@@ -849,21 +942,23 @@ class _Summariser:
         method: _Method | None,
         comprehension_names: set[str],
         receivers: dict[str, str],
+        stable: frozenset[str],
     ) -> None:
+        passes = _passes(call, stable) if stable else ()
         func = call.func
         if isinstance(func, ast.Name):
-            self.name_call(index, func.id, scope, comprehension_names)
+            self.name_call(index, func.id, scope, comprehension_names, passes)
             return
         if not isinstance(func, ast.Attribute):
             return
         value = func.value
         if isinstance(value, ast.Name) and value.id in receivers:
             # `Class.method` resolves through the class and its bases, as `self.method` does.
-            self.calls.append((index, _NAME, f"{receivers[value.id]}.{func.attr}", ""))
+            self.calls.append((index, _BOUND, f"{receivers[value.id]}.{func.attr}", "", passes))
             return
         if method is not None:
             if isinstance(value, ast.Name) and value.id == method.self_name:
-                self.calls.append((index, _SELF, method.class_qualname, func.attr))
+                self.calls.append((index, _SELF, method.class_qualname, func.attr, passes))
                 return
             if (
                 method.direct
@@ -872,14 +967,14 @@ class _Summariser:
                 and value.func.id == "super"
                 and not value.args
             ):
-                self.calls.append((index, _SUPER, method.class_qualname, func.attr))
+                self.calls.append((index, _SUPER, method.class_qualname, func.attr, passes))
                 return
         dotted = _dotted(func)
         if dotted is None or dotted.partition(".")[0] in comprehension_names:
             return
         target = resolve(dotted, scope, self.module)
         if target is not None and not target.startswith("builtins."):
-            self.calls.append((index, _NAME, target, ""))
+            self.calls.append((index, _NAME, target, "", passes))
 
     def receivers(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, named: set[str]
@@ -918,7 +1013,14 @@ class _Summariser:
                 found[name] = target
         return found
 
-    def name_call(self, index: int, name: str, scope: Scope, comprehension_names: set[str]) -> None:
+    def name_call(
+        self,
+        index: int,
+        name: str,
+        scope: Scope,
+        comprehension_names: set[str],
+        passes: Passes = (),
+    ) -> None:
         if name in comprehension_names:
             return
         # A function defined in this or an enclosing function shadows everything further out.
@@ -926,7 +1028,7 @@ class _Summariser:
         while current is not None and current.kind != "module":
             if current.kind == "function":
                 if name in self.defs.get(id(current), ()):
-                    self.calls.append((index, _LOCAL, f"{current.qualname}.{name}", ""))
+                    self.calls.append((index, _LOCAL, f"{current.qualname}.{name}", "", passes))
                     return
                 current.fill(self.module)
                 if name in current.bound or name in current.imports:
@@ -934,7 +1036,24 @@ class _Summariser:
             current = current.parent
         target = resolve(name, scope, self.module)
         if target is not None and not target.startswith("builtins."):
-            self.calls.append((index, _NAME, target, ""))
+            self.calls.append((index, _NAME, target, "", passes))
+
+
+def _passes(call: ast.Call, stable: frozenset[str]) -> Passes:
+    """Which of a call's arguments are the caller's own parameters passed unchanged: (the
+    argument's position, or its keyword; the parameter). Positions stop at the first `*x`,
+    after which no position is known."""
+    found: list[tuple[int | str, str]] = []
+    for position, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        if isinstance(argument, ast.Name) and argument.id in stable:
+            found.append((position, argument.id))
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg is not None and isinstance(value, ast.Name) and value.id in stable:
+            found.append((keyword.arg, value.id))
+    return tuple(found)
 
 
 def _bindings(
@@ -1026,6 +1145,13 @@ def _is_none(expression: ast.expr) -> bool:
 def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(
         isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+        for decorator in node.decorator_list
+    )
+
+
+def _is_classmethod(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(
+        isinstance(decorator, ast.Name) and decorator.id == "classmethod"
         for decorator in node.decorator_list
     )
 

@@ -12,12 +12,21 @@ Tests are shown as written. Only negations are rebuilt from the parts as written
 is `x`; `not (a == b)` is `a != b`, and likewise for `is` and `in`, whose negations are exactly
 the opposite operators; every other test keeps `not (...)`, since `not (a < b)` and `a >= b`
 differ for NaN and for partial orders.
+
+An `if` test that reads names the function computes (`ndim = input.dim()` before `if ndim !=
+4:`) is also given `expanded`, in terms of what the function was passed (`input.dim() != 4`),
+where that is exact: each such local has one binding in the whole function, a plain `name =
+value` that runs before the `if` on the way to it (a statement of a block the way passes
+through, ahead of the way on), no statement after it up to the `if` names the local (so
+nothing appended to a list or rebound it meanwhile), and the value's own locals are replaced
+the same way. Anything else leaves `expanded` None and the test as the only answer.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -236,6 +245,257 @@ def _block_condition(step: _Step, source: Source) -> Condition | None:
     return None
 
 
+def substituted(code: str, values: Mapping[str, str]) -> str | None:
+    """`code` (an expression as written, over one line or several) with each name of
+    `values` replaced by its text, the rest as written; None when it does not parse, or
+    when a comprehension or lambda in it binds one of those names itself (there the name is
+    not the one replaced)."""
+    # Parenthesised so that an expression written over several lines parses; the opening
+    # line keeps the columns of the code's own lines.
+    wrapped = f"(\n{code}\n)"
+    try:
+        tree = ast.parse(wrapped, mode="eval")
+    except SyntaxError:
+        return None
+    places = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.comprehension):
+            if any(isinstance(n, ast.Name) and n.id in values for n in ast.walk(node.target)):
+                return None
+        elif isinstance(node, ast.Lambda):
+            if any(a.arg in values for a in ast.walk(node.args) if isinstance(a, ast.arg)):
+                return None
+        elif isinstance(node, ast.Name) and node.id in values:
+            places.append((node.lineno, node.col_offset, node.end_col_offset, values[node.id]))
+    lines = wrapped.encode().split(b"\n")
+    for line, start, end, text in sorted(places, reverse=True):
+        # `ast` columns count UTF-8 bytes.
+        row = lines[line - 1]
+        lines[line - 1] = row[:start] + text.encode() + row[end:]
+    return b"\n".join(lines[1:-1]).decode()
+
+
+def one_line(code: str) -> str:
+    """An expression written over several lines, on one (`(a +\n    b)` is `(a + b)`), where
+    joining its lines keeps the same expression; else as it is (a comment or a string that
+    spans lines)."""
+    if "\n" not in code:
+        return code
+    joined = re.sub(r"\s*\n\s*", " ", code.strip())
+    joined = re.sub(r"([(\[{]) ", r"\1", joined)
+    joined = re.sub(r",? ([)\]}])", r"\1", joined)
+    try:
+        same = ast.dump(ast.parse(f"(\n{code}\n)", mode="eval")) == ast.dump(
+            ast.parse(f"({joined})", mode="eval")
+        )
+    except SyntaxError:
+        return code
+    return joined if same else code
+
+
+def _single_assignments(body: list[ast.stmt]) -> dict[str, ast.Assign | ast.AnnAssign]:
+    """The names a function body binds exactly once, by a plain `name = value` or `name: T =
+    value` statement, with that statement. Every other binding counts (loop targets, `with
+    ... as`, imports, `del`, a walrus, `except ... as`, a comprehension's target, a nested
+    definition, a nested function's `nonlocal`), so a name bound twice in any way is left out."""
+    counts: dict[str, int] = {}
+    plain: dict[str, ast.Assign | ast.AnnAssign] = {}
+
+    def count(name: str) -> None:
+        counts[name] = counts.get(name, 0) + 1
+
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            count(node.name)
+            # Only a nested scope's `nonlocal` rebinds this one's names.
+            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Nonlocal))
+            todo.extend(node.decorator_list)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            count(node.id)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                count(name)
+                count(name)
+        elif isinstance(node, ast.alias):
+            count((node.asname or node.name).partition(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            count(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            count(node.rest)
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            plain[node.targets[0].id] = node
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and node.value is not None
+            and isinstance(node.target, ast.Name)
+        ):
+            plain[node.target.id] = node
+        todo.extend(ast.iter_child_nodes(node))
+    return {name: node for name, node in plain.items() if counts.get(name) == 1}
+
+
+_READ_ONLY = frozenset(
+    (
+        *("len", "isinstance", "issubclass", "type", "str", "repr", "int", "float", "bool"),
+        *("tuple", "any", "all", "min", "max", "sum", "sorted", "enumerate", "zip", "range"),
+        *("id", "hash"),
+    )
+)
+"""Built-in functions that read their arguments and change none of them."""
+
+
+def _may_change(statement: ast.stmt, name: str) -> bool:
+    """Whether a statement may rebind or change the value of `name`: it names it anywhere but
+    in a read that changes nothing (a comparison or arithmetic operand, an attribute or an
+    item read, an argument of a built-in that only reads, a formatted value)."""
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(statement):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            return True
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Compare | ast.BinOp | ast.UnaryOp | ast.BoolOp):
+            continue
+        if isinstance(parent, ast.FormattedValue | ast.keyword):
+            if isinstance(parent, ast.keyword):
+                call = parents.get(id(parent))
+                if not (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Name)
+                    and call.func.id in _READ_ONLY
+                ):
+                    return True
+            continue
+        if isinstance(parent, ast.Attribute | ast.Subscript) and isinstance(parent.ctx, ast.Load):
+            # `x.shape` is read; `x.append(...)` calls what may change `x`.
+            grand = parents.get(id(parent))
+            if (
+                isinstance(parent, ast.Attribute)
+                and isinstance(grand, ast.Call)
+                and (grand.func is parent)
+            ):
+                return True
+            continue
+        if (
+            isinstance(parent, ast.Call)
+            and node is not parent.func
+            and isinstance(parent.func, ast.Name)
+            and parent.func.id in _READ_ONLY
+        ):
+            continue
+        return True
+    return False
+
+
+def free_names(node: ast.AST) -> set[str]:
+    """The names an expression reads from its scope, not those a comprehension or a lambda in
+    it binds for itself (`d` in `any(d > n for d in dims)`)."""
+    found: set[str] = set()
+    _free_names(node, frozenset(), found)
+    return found
+
+
+def _free_names(node: ast.AST, inner: frozenset[str], found: set[str]) -> None:
+    if isinstance(node, ast.Name):
+        if node.id not in inner:
+            found.add(node.id)
+        return
+    if isinstance(node, ast.Lambda):
+        own = {argument.arg for argument in ast.walk(node.args) if isinstance(argument, ast.arg)}
+        for default in (*node.args.defaults, *node.args.kw_defaults):
+            if default is not None:
+                _free_names(default, inner, found)
+        _free_names(node.body, inner | own, found)
+        return
+    if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+        scope = inner
+        for index, generator in enumerate(node.generators):
+            # The first iterable is evaluated outside the comprehension, the rest inside.
+            _free_names(generator.iter, inner if index == 0 else scope, found)
+            targets = {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+            scope = scope | targets
+            for condition in generator.ifs:
+                _free_names(condition, scope, found)
+        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        for part in parts:
+            _free_names(part, scope, found)
+        return
+    for child in ast.iter_child_nodes(node):
+        _free_names(child, inner, found)
+
+
+class _Expander:
+    """Replaces the locals of `if` tests by their values, where that is exact (module
+    docstring); one per `conditions` call."""
+
+    _DEPTH = 4
+    """How many assignments deep a value's own locals are followed."""
+
+    def __init__(self, body: list[ast.stmt], bound: frozenset[str], source: Source) -> None:
+        self.body = body
+        self.bound = bound
+        self.source = source
+        self._singles: dict[str, ast.Assign | ast.AnnAssign] | None = None
+        self.before: list[ast.stmt] = []
+        """The statements that run ahead of the way to the raise so far, in order."""
+
+    def expanded(self, tests: list[ast.expr], text: str) -> str | None:
+        read = {name for test in tests for name in free_names(test)}
+        values = {}
+        for name in sorted(read & self.bound):
+            value = self._value(name, len(self.before), self._DEPTH)
+            if value is None:
+                return None
+            values[name] = value
+        found = substituted(text, values)
+        return None if found is None else one_line(found)
+
+    def _value(self, name: str, until: int, depth: int) -> str | None:
+        """The text of `name`'s value as an operand (parenthesised unless atomic), in terms of
+        what the function was passed, as of just before `self.before[until]`."""
+        if depth == 0:
+            return None
+        if self._singles is None:
+            self._singles = _single_assignments(self.body)
+        assignment = self._singles.get(name)
+        if assignment is None or assignment.value is None:
+            return None
+        at = next((i for i, s in enumerate(self.before[:until]) if s is assignment), None)
+        if at is None:
+            return None
+        if any(_may_change(later, name) for later in self.before[at + 1 : until]):
+            return None
+        value = assignment.value
+        values = {}
+        for inner in sorted(
+            {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & self.bound
+        ):
+            found = self._value(inner, at, depth - 1)
+            if found is None:
+                return None
+            values[inner] = found
+        text = self.source.text(value)
+        if values:
+            replaced = substituted(text, values)
+            if replaced is None:
+                return None
+            text = replaced
+        text = one_line(text)
+        return text if _level(value) == _ATOM else f"({text})"
+
+
 def conditions(
     body: list[ast.stmt],
     target: ast.stmt,
@@ -255,6 +515,7 @@ def conditions(
     chain: list[_Expr] = []
     tests: list[ast.expr] = []
     chain_line = 0
+    expander = _Expander(body, bound, source)
     for step in steps:
         owner = step.owner
         if isinstance(owner, ast.If):
@@ -277,7 +538,9 @@ def conditions(
                 node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name)
             }
             local = tuple(sorted(read & bound)) if bound else ()
-            found.append(Condition("if", _all(chain).text, chain_line, locals=local))
+            text = _all(chain).text
+            expanded = expander.expanded(tests, text) if local else None
+            found.append(Condition("if", text, chain_line, locals=local, expanded=expanded))
             chain = []
             tests = []
         elif owner is not None:
@@ -288,5 +551,6 @@ def conditions(
             guard = _guard(earlier, source)
             if guard is not None:
                 found.append(Condition("guard", guard.text, earlier.lineno))
+        expander.before += step.statements[: step.index]
     found.reverse()
     return tuple(found)

@@ -54,6 +54,11 @@ class Condition:
     """For `if`: the names its tests read that the raise's function binds itself (assigns, loops
     over, ...), not its parameters, sorted. A test reading none of them depends only on the
     parameters and on names from outside the function."""
+    expanded: str | None = None
+    """For an `if` reading `locals`: the test with each of them replaced by the value of its
+    only assignment, where that assignment runs before the `if` on the way to the raise and no
+    statement between them names it (`conditions.py`), so that it reads only parameters and
+    names from outside the function; None when some local cannot be replaced so."""
 
 
 @dataclass(frozen=True)

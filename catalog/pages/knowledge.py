@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from catalog.evidence.reproduce import def_header
 from catalog.pages.plaintext import code_span
-from extractor.conditions import negated
+from extractor.conditions import free_names, negated, one_line, substituted
 from extractor.imports import public_rank
 
 if TYPE_CHECKING:
@@ -114,16 +114,19 @@ def turned_around(code: str) -> str | None:
 
 @functools.lru_cache(maxsize=65536)
 def _names(code: str) -> frozenset[str]:
+    """The names a test reads from the function (not a comprehension's own names)."""
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError:
         return frozenset()
-    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
+    return frozenset(free_names(tree))
 
 
 def remedies(source: Source) -> list[KnowledgeItem]:
-    """What to pass instead, from the innermost `if` that tests the public function's
-    parameters and nothing the function computes.
+    """What to pass instead, from the innermost `if` that tests the raising function's
+    parameters and nothing the function computes, said of the function itself when it is
+    public, else of the nearest public caller that passes its own parameters on to those the
+    test reads (the call graph's `Caller.passes`), in that caller's names.
 
     Only an enclosing `if` counts: a `guard` holds because an earlier check raised or returned
     otherwise, so turning it around would send the caller into that earlier raise. The test
@@ -136,37 +139,79 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     function = getattr(source, "function", None)
     signature = getattr(source, "signature", None)
     conditions = getattr(source, "conditions", ())
+    if not function or not signature:
+        return []
     # Public as `public_rank` counts it: no private part (`__init__`, `__call__` are how a
     # public class is called).
-    if not function or not signature or public_rank("", function)[0]:
+    public = not public_rank("", function)[0]
+    found = getattr(source, "callers", None)
+    callers = sorted(
+        (caller for caller in (found.callers if found else ()) if caller.passes),
+        key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
+    )
+    if not public and not callers:
         return []
     caller_parameters, every_parameter = _parameters(signature)
     parameters = set(caller_parameters)
     for condition in conditions:
-        if condition.kind != "if" or not condition.code or getattr(condition, "locals", ()):
+        if condition.kind != "if" or not condition.code:
             continue
-        read = _names(condition.code)
+        written = one_line(condition.code)
+        # A test reading what the function computes counts in terms of what it was passed,
+        # where the extractor could say that exactly.
+        code = written
+        if getattr(condition, "locals", ()):
+            expanded = getattr(condition, "expanded", None)
+            if not expanded:
+                continue
+            code = expanded
+        read = _names(code)
         named = sorted(read & parameters)
         # `self` and `cls` are the instance and the class, not what the caller passes.
         if not named or read & (every_parameter - parameters):
             continue
-        wanted = turned_around(condition.code)
-        if wanted is None:
-            continue
-        which = ", ".join(code_span(name) for name in named)
-        caller = function.removesuffix(".__init__")
-        return [
-            KnowledgeItem(
-                kind="remedy",
-                text=(
-                    f"Call {code_span(caller)} with {which} such that {code_span(wanted)}: "
-                    f"it raises this error when {code_span(condition.code)} "
-                    f"(line {condition.line})."
-                ),
-                path=source.path,
-                line=condition.line,
-            )
-        ]
+        when = f"{code_span(written)} (line {condition.line})"
+        if code != written:
+            when += f", that is when {code_span(code)}"
+        if public:
+            wanted = turned_around(code)
+            if wanted is None:
+                continue
+            which = ", ".join(code_span(name) for name in named)
+            caller = function.removesuffix(".__init__")
+            return [
+                KnowledgeItem(
+                    kind="remedy",
+                    text=(
+                        f"Call {code_span(caller)} with {which} such that {code_span(wanted)}: "
+                        f"it raises this error when {when}."
+                    ),
+                    path=source.path,
+                    line=condition.line,
+                )
+            ]
+        for caller in callers:
+            passes = dict(caller.passes)
+            if not all(name in passes for name in named):
+                continue
+            renamed = substituted(code, {name: passes[name] for name in named})
+            wanted = None if renamed is None else turned_around(renamed)
+            if wanted is None:
+                continue
+            which = ", ".join(code_span(passes[name]) for name in named)
+            return [
+                KnowledgeItem(
+                    kind="remedy",
+                    text=(
+                        f"Call {code_span(caller.name.removesuffix('.__init__'))} with {which} "
+                        f"such that {code_span(wanted)}: it passes "
+                        f"{'them' if len(named) > 1 else 'it'} on to "
+                        f"{code_span(function)}, which raises this error when {when}."
+                    ),
+                    path=source.path,
+                    line=condition.line,
+                )
+            ]
     return []
 
 

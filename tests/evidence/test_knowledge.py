@@ -17,6 +17,7 @@ from catalog.pages.entry_schema import schema
 from catalog.pages.knowledge import KnowledgeItem, remedies, turned_around
 from catalog.pages.sources import Source
 from catalog.publish.build import build_site
+from extractor.calls import Caller, Callers
 from extractor.model import Condition
 
 CORE = '''\
@@ -129,6 +130,68 @@ def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
             line=7,
         )
     ]
+
+
+def test_a_test_of_what_the_function_computes_counts_in_what_it_was_passed() -> None:
+    """A test reading locals gives a remedy through the extractor's `expanded`, said as
+    written and as expanded; a test written over lines reads as one line."""
+    computed = _source(
+        "conv",
+        "def conv(input, weight):",
+        Condition("if", "ndim != 4", 5, None, ("ndim",), "input.dim() != 4"),
+    )
+    assert remedies(computed)[0].text == (
+        "Call `conv` with `input` such that `input.dim() == 4`: it raises this error when "
+        "`ndim != 4` (line 5), that is when `input.dim() != 4`."
+    )
+    spread = _source(
+        "conv", "def conv(input, weight):", Condition("if", "input.dim() != 4\n    and weight", 5)
+    )
+    assert "such that `not (input.dim() != 4 and weight)`" in remedies(spread)[0].text
+
+
+def test_a_private_check_is_said_of_the_public_caller_that_passes_its_parameters() -> None:
+    """A raise in a private helper whose test reads only the helper's parameters: the remedy
+    names the nearest public caller that passes its own parameters on to them, in its names;
+    a caller that passes only some of them, or none, cannot avoid it by its arguments."""
+    from catalog.pages.api import DerivedSource
+
+    def helper(*callers: Caller) -> Source:
+        return DerivedSource(
+            path="pkg/_checks.py",
+            line=9,
+            column=9,
+            function="_check_rate",
+            url=None,
+            snippet=None,
+            signature="def _check_rate(rate, low=0.0):",
+            conditions=(Condition("if", "not low <= rate or rate > 1e9 * rate", 8),),
+            callers=Callers("pkg._checks._check_rate", False, callers, 3, False),
+        )
+
+    partial = Caller("pkg.optim.SGD.__init__", "pkg/optim.py", 3, 1, (("rate", "lr"),))
+    deeper = Caller(
+        "pkg.optim.Adam.__init__", "pkg/optim.py", 9, 2, (("low", "floor"), ("rate", "lr"))
+    )
+    direct = Caller(
+        "pkg.optim.Rprop.__init__", "pkg/optim.py", 20, 1, (("low", "lo"), ("rate", "r"))
+    )
+    assert remedies(helper(partial, deeper, direct)) == [
+        KnowledgeItem(
+            kind="remedy",
+            text="Call `pkg.optim.Rprop` with `lo`, `r` such that "
+            "`not (not lo <= r or r > 1e9 * r)`: it passes them on to `_check_rate`, which "
+            "raises this error when `not low <= rate or rate > 1e9 * rate` (line 8).",
+            path="pkg/_checks.py",
+            line=8,
+        )
+    ]
+    assert (
+        "Call `pkg.optim.Adam` with `floor`, `lr` such that"
+        in remedies(helper(partial, deeper))[0].text
+    )
+    assert remedies(helper(partial)) == []
+    assert remedies(helper()) == []
 
 
 @pytest.mark.parametrize(

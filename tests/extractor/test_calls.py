@@ -366,7 +366,7 @@ def test_awkward_files_give_summaries_not_errors() -> None:
     """A file that does not parse has an empty summary; a module-level `global` is harmless."""
     assert summarise(b"def (:\n", ModuleName("bad", False))[2:] == ((), (), (), (), ())
     summary = summarise(b"global X\nX = 1\ndef f():\n    X.run()\n", ModuleName("ok", False))
-    assert summary[2] == (("f", 3, False),)
+    assert summary[2] == (("f", 3, False, (), 0, 0),)
 
 
 def _torch_root() -> Path | None:
@@ -544,3 +544,81 @@ def test_a_class_that_inherits_its_constructor_reaches_the_bases_checks(tmp_path
         },
     )
     assert _callers(graph, "nn/dropout.py", "_DropoutNd.__init__") == [("nn.dropout.Dropout", 1)]
+
+
+def _passes(graph: CallGraph, path: str, qualname: str) -> dict[str, dict[str, str]]:
+    found = graph.callers(path, qualname)
+    assert found is not None, (path, qualname)
+    return {caller.name: dict(caller.passes) for caller in found.callers}
+
+
+def test_parameters_passed_on_unchanged_are_followed_to_public_callers(tmp_path: Path) -> None:
+    """Each caller says which parameters of the function asked about receive its own
+    parameters, unchanged, by position or keyword, through methods, constructors and
+    classmethods; a rebound parameter, a computed argument and positions after `*args` pass
+    nothing."""
+    graph = _graph(
+        tmp_path,
+        {
+            "opt/__init__.py": "",
+            "opt/check.py": """\
+                def _check_rate(rate, low=0.0, *, name="rate"):
+                    if not low <= rate:
+                        raise ValueError(name)
+
+                def _check_via(rate):
+                    _check_rate(rate)
+
+                class Optimizer:
+                    def __init__(self, params, lr, momentum=0):
+                        self._validate(lr, low=momentum)
+
+                    def _validate(self, value, low):
+                        _check_rate(value, low)
+
+                    def check_self(self):
+                        _check_rate(self)
+
+                    @classmethod
+                    def build(cls, learning_rate):
+                        return cls._make(learning_rate)
+
+                    @classmethod
+                    def _make(cls, rate):
+                        _check_rate(rate)
+
+                class SGD(Optimizer):
+                    pass
+
+                def rebinds(lr):
+                    lr = float(lr)
+                    _check_rate(lr)
+
+                def computes(lr):
+                    _check_rate(lr * 2, low=lr)
+
+                def starred(args, lr):
+                    _check_rate(*args, lr)
+
+                def deep(speed):
+                    _check_via(speed)
+
+                def by_keyword(speed, floor):
+                    _check_rate(low=floor, rate=speed, name=floor)
+
+                def unbound(opt, value, low):
+                    Optimizer._validate(opt, value, low)
+                """,
+        },
+    )
+    passes = _passes(graph, "opt/check.py", "_check_rate")
+    assert passes["opt.check.Optimizer.__init__"] == {"rate": "lr", "low": "momentum"}
+    assert passes["opt.check.SGD"] == {"rate": "lr", "low": "momentum"}
+    assert passes["opt.check.Optimizer.build"] == {"rate": "learning_rate"}
+    assert passes["opt.check.rebinds"] == {}
+    assert passes["opt.check.computes"] == {"low": "lr"}
+    assert passes["opt.check.starred"] == {}
+    assert passes["opt.check.deep"] == {"rate": "speed"}
+    assert passes["opt.check.by_keyword"] == {"rate": "speed", "low": "floor", "name": "floor"}
+    assert passes["opt.check.unbound"] == {"rate": "value", "low": "low"}
+    assert passes["opt.check.Optimizer.check_self"] == {}

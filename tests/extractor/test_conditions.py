@@ -465,3 +465,76 @@ def test_an_if_lists_the_locals_its_tests_read() -> None:
     ]
     record = extract_source(textwrap.dedent(source), "pkg/mod.py", "pkg.mod")
     assert result_from_record(result_to_record(record), "pkg/mod.py") == record
+
+
+def _expanded(source: str, exception: str = "Target") -> list[tuple[str, str | None]]:
+    return [
+        (c.code or "", c.expanded) for c in _site(source, exception).conditions if c.kind == "if"
+    ]
+
+
+def test_locals_are_replaced_by_their_only_value_where_that_is_exact() -> None:
+    """`expanded` says an `if` test in what the function was passed: each local it reads by
+    the value of its one assignment ahead of the way to the raise, values within values
+    too, parenthesised where the operator would bind differently; the value spans lines as
+    written, is read on one line."""
+    source = """\
+        def f(input, dims, low=0):
+            ndim = input.dim()
+            wanted = len(dims) + (
+                low
+            )
+            shape = input.shape
+            rank = len(shape)
+            if ndim != wanted:
+                raise Target
+            for d in dims:
+                if rank < d:
+                    raise Deep
+            if any(d > rank for d in dims):
+                raise Compr
+        """
+    assert _expanded(source) == [("ndim != wanted", "input.dim() != (len(dims) + (low))")]
+    assert _expanded(source, "Deep") == [("rank < d", None)]
+    assert _expanded(source, "Compr") == [
+        ("any(d > rank for d in dims)", "any(d > len(input.shape) for d in dims)")
+    ]
+    # A comprehension's own `n` is not the local: the test reads only `a`.
+    shadow = "def f(a):\n    n = a.pop()\n    if any(n > 3 for n in a):\n        raise Target\n"
+    assert _expanded(shadow) == [("any(n > 3 for n in a)", "any(n > 3 for n in a)")]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Bound twice (or once more in any other way): which value holds is not known.
+        "n = len(a)\nif b:\n    n = 0\nif n > 3:\n    raise Target",
+        "n = len(a)\nfor n in a:\n    pass\nif n > 3:\n    raise Target",
+        "n = len(a)\nn += 1\nif n > 3:\n    raise Target",
+        "n = len(a)\nif (n := 2) and n > 3:\n    raise Target",
+        # Changed between the assignment and the test: the list may have grown meanwhile.
+        "n = list(a)\nn.append(1)\nif len(n) > 3:\n    raise Target",
+        "n = list(a)\ng(n)\nif len(n) > 3:\n    raise Target",
+        "n = list(a)\nn[0] = 1\nif n[0] > 3:\n    raise Target",
+        # Assigned in a branch the way to the raise does not pass through.
+        "if b:\n    n = len(a)\nif n > 3:\n    raise Target",
+        # Assigned after the test, or in a loop ahead of it.
+        "if m > 3:\n    raise Target\nm = 1",
+        "for x in a:\n    n = x\nif n > 3:\n    raise Target",
+        # A value that reads a local bound twice.
+        "k = 1\nk = 2\nn = k + len(a)\nif n > 3:\n    raise Target",
+        # A nested function rebinds it.
+        "n = len(a)\ndef g():\n    nonlocal n\n    n = 0\ng()\nif n > 3:\n    raise Target",
+    ],
+)
+def test_a_local_is_left_alone_unless_its_value_is_known(body: str) -> None:
+    source = "def f(a, b):\n" + textwrap.indent(body, "    ") + "\n"
+    assert all(expanded is None for _code, expanded in _expanded(source))
+
+
+def test_an_expanded_test_survives_the_cache() -> None:
+    result = extract_source(
+        "def f(a):\n    n = len(a)\n    if n:\n        raise Target\n", "m.py", "m"
+    )
+    assert result.sites[0].conditions[0].expanded == "len(a)"
+    assert result_from_record(result_to_record(result), "m.py") == result
