@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from catalog.evidence.reproduce import def_header
+from catalog.evidence.candidates import def_header
 from catalog.pages.plaintext import code_span
 from extractor.conditions import free_names, negated, one_line, substituted
 from extractor.imports import public_rank

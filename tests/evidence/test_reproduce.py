@@ -17,7 +17,8 @@ from helpers import errcat_output
 from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
 
 from catalog.core.example_worker import NETWORK_REFUSED
-from catalog.evidence.reproduce import RESULTS_FILE, Reproduction, candidates, load_reproduced
+from catalog.evidence.candidates import candidates
+from catalog.evidence.reproduce import RESULTS_FILE, Reproduction, load_reproduced
 from catalog.pages.knowledge import reproduced_items
 from extractor.model import Condition, RaiseSite
 

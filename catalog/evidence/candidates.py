@@ -1,0 +1,563 @@
+"""Candidate calls for `errcat reproduce`: from a raise site's signature and the conditions
+that lead to it, the calls of a public function worth trying (see `catalog.evidence.reproduce`
+for how they run and are judged).
+
+Each parameter a condition names gets values read from the comparisons it appears in (both
+sides of every boundary, `None`, the constants it is compared with, falsy values of its
+annotation, ...); the other parameters keep their defaults or get a plain value of their
+annotation (`int` 1, `str` 'x'; a parameter with neither gives the site no candidate).
+Combinations are kept when no condition this module can evaluate is false for them, shortest
+call first, `MAX_CANDIDATES` per site. Nothing of the package is evaluated in errcat's own
+process: conditions are read with `ast` and evaluated only where they compare parameters with
+constants.
+
+A test that reads what the function computes is read through the extractor's `expanded` form,
+in terms of the parameters. A site whose own function cannot be called from outside (private,
+a method) is reached through a public caller that passes its own parameters on to those the
+conditions read (`extractor.calls.Caller.passes`): the conditions are renamed into the caller's
+parameters and the caller is called.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import itertools
+import math
+import typing
+from collections import abc
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from extractor.model import RaiseSite
+
+MAX_CANDIDATES = 3
+"""Calls tried per site, shortest first; the first that reproduces ends the site."""
+MAX_COMBINATIONS = 256
+"""Value combinations considered per site before the conditions filter them."""
+
+_SKIP = object()
+"""A parameter left to its default."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One call to try."""
+
+    module: str
+    """Where the callee is imported from (`widgets.core`)."""
+    callee: str
+    """The dotted name called, relative to the module (`turn`, `Widget`, `Widget.make`)."""
+    call: str
+    """The call as written (`turn('x', -1)`)."""
+    names: tuple[str, ...] = ()
+    """Other names the call's arguments use, imported from the same module (`Tensor`)."""
+
+    @property
+    def program(self) -> str:
+        imported = ", ".join(dict.fromkeys((self.callee.split(".")[0], *self.names)))
+        return f"from {self.module} import {imported}\n{self.call}\n"
+
+
+@dataclass(frozen=True)
+class _Built:
+    """A value the call's program makes by calling, without arguments, the class a parameter
+    is annotated with (`Tensor()` for `input: Tensor`), named as the callee's module names it:
+    whether that class can be called so is for the run to say (a failed attempt if not)."""
+
+    dotted: str
+
+    def __repr__(self) -> str:
+        return f"{self.dotted}()"
+
+    @property
+    def root(self) -> str:
+        return self.dotted.split(".")[0]
+
+
+@dataclass(frozen=True)
+class _Parameter:
+    name: str
+    kind: str
+    """`positional_only`, `positional`, `keyword_only`, `varargs` or `varkw`."""
+    default: ast.expr | None
+    annotation: ast.expr | None
+
+
+def def_header(signature: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The `def` of a site's `signature` (its decorators and header as written), or None when
+    it does not parse."""
+    header = signature.strip()
+    try:
+        tree = ast.parse(header + "\n    pass\n" if header.endswith(":") else header)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return node
+    return None
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Parameter]:
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    # Defaults belong to the last positional parameters.
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(arguments.defaults))
+    defaults += arguments.defaults
+    found = [
+        _Parameter(
+            arg.arg,
+            "positional_only" if index < len(arguments.posonlyargs) else "positional",
+            default,
+            arg.annotation,
+        )
+        for index, (arg, default) in enumerate(zip(positional, defaults, strict=True))
+    ]
+    if arguments.vararg is not None:
+        found.append(_Parameter(arguments.vararg.arg, "varargs", None, None))
+    for arg, kw_default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+        found.append(_Parameter(arg.arg, "keyword_only", kw_default, arg.annotation))
+    if arguments.kwarg is not None:
+        found.append(_Parameter(arguments.kwarg.arg, "varkw", None, None))
+    return found
+
+
+_PLAIN = {
+    "int": 1,
+    "float": 1.0,
+    "complex": 1.0,
+    "str": "x",
+    "bool": True,
+    "bytes": b"x",
+    "list": [],
+    "List": [],
+    "Sequence": [],
+    "MutableSequence": [],
+    "Iterable": [],
+    "Collection": [],
+    "tuple": (),
+    "Tuple": (),
+    "dict": {},
+    "Dict": {},
+    "Mapping": {},
+    "MutableMapping": {},
+    "set": set(),
+    "Set": set(),
+}
+"""A plain value per annotation name: what a caller passes when the value does not matter."""
+_FALSY = {"int": 0, "float": 0.0, "str": "", "bool": False, "bytes": b""}
+_NO_VALUE = object()
+
+
+def _annotation_name(annotation: ast.expr | None) -> list[str]:
+    """The class names an annotation allows, in order (`X | None` gives X then None)."""
+    if annotation is None:
+        return []
+    if isinstance(annotation, ast.Constant):
+        if annotation.value is None:
+            return ["None"]
+        if isinstance(annotation.value, str):  # a string annotation
+            try:
+                return _annotation_name(ast.parse(annotation.value, mode="eval").body)
+            except SyntaxError:
+                return []
+        return []
+    if isinstance(annotation, ast.Name):
+        return [annotation.id]
+    if isinstance(annotation, ast.Attribute):
+        return [annotation.attr]
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _annotation_name(annotation.left) + _annotation_name(annotation.right)
+    if isinstance(annotation, ast.Subscript):
+        base = _annotation_name(annotation.value)
+        if base in (["Optional"], ["Union"]):
+            inner = annotation.slice
+            parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            names = [name for part in parts for name in _annotation_name(part)]
+            return names + (["None"] if base == ["Optional"] else [])
+        return base
+    return []
+
+
+def _plain_value(annotation: ast.expr | None) -> Any:
+    for name in _annotation_name(annotation):
+        if name in _PLAIN:
+            return _copy(_PLAIN[name])
+    for part in _class_annotations(annotation):
+        return _Built(part)
+    return _NO_VALUE
+
+
+_NOT_CLASSES = frozenset(dir(builtins)) | frozenset(typing.__all__) | frozenset(abc.__all__)
+"""Names an annotation may use that are no class of the package to call (`Any`, `Sequence`)."""
+
+
+def _class_annotations(annotation: ast.expr | None) -> list[str]:
+    """The dotted names, as written, of the classes an annotation names directly (`Tensor`,
+    `torch.Tensor`, each side of `X | None`): CapWords names, none of the built-ins or of
+    `typing` and `collections.abc`."""
+    if annotation is None:
+        return []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _class_annotations(annotation.left) + _class_annotations(annotation.right)
+    parts: list[str] = []
+    node: ast.expr = annotation
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return []
+    parts.append(node.id)
+    dotted = ".".join(reversed(parts))
+    last = parts[0]
+    if last in _NOT_CLASSES or not last[:1].isupper() or last.isupper():
+        return []
+    return [dotted]
+
+
+def _falsy_value(annotation: ast.expr | None) -> Any:
+    names = _annotation_name(annotation)
+    for name in names:
+        if name in _FALSY:
+            return _FALSY[name]
+        if name in _PLAIN:
+            return type(_PLAIN[name])()  # the empty container
+    return None
+
+
+def _copy(value: Any) -> Any:
+    return type(value)() if isinstance(value, list | dict | set) else value
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NO_VALUE
+
+
+def _len_of(node: ast.expr, names: set[str]) -> str | None:
+    """`p` when `node` is `len(p)` of a parameter."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in names
+    ):
+        return node.args[0].id
+    return None
+
+
+def _around(constant: Any) -> list[Any]:
+    """Values on both sides of a constant a parameter is compared with."""
+    if isinstance(constant, bool) or constant is None:
+        return [constant]
+    if isinstance(constant, int | float):
+        if isinstance(constant, float) and not math.isfinite(constant):
+            return [constant]
+        step = 1.0 if isinstance(constant, float) else 1
+        return [constant - step, constant, constant + step]
+    if isinstance(constant, str):
+        return [constant, "x" if constant != "x" else "y"]
+    if isinstance(constant, tuple | list | set | frozenset):
+        members = [m for m in constant if isinstance(m, str | int | float | bool) or m is None]
+        others: list[Any] = []
+        if all(isinstance(m, str) for m in members) and members:
+            others = [next(v for v in ("x", "y", "z", "xx") if v not in members)]
+        numbers = [m for m in members if isinstance(m, int | float)]
+        if numbers and len(numbers) == len(members):
+            others = [max(numbers) + 1]
+        return sorted(set(members), key=repr) + others
+    return [constant]
+
+
+def _sized(length: int, annotation: ast.expr | None) -> Any:
+    names = _annotation_name(annotation)
+    if "str" in names:
+        return "x" * length
+    if "bytes" in names:
+        return b"x" * length
+    if "tuple" in names or "Tuple" in names:
+        return (0,) * length
+    return [0] * length
+
+
+def _truth_tested(condition: ast.expr) -> list[ast.expr]:
+    """The operands whose truth the condition tests: itself, under `not`, in `and`/`or`."""
+    found: list[ast.expr] = []
+    stack = [condition]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            stack.append(node.operand)
+        elif isinstance(node, ast.BoolOp):
+            stack.extend(node.values)
+    return found
+
+
+def _pools(
+    conditions: Sequence[ast.expr], parameters: Mapping[str, _Parameter]
+) -> dict[str, list[Any]]:
+    """Values worth trying for each parameter the conditions name, in order of first reading."""
+    names = set(parameters)
+    pools: dict[str, list[Any]] = {}
+
+    def add(name: str, *values: Any) -> None:
+        pool = pools.setdefault(name, [])
+        for value in values:
+            if value is _NO_VALUE:
+                continue
+            # Compare by type and repr: 1 == 1.0 == True must stay three values.
+            if not any(type(v) is type(value) and repr(v) == repr(value) for v in pool):
+                pool.append(value)
+
+    for condition in conditions:
+        truth_tested = _truth_tested(condition)
+        for node in ast.walk(condition):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                for left, right in itertools.pairwise(sides):
+                    for side, other in ((left, right), (right, left)):
+                        constant = _literal(other)
+                        if constant is _NO_VALUE:
+                            continue
+                        if isinstance(side, ast.Name) and side.id in names:
+                            add(side.id, *_around(constant))
+                        sized = _len_of(side, names)
+                        if sized is not None and isinstance(constant, int):
+                            annotation = parameters[sized].annotation
+                            lengths = [n for n in _around(constant) if n >= 0]
+                            add(sized, *(_sized(n, annotation) for n in lengths))
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "isinstance"
+                and len(node.args) == 2
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in names
+            ):
+                annotation = parameters[node.args[0].id].annotation
+                add(node.args[0].id, _plain_value(annotation), None, 1, "x", 1.0, [])
+            elif isinstance(node, ast.Name) and node.id in names:
+                # Tested for truth (`not x`, `x or y`): a falsy value too; named in any other
+                # way (`x.ndim`), only a plain value of its annotation.
+                annotation = parameters[node.id].annotation
+                if node in truth_tested:
+                    add(node.id, _falsy_value(annotation))
+                add(node.id, _plain_value(annotation))
+    for name, pool in pools.items():
+        parameter = parameters[name]
+        add(name, _plain_value(parameter.annotation))
+        if parameter.default is not None:
+            pool.insert(0, _SKIP)
+    return pools
+
+
+# Three-valued evaluation of a condition: True, False, or None when errcat cannot tell without
+# running the package.
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "int": int,
+    "float": float,
+    "complex": complex,
+    "str": str,
+    "bool": bool,
+    "bytes": bytes,
+    "list": list,
+    "tuple": tuple,
+    "dict": dict,
+    "set": set,
+    "frozenset": frozenset,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+def _value(node: ast.expr, env: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Name):
+        return env.get(node.id, _NO_VALUE)
+    sized = _len_of(node, set(env))
+    if sized is not None:
+        value = env[sized]
+        try:
+            return len(value)
+        except TypeError:
+            return _NO_VALUE
+    return _literal(node)
+
+
+def _truth(node: ast.expr, env: Mapping[str, Any]) -> bool | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _truth(node.operand, env)
+        return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        seen = [_truth(value, env) for value in node.values]
+        decisive = isinstance(node.op, ast.Or)  # True decides `or`, False decides `and`
+        if decisive in seen:
+            return decisive
+        return None if None in seen else not decisive
+    if isinstance(node, ast.Compare):
+        sides = [_value(side, env) for side in (node.left, *node.comparators)]
+        answer: bool | None = True
+        for (left, right), op in zip(itertools.pairwise(sides), node.ops, strict=True):
+            compare = _COMPARE.get(type(op))
+            if left is _NO_VALUE or right is _NO_VALUE or compare is None:
+                answer = None
+                continue
+            try:
+                if not compare(left, right):
+                    return False
+            except TypeError:
+                return False  # the real comparison raises before the raise is reached
+        return answer
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "isinstance"
+        and len(node.args) == 2
+    ):
+        value = _value(node.args[0], env)
+        if value is _NO_VALUE:
+            return None
+        spec = node.args[1]
+        classes = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+        known = [_TYPES.get(c.id) if isinstance(c, ast.Name) else None for c in classes]
+        if any(t is not None and isinstance(value, t) for t in known):
+            return True
+        return False if all(t is not None for t in known) else None
+    value = _value(node, env)
+    return None if value is _NO_VALUE else bool(value)
+
+
+def _callee(site: RaiseSite, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, bool]:
+    """The dotted name to call and whether its first parameter is bound (self, cls).
+
+    Raises ValueError with the reason when the site's function cannot be called from outside.
+    """
+    assert site.function is not None
+    parts = site.function.split(".")
+    private = [part for part in parts if part.startswith("_") and part != "__init__"]
+    if private:
+        raise ValueError(f"`{site.function}` is private")
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise ValueError(f"`{site.function}` is a coroutine function")
+    if parts[-1] == "__init__":
+        if len(parts) == 1:
+            raise ValueError("`__init__` outside a class")
+        return ".".join(parts[:-1]), True
+    if len(parts) == 1:
+        return parts[0], False
+    decorators = {
+        d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else ""
+        for d in node.decorator_list
+    }
+    if "staticmethod" in decorators:
+        return site.function, False
+    if "classmethod" in decorators:
+        return site.function, True
+    raise ValueError(f"`{site.function}` is a method or a nested function")
+
+
+def candidates(site: RaiseSite, module: str) -> list[Candidate]:
+    """The calls to try for `site`, shortest first; raises ValueError saying why there are none.
+
+    `module` is the import name of the site's file.
+    """
+    if site.function is None:
+        raise ValueError("raised at module level, not in a function")
+    node = def_header(site.signature) if site.signature else None
+    if node is None:
+        raise ValueError(f"the signature of `{site.function}` is not readable")
+    callee, bound = _callee(site, node)
+    parameters = _parameters(node)
+    if bound:
+        if not parameters or parameters[0].kind not in ("positional_only", "positional"):
+            raise ValueError(f"`{site.function}` takes no self or cls")
+        parameters = parameters[1:]
+    by_name = {p.name: p for p in parameters if p.kind not in ("varargs", "varkw")}
+    conditions = []
+    for condition in site.conditions:
+        if condition.kind in ("if", "guard") and condition.code:
+            with contextlib.suppress(SyntaxError):
+                conditions.append(ast.parse(condition.code.strip(), mode="eval").body)
+    pools = _pools(conditions, by_name)
+    choices: list[list[Any]] = []
+    for parameter in by_name.values():
+        if pools.get(parameter.name):
+            choices.append(pools[parameter.name])
+        elif parameter.default is not None:
+            choices.append([_SKIP])
+        else:
+            plain = _plain_value(parameter.annotation)
+            if plain is _NO_VALUE:
+                raise ValueError(
+                    f"no value for parameter `{parameter.name}` of `{site.function}` "
+                    "(no default, and no annotation errcat can make a value of)"
+                )
+            choices.append([plain])
+    found: dict[str, Candidate] = {}
+    for combination in itertools.islice(itertools.product(*choices), MAX_COMBINATIONS):
+        values = dict(zip(by_name, combination, strict=True))
+        env = {
+            name: (_default_value(by_name[name]) if value is _SKIP else value)
+            for name, value in values.items()
+        }
+        # A value the program builds is unknown here: conditions on it are not judged.
+        env = {
+            name: value
+            for name, value in env.items()
+            if value is not _NO_VALUE and not isinstance(value, _Built)
+        }
+        if any(_truth(condition, env) is False for condition in conditions):
+            continue
+        call = _render_call(callee, by_name.values(), values)
+        if call is not None:
+            names = tuple(
+                sorted({value.root for value in values.values() if isinstance(value, _Built)})
+            )
+            found.setdefault(call, Candidate(module, callee, call, names))
+    if not found:
+        raise ValueError("no combination of values errcat tried meets the conditions")
+    ranked = sorted(found.values(), key=lambda c: len(c.call))  # stable: generation order
+    return ranked[:MAX_CANDIDATES]
+
+
+def _default_value(parameter: _Parameter) -> Any:
+    return _NO_VALUE if parameter.default is None else _literal(parameter.default)
+
+
+def _render_call(
+    callee: str, parameters: Iterable[_Parameter], values: Mapping[str, Any]
+) -> str | None:
+    """The call's source; None when a positional-only parameter would follow a skipped one."""
+    pieces: list[str] = []
+    by_keyword = False
+    for parameter in parameters:
+        value = values[parameter.name]
+        if value is _SKIP:
+            by_keyword = True  # what follows a skipped parameter must be named
+            continue
+        if parameter.kind == "keyword_only" or by_keyword:
+            if parameter.kind == "positional_only":
+                return None
+            pieces.append(f"{parameter.name}={value!r}")
+        else:
+            pieces.append(repr(value))
+    return f"{callee}({', '.join(pieces)})"
