@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from extractor.conditions import free_names, one_line, substituted
+
 if TYPE_CHECKING:
     from extractor.model import RaiseSite
 
@@ -446,18 +448,17 @@ def _truth(node: ast.expr, env: Mapping[str, Any]) -> bool | None:
     return None if value is _NO_VALUE else bool(value)
 
 
-def _callee(site: RaiseSite, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, bool]:
+def _callee(function: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, bool]:
     """The dotted name to call and whether its first parameter is bound (self, cls).
 
-    Raises ValueError with the reason when the site's function cannot be called from outside.
+    Raises ValueError with the reason when `function` cannot be called from outside.
     """
-    assert site.function is not None
-    parts = site.function.split(".")
+    parts = function.split(".")
     private = [part for part in parts if part.startswith("_") and part != "__init__"]
     if private:
-        raise ValueError(f"`{site.function}` is private")
+        raise ValueError(f"`{function}` is private")
     if isinstance(node, ast.AsyncFunctionDef):
-        raise ValueError(f"`{site.function}` is a coroutine function")
+        raise ValueError(f"`{function}` is a coroutine function")
     if parts[-1] == "__init__":
         if len(parts) == 1:
             raise ValueError("`__init__` outside a class")
@@ -469,34 +470,118 @@ def _callee(site: RaiseSite, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tu
         for d in node.decorator_list
     }
     if "staticmethod" in decorators:
-        return site.function, False
+        return function, False
     if "classmethod" in decorators:
-        return site.function, True
-    raise ValueError(f"`{site.function}` is a method or a nested function")
+        return function, True
+    raise ValueError(f"`{function}` is a method or a nested function")
 
 
-def candidates(site: RaiseSite, module: str) -> list[Candidate]:
+@dataclass(frozen=True)
+class PublicCaller:
+    """A public function that reaches a site, ready to be called in its stead."""
+
+    module: str
+    """The import name of the caller's file."""
+    function: str
+    """Its qualified name in that module (`Adam.__init__`)."""
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    passes: tuple[tuple[str, str], ...]
+    """(parameter of the site's function, the caller's parameter passed on to it unchanged),
+    as `extractor.calls.Caller.passes`."""
+
+
+def candidates(
+    site: RaiseSite, module: str, callers: Iterable[PublicCaller] = ()
+) -> list[Candidate]:
     """The calls to try for `site`, shortest first; raises ValueError saying why there are none.
 
-    `module` is the import name of the site's file.
+    `module` is the import name of the site's file. When the site's own function cannot be
+    called (private, a method) or no values meet its conditions, calls of `callers` are tried
+    instead, in order, with the conditions said in each caller's parameters.
     """
     if site.function is None:
         raise ValueError("raised at module level, not in a function")
     node = def_header(site.signature) if site.signature else None
     if node is None:
         raise ValueError(f"the signature of `{site.function}` is not readable")
-    callee, bound = _callee(site, node)
+    try:
+        return _calls(site.function, node, module, _tests(site))
+    except ValueError as why:
+        own = why
+    found: list[Candidate] = []
+    own_names = {parameter.name for parameter in _parameters(node)}
+    for caller in callers:
+        tests = _tests(site, dict(caller.passes), own_names, caller.node)
+        if not tests:
+            continue
+        with contextlib.suppress(ValueError):
+            found += _calls(caller.function, caller.node, caller.module, tests)
+        if len(found) >= MAX_CANDIDATES:
+            break
+    if not found:
+        raise own
+    return sorted(found, key=lambda c: len(c.call))[:MAX_CANDIDATES]
+
+
+def _tests(
+    site: RaiseSite,
+    renames: Mapping[str, str] | None = None,
+    own: set[str] | None = None,
+    caller: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+) -> list[ast.expr]:
+    """The tests that hold when the site raises (`if` and `guard` conditions), a test of
+    locals through its `expanded` form. With `renames`, in the caller's parameters: a test
+    reading a parameter of the site's function (`own`) that the caller does not pass, or a
+    local, or a name that is a parameter of the caller's, is left out (none of those is
+    steered by the caller's arguments as written), and none is left when no test reads what
+    the caller passes."""
+    callers_names = (
+        set() if caller is None else {parameter.name for parameter in _parameters(caller)}
+    )
+    found = []
+    steered = False
+    for condition in site.conditions:
+        if condition.kind not in ("if", "guard") or not condition.code:
+            continue
+        code = condition.code
+        if condition.locals:
+            if condition.expanded is None and renames is not None:
+                continue
+            code = condition.expanded or code
+        if renames is not None:
+            try:
+                read = free_names(ast.parse(f"(\n{code}\n)", mode="eval"))
+            except SyntaxError:
+                continue
+            own_read = read & (own or set())
+            if own_read - set(renames) or (read - own_read) & callers_names:
+                continue
+            steered = steered or bool(read & set(renames))
+            changed = substituted(code, {name: renames[name] for name in read & set(renames)})
+            if changed is None:
+                continue
+            code = changed
+        with contextlib.suppress(SyntaxError):
+            found.append(ast.parse(one_line(code).strip(), mode="eval").body)
+    # Through a caller, only tests its arguments steer make its calls worth trying.
+    return found if renames is None or steered else []
+
+
+def _calls(
+    function: str,
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    module: str,
+    conditions: Sequence[ast.expr],
+) -> list[Candidate]:
+    """The calls of `function` (of `module`, defined by `node`) under which none of
+    `conditions` is known to be false, shortest first; ValueError saying why there are none."""
+    callee, bound = _callee(function, node)
     parameters = _parameters(node)
     if bound:
         if not parameters or parameters[0].kind not in ("positional_only", "positional"):
-            raise ValueError(f"`{site.function}` takes no self or cls")
+            raise ValueError(f"`{function}` takes no self or cls")
         parameters = parameters[1:]
     by_name = {p.name: p for p in parameters if p.kind not in ("varargs", "varkw")}
-    conditions = []
-    for condition in site.conditions:
-        if condition.kind in ("if", "guard") and condition.code:
-            with contextlib.suppress(SyntaxError):
-                conditions.append(ast.parse(condition.code.strip(), mode="eval").body)
     pools = _pools(conditions, by_name)
     choices: list[list[Any]] = []
     for parameter in by_name.values():
@@ -508,7 +593,7 @@ def candidates(site: RaiseSite, module: str) -> list[Candidate]:
             plain = _plain_value(parameter.annotation)
             if plain is _NO_VALUE:
                 raise ValueError(
-                    f"no value for parameter `{parameter.name}` of `{site.function}` "
+                    f"no value for parameter `{parameter.name}` of `{function}` "
                     "(no default, and no annotation errcat can make a value of)"
                 )
             choices.append([plain])

@@ -37,13 +37,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
-from catalog.evidence.candidates import Candidate, candidates
+from catalog.evidence.candidates import Candidate, PublicCaller, candidates
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.stored import FileBytes, dump_results, read_results
 
@@ -60,6 +60,8 @@ MEMORY_LIMIT = 2 * 1024**3
 PRELOAD_ENV = "ERRCAT_REPRODUCE_PRELOAD"
 """`<module><os.pathsep><folder>`: the package a worker imports once before it forks children
 for calls, and the temporary folder that import runs in."""
+MAX_CALLERS = 4
+"""Public callers of a site's function whose calls are tried, when its own are not possible."""
 OUTPUT_CHARS = 300
 """Characters of the exception line kept in the results file."""
 
@@ -483,13 +485,15 @@ def reproduce(
     if sites is None:
         sites = sites_by_entry(config, catalog)
     plans: list[tuple[Entry, list[SiteOutcome | _Job]]] = []
+    reaching = _Reaching(config)
     for entry in entries:
         plan: list[SiteOutcome | _Job] = []
         for site in sites.get(entry.id, []):
             site_file = config.root / site.path
             try:
                 module = module_name(config, site_file)
-                plan.append(_Job(entry, site, module, site_file, candidates(site, module)))
+                found = candidates(site, module, reaching.callers(site))
+                plan.append(_Job(entry, site, module, site_file, found))
             except ValueError as why:
                 plan.append(SiteOutcome(site.path, site.line, site.function, str(why)))
         plans.append((entry, plan))
@@ -523,6 +527,73 @@ def reproduce(
         )
         outcomes.append(EntryOutcome(entry.id, entry.name, done))
     return ReproduceRun(tuple(outcomes), time.monotonic() - started)
+
+
+class _Reaching:
+    """The public callers of a site's function that pass their own parameters on to it, ready
+    to be called (`candidates.PublicCaller`), nearest and most public first; the call graph is
+    made on the first question (its answers are cached with the scan)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._graph: Any = None
+        self._files: dict[str, ast.Module | None] = {}
+
+    def callers(self, site: RaiseSite) -> Iterator[PublicCaller]:
+        from catalog.core.project import module_name
+        from extractor.imports import public_rank
+
+        if site.function is None:
+            return
+        found = self._reach().callers(site.path, site.function)
+        if found is None:
+            return
+        ordered = sorted(
+            (caller for caller in found.callers if caller.passes),
+            key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
+        )
+        for caller in ordered[:MAX_CALLERS]:
+            located = self._definition(caller.path, caller.line)
+            if located is None:
+                continue
+            try:
+                module = module_name(self.config, self.config.root / caller.path)
+            except ValueError:
+                continue
+            yield PublicCaller(module, located[0], located[1], caller.passes)
+
+    def _reach(self) -> Any:
+        if self._graph is None:
+            from catalog.core.project import cache_folder, scan_package
+            from extractor.calls import reaches
+
+            report = scan_package(self.config)
+            self._graph = reaches(report, cwd=self.config.root, cache_dir=cache_folder(self.config))
+        return self._graph
+
+    def _definition(
+        self, path: str, line: int
+    ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """The qualified name and node of the function whose `def` is on `line` of `path`."""
+        if path not in self._files:
+            try:
+                self._files[path] = ast.parse((self.config.root / path).read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                self._files[path] = None
+        tree = self._files[path]
+        todo: list[tuple[str, ast.AST]] = [("", tree)] if tree is not None else []
+        while todo:
+            prefix, node = todo.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    if child.lineno == line:
+                        return f"{prefix}{child.name}", child
+                elif isinstance(child, ast.ClassDef):
+                    todo.append((f"{prefix}{child.name}.", child))
+                elif isinstance(child, ast.If | ast.Try):
+                    # Definitions under `if TYPE_CHECKING:` or `try:` at module level.
+                    todo.append((prefix, child))
+        return None
 
 
 def _run_parallel(work: list[_Job], pool: _Pool, timeout: float, jobs: int) -> None:

@@ -17,7 +17,7 @@ from helpers import errcat_output
 from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
 
 from catalog.core.example_worker import NETWORK_REFUSED
-from catalog.evidence.candidates import candidates
+from catalog.evidence.candidates import PublicCaller, candidates
 from catalog.evidence.reproduce import RESULTS_FILE, Reproduction, load_reproduced
 from catalog.pages.knowledge import reproduced_items
 from extractor.model import Condition, RaiseSite
@@ -32,6 +32,7 @@ HOME_ID = "aaaaaaaaaaaaaaaa"
 ROGUE_ID = "bbbbbbbbbbbbbbbb"
 WHO_ID = "cccccccccccccccc"
 BOX_ID = "dddddddddddddddd"
+DIVE_ID = "eeeeeeeeeeeeeeee"
 
 EXTRA = """\
 import os
@@ -100,6 +101,16 @@ def rogue(level: int) -> None:
 def _hidden(level: int) -> None:
     if level < 0:
         raise ValueError(f"hidden level {level} is negative")
+
+
+def _check_depth(depth):
+    limit = 100
+    if depth > limit:
+        raise ValueError(f"too deep: {depth} m")
+
+
+def dive(meters: int) -> None:
+    _check_depth(meters)
 """
 
 EXTRA_CATALOG = {
@@ -122,6 +133,7 @@ EXTRA_CATALOG = {
             (ROGUE_ID, "Rogue", "RuntimeError", "rogue level {level}"),
             (WHO_ID, "WhoAmI", "KeyError", "imported in {IMPORTED_IN} called in {here}"),
             (BOX_ID, "EmptyBox", "LookupError", "the box is empty: cannot take {count}"),
+            (DIVE_ID, "TooDeep", "ValueError", "too deep: {depth} m"),
         ]
     ],
 }
@@ -158,9 +170,16 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert entries[DRAFT_ID]["call"] == "turn('x', 11)"
     assert entries[STOP_ID]["call"] == "stop('x')"
     stored = load_reproduced(root / "catalog", root)
-    assert set(stored) == {ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID}
+    assert set(stored) == {
+        *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID)
+    }
     # `box: Box` got an instance of the package's own class.
     assert stored[BOX_ID][0].call == "take(Box(), 1)"
+    # A private check is reached through the public function that passes its parameter on,
+    # its test of a local read as the value of that local, in the caller's parameter.
+    assert stored[DIVE_ID][0].call == "dive(101)"
+    raise_line = EXTRA.splitlines().index('        raise ValueError(f"too deep: {depth} m")') + 1
+    assert (stored[DIVE_ID][0].path, stored[DIVE_ID][0].line) == ("widgets/extra.py", raise_line)
     (backwards,) = stored[ACTIVE_ID]
     assert (backwards.path, backwards.line, backwards.call) == (
         "widgets/core.py",
@@ -169,7 +188,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 7, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 8, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
@@ -342,6 +361,36 @@ def test_candidates_for_classes_and_what_has_none() -> None:
     ]:
         with pytest.raises(ValueError, match=why):
             candidates(site, "pkg.m")
+
+
+def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None:
+    """A helper's tests are said in the parameters each public caller passes it; a test of a
+    helper parameter the caller does not pass, or of a name the caller binds otherwise, is
+    left out; a caller none of whose arguments a test reads gives no call."""
+    import ast as ast_module
+
+    site = _site(
+        "def _check(rate, low=0.0, scale=1):",
+        "rate < 0",
+        "scale > 2",
+        "lr",
+        function="_check",
+    )
+
+    def caller(header: str, passes: tuple[tuple[str, str], ...]) -> PublicCaller:
+        node = ast_module.parse(header + "\n    pass").body[0]
+        assert isinstance(node, ast_module.FunctionDef)
+        return PublicCaller("pkg.optim", node.name, node, passes)
+
+    # `lr` here is the caller's own parameter, not what the helper tested: that test goes.
+    sgd = caller("def sgd(lr: float, low: float = 0.0):", (("rate", "lr"), ("low", "low")))
+    assert candidates(site, "pkg.m", [sgd])[0].call == "sgd(-1)"
+    assert candidates(site, "pkg.m", [sgd])[0].module == "pkg.optim"
+    unsteered = caller("def other(x: int):", (("scale", "x"),))
+    assert candidates(site, "pkg.m", [unsteered])[0].call == "other(3)"
+    nothing = caller("def none(x: int):", (("unknown", "x"),))
+    with pytest.raises(ValueError, match="`_check` is private"):
+        candidates(site, "pkg.m", [nothing])
 
 
 def test_a_parameter_annotated_with_a_class_gets_an_instance_built_in_the_program() -> None:
