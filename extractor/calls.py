@@ -34,13 +34,15 @@ import contextlib
 import gc
 import hashlib
 import os
+import re
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from extractor.cache import Cache
+from extractor.docstrings import parameter_entries, raises_entries
 from extractor.imports import (
     ModuleName,
     Scope,
@@ -85,6 +87,8 @@ _NEUTRAL_BASES = frozenset(
 
 Summary = tuple[Any, ...]
 """A file's summary as cached: module, is_package, functions, classes, imports, stars, calls."""
+Documents = tuple[tuple[str, str, int], ...]
+"""Entries of a docstring's section: (exception or parameter name, text, 1-based file line)."""
 Passes = tuple[tuple[int | str, str], ...]
 """A call's arguments that are the calling function's own parameters, unchanged: (position in
 the call or keyword, parameter name)."""
@@ -106,6 +110,11 @@ class Caller:
     """(parameter of the function asked about, this caller's parameter): the caller's own
     arguments that reach those parameters unchanged along the calls found, by parameter
     name; empty when none does (see `Passes`)."""
+    raises: Documents = ()
+    """What the caller's docstring says it raises: (exception as written, text, file line)."""
+    documents: Documents = ()
+    """What the caller's docstring says of the parameters it passes on (those of `passes`):
+    (parameter, text, file line)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,9 @@ class Callers:
     bounded: bool
     """Whether the depth cut some chain short: functions at the last depth have callers that
     were not followed."""
+    documents: Documents = ()
+    """What the docstring of the function asked about says of its parameters (for a class's
+    `__init__`, the class's docstring too): (parameter, text, file line)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +153,10 @@ class _Function:
     binding: int = 0
     """`_PLAIN`, `_METHOD` or `_CLASSMETHOD`: whether calls through an instance or a class
     bind the first parameter, so that a call's first argument goes to the second."""
+    raises: Documents = ()
+    """Its docstring's raises section (`extractor.docstrings`)."""
+    documents: Documents = ()
+    """Its docstring's entries for its parameters (a constructor's: its class's too)."""
 
     @property
     def name(self) -> str:
@@ -189,7 +205,9 @@ class CallGraph:
         self._exports: dict[str, list[str]] | None = None
         self._public_names: dict[int, str | None] = {}
         self._exported: dict[str, str] = {}
-        self._class_sites: list[tuple[str, str, str, int, _Class, bool]] = []
+        self._class_sites: list[
+            tuple[str, str, str, int, _Class, bool, tuple[Documents, Documents] | None]
+        ] = []
         self._module_of: dict[str, str] = {}
         # The same names are called all over a package (`torch.tensor` thousands of times).
         self._resolved: dict[str, int | None] = {}
@@ -288,8 +306,8 @@ class CallGraph:
                         if caller in on_level and len(carried) > len(flows.get(caller, ())):
                             flows[caller] = carried
                             if caller in found:
-                                found[caller] = replace(
-                                    found[caller], passes=tuple(sorted(carried.items()))
+                                found[caller] = self._caller(
+                                    caller, found[caller].name, level, carried
                                 )
                         continue
                     seen.add(caller)
@@ -300,13 +318,7 @@ class CallGraph:
                     function = self._functions[caller]
                     name = self._public(caller)
                     if name is not None:
-                        found[caller] = Caller(
-                            name,
-                            function.path,
-                            function.line,
-                            level,
-                            tuple(sorted(carried.items())),
-                        )
+                        found[caller] = self._caller(caller, name, level, carried)
             frontier = following
         bounded = any(
             caller not in seen for node in frontier for caller in self._callers.get(node, ())
@@ -314,7 +326,27 @@ class CallGraph:
         ordered = sorted(found.values(), key=lambda caller: (caller.depth, caller.name))
         function = self._functions[start]
         public = self._public(start)
-        return Callers(public or function.name, public is not None, tuple(ordered), depth, bounded)
+        return Callers(
+            public or function.name,
+            public is not None,
+            tuple(ordered),
+            depth,
+            bounded,
+            function.documents,
+        )
+
+    def _caller(self, index: int, name: str, depth: int, carried: dict[str, str]) -> Caller:
+        function = self._functions[index]
+        passed = set(carried.values())
+        return Caller(
+            name,
+            function.path,
+            function.line,
+            depth,
+            tuple(sorted(carried.items())),
+            function.raises,
+            tuple(entry for entry in function.documents if entry[0] in passed),
+        )
 
     def _public(self, index: int) -> str | None:
         """The name users call function `index` by, or None when they cannot: the most public
@@ -394,21 +426,35 @@ class CallGraph:
         self._module_of[path] = module
         table = self._by_file.setdefault(path, {})
         prefix = f"{module}." if module else ""
-        class_names = {qualname for qualname, _line, _bases in classes}
+        class_names = {record[0] for record in classes}
         records: dict[str, _Class] = {}
         function_names = {record[0] for record in functions}
-        for qualname, line, bases in classes:
+        class_documents: dict[str, tuple[Documents, Documents]] = {}
+        for qualname, line, bases, documented in classes:
+            class_documents[qualname] = documented
             record = _Class(path, qualname, tuple(bases), {})
             records[qualname] = record
             self._local_classes[(path, qualname)] = record
             self._classes.setdefault(prefix + qualname, record)
             # A class defined inside a function is never reached by name from outside.
             nested = qualname.split(".")[0] in function_names
-            self._class_sites.append((path, module, qualname, line, record, nested))
-        for qualname, line, nested, parameters, positional, binding in functions:
+            self._class_sites.append(
+                (path, module, qualname, line, record, nested, class_documents.get(qualname))
+            )
+        for qualname, line, nested, parameters, positional, binding, documented in functions:
             index = len(self._functions)
             self._functions.append(
-                _Function(path, module, qualname, line, nested, parameters, positional, binding)
+                _Function(
+                    path,
+                    module,
+                    qualname,
+                    line,
+                    nested,
+                    parameters,
+                    positional,
+                    binding,
+                    *documented,
+                )
             )
             table.setdefault(qualname, index)
             self._names.setdefault(prefix + qualname, index)
@@ -423,14 +469,17 @@ class CallGraph:
         """A class without an `__init__` of its own runs its base's when called: the class is
         then a caller of that `__init__` (`nn.Dropout(...)` reaches its base's checks), listed
         by its own name."""
-        for path, module, qualname, line, record, nested in self._class_sites:
+        for path, module, qualname, line, record, nested, documented in self._class_sites:
             if "__init__" in record.methods:
                 continue
             inherited = self._method(record, "__init__")
             if inherited is None:
                 continue
             index = len(self._functions)
-            self._functions.append(_Function(path, module, qualname, line, nested))
+            raises, documents = documented or ((), ())
+            self._functions.append(
+                _Function(path, module, qualname, line, nested, raises=raises, documents=documents)
+            )
             self._callers.setdefault(inherited, set()).add(index)
             # Calling the class passes its arguments to the inherited `__init__` as they are.
             parameters = self._functions[inherited].parameters[1:]
@@ -651,15 +700,17 @@ class KnownCallers:
 def _answer_record(found: Callers | None) -> Any:
     if found is None:
         return None
-    callers = tuple((c.name, c.path, c.line, c.depth, c.passes) for c in found.callers)
-    return (found.function, found.public, callers, found.depth, found.bounded)
+    callers = tuple(
+        (c.name, c.path, c.line, c.depth, c.passes, c.raises, c.documents) for c in found.callers
+    )
+    return (found.function, found.public, callers, found.depth, found.bounded, found.documents)
 
 
 def _answer(record: Any) -> Callers | None:
     if record is None:
         return None
-    function, public, callers, depth, bounded = record
-    return Callers(function, public, tuple(Caller(*c) for c in callers), depth, bounded)
+    function, public, callers, depth, bounded, documents = record
+    return Callers(function, public, tuple(Caller(*c) for c in callers), depth, bounded, documents)
 
 
 def reaches(
@@ -804,8 +855,10 @@ class _Summariser:
 
     def __init__(self, module: ModuleName) -> None:
         self.module = module
-        self.functions: list[tuple[str, int, bool, tuple[str, ...], int, int]] = []
-        self.classes: list[tuple[str, int, tuple[str, ...]]] = []
+        self.functions: list[
+            tuple[str, int, bool, tuple[str, ...], int, int, tuple[Documents, Documents]]
+        ] = []
+        self.classes: list[tuple[str, int, tuple[str, ...], tuple[Documents, Documents]]] = []
         self.calls: list[tuple[int, int, str, str, Passes]] = []
         self.defs: dict[int, set[str]] = {}
         """Names that `def` or `class` statements bind in a function, by id of its scope."""
@@ -853,7 +906,7 @@ class _Summariser:
         qualname = f"{parent.qualname}.{node.name}" if parent.qualname else node.name
         scope = Scope("class", node, parent, qualname)
         bases = tuple(self.base(base, parent) for base in node.bases)
-        self.classes.append((qualname, node.lineno, bases))
+        self.classes.append((qualname, node.lineno, bases, _documented(node, None)))
         for statement in self.definitions(node.body):
             if isinstance(statement, ast.ClassDef):
                 self.klass(statement, scope, nested=nested)
@@ -896,7 +949,14 @@ class _Summariser:
         binding = _PLAIN
         if parent.kind == "class" and positional and not _is_static(node):
             binding = _CLASSMETHOD if _is_classmethod(node) else _METHOD
-        self.functions.append((qualname, node.lineno, nested, parameters, len(positional), binding))
+        documented = _documented(node, parameters)
+        if node.name == "__init__" and isinstance(parent.node, ast.ClassDef):
+            # A class's docstring commonly says what constructing it takes and raises.
+            from_class = _documented(parent.node, parameters)
+            documented = (documented[0] + from_class[0], documented[1] + from_class[1])
+        self.functions.append(
+            (qualname, node.lineno, nested, parameters, len(positional), binding, documented)
+        )
         if parent.kind == "class" and positional and not _is_static(node):
             method = _Method(positional[0].arg, str(parent.qualname), True)
         elif method is not None:
@@ -1037,6 +1097,37 @@ class _Summariser:
         target = resolve(name, scope, self.module)
         if target is not None and not target.startswith("builtins."):
             self.calls.append((index, _NAME, target, "", passes))
+
+
+_MAY_DOCUMENT = re.compile(r"rais|except|throw|args|arguments|param|:key", re.IGNORECASE)
+"""Text a docstring with a raises or a parameters section holds: others are not parsed."""
+
+
+def _documented(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, parameters: Sequence[str] | None
+) -> tuple[Documents, Documents]:
+    """What a function's or class's docstring says it raises, and of `parameters` (for a
+    class alone, `None`: what it says of any), with the file line of each entry (the
+    docstring's line counted from its first; a string with escaped newlines is rare enough)."""
+    first = node.body[0] if node.body else None
+    if not (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+        and _MAY_DOCUMENT.search(first.value.value)
+    ):
+        return (), ()
+    text, line = first.value.value, first.value.lineno
+    raises = tuple(
+        (entry.exception, entry.text, line + entry.line_offset) for entry in raises_entries(text)
+    )
+    wanted = None if parameters is None else set(parameters)
+    documents = tuple(
+        (entry.name, entry.text, line + entry.line_offset)
+        for entry in parameter_entries(text)
+        if wanted is None or entry.name in wanted
+    )
+    return raises, documents
 
 
 def _passes(call: ast.Call, stable: frozenset[str]) -> Passes:

@@ -1,4 +1,4 @@
-"""What a docstring says about the exceptions its function raises.
+"""What a docstring says about the exceptions its function raises, and about its parameters.
 
 Three common styles are read:
 
@@ -11,7 +11,12 @@ Three common styles are read:
   `:throws`, several types separated by commas or `or`), continued by lines indented deeper
   than the field.
 
-`raises_entries` works on the docstring's value as the module's `ast` holds it (not cleaned),
+`parameter_entries` reads the parameters' sections of the same three styles: Google `Args:`
+(`Arguments:`, `Parameters:`, `Keyword Args:`, ...) with entries `name (type): text`; NumPy
+`Parameters` underlined, entries `name : type` with the description indented below; reST
+`:param name:` or `:param type name:` (also `:arg`, `:parameter`, `:keyword`).
+
+`raises_entries` and `parameter_entries` work on the docstring's value as the module's `ast` holds it (not cleaned),
 so that an entry's `line_offset` is a line of that value; `extract.py` maps it to a file line.
 It never raises: docstrings are arbitrary text, and a docstring errcat cannot read only means
 no documented knowledge for its sites.
@@ -22,7 +27,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["RaisesEntry", "normalize_exception", "raises_entries"]
+__all__ = [
+    "ParameterEntry",
+    "RaisesEntry",
+    "normalize_exception",
+    "parameter_entries",
+    "raises_entries",
+]
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,18 @@ class RaisesEntry:
     code spans (`` :class:`~a.B` `` reads `` `B` ``, as Sphinx shows it); other backticks stay."""
     line_offset: int
     """0-based line of the entry (its exception names) within the docstring's value."""
+
+
+@dataclass(frozen=True)
+class ParameterEntry:
+    """What a docstring says one parameter of its function is."""
+
+    name: str
+    """The parameter's name, without `*` or `**`."""
+    text: str
+    """The description (its type, where written apart, not included), as `RaisesEntry.text`."""
+    line_offset: int
+    """0-based line of the entry within the docstring's value."""
 
 
 # One exception as written: a reST role around a target, a code span, or a bare dotted name.
@@ -275,3 +298,112 @@ def _role_as_code(match: re.Match[str]) -> str:
         target = target[1:].rpartition(".")[2]
     target = target.lstrip("!")
     return f"`{target}`" if target else match[0]
+
+
+_PARAMETERS_HEADER = re.compile(
+    r"(?:Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters)",
+    re.IGNORECASE,
+)
+_PARAMETER = r"\*{0,2}(?P<name>[^\W\d]\w*)"
+# Google: `lr (float, optional): text`, `lr: text`, `**kwargs: text`.
+_GOOGLE_PARAMETER = re.compile(rf"{_PARAMETER}\s*(?:\([^)]*\))?\s*:(?:\s+(?P<text>.*)|$)")
+# NumPy: `lr : float`, `lr`, `x, y : int`.
+_NUMPY_PARAMETER = re.compile(
+    r"(?P<names>\*{0,2}[^\W\d]\w*(?:\s*,\s*\*{0,2}[^\W\d]\w*)*)\s*(?::\s*.*)?"
+)
+# reST: `:param lr: text`, `:param float lr: text`, `:keyword lr: text`.
+_PARAMETER_FIELD = re.compile(
+    r":(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(?P<name>[^\W\d]\w*)"
+    r"\s*:(?:\s+(?P<text>.*)|$)",
+    re.IGNORECASE,
+)
+
+
+def parameter_entries(docstring: str) -> tuple[ParameterEntry, ...]:
+    """What a docstring's value says of each parameter, in line order; never raises. An
+    entry without a description is dropped; a name documented twice keeps its first entry."""
+    if not isinstance(docstring, str) or not docstring:
+        return ()
+    lines = docstring.split("\n")
+    indents = _indents(lines)
+    found: list[tuple[str, list[str], int]] = []
+    index = 0
+    while index < len(lines):
+        stripped = lines[index].strip()
+        header = stripped.rstrip(":")
+        if _PARAMETERS_HEADER.fullmatch(header) and stripped.endswith(":"):
+            index = _google_parameters(lines, indents, index, found)
+        elif _PARAMETERS_HEADER.fullmatch(header) and _is_numpy_header(lines, indents, index):
+            index = _numpy_parameters(lines, indents, index, found)
+        elif stripped.startswith(":"):
+            match = _PARAMETER_FIELD.fullmatch(stripped)
+            if match is None:
+                index += 1
+                continue
+            end = _block(indents, index + 1, indents[index])
+            written = [match["text"] or ""]
+            written.extend(lines[i].strip() for i in range(index + 1, end) if indents[i] >= 0)
+            found.append((match["name"], written, index))
+            index = end
+        else:
+            index += 1
+    entries: dict[str, ParameterEntry] = {}
+    for name, text_lines, offset in found:
+        text = _clean_text(text_lines)
+        if text and name not in entries:
+            entries[name] = ParameterEntry(name, text, offset)
+    return tuple(sorted(entries.values(), key=lambda entry: entry.line_offset))
+
+
+def _google_parameters(
+    lines: list[str], indents: list[int], header: int, found: list[tuple[str, list[str], int]]
+) -> int:
+    end = _block(indents, header + 1, indents[header])
+    entry_indent: int | None = None
+    current: tuple[str, list[str], int] | None = None
+    for index in range(header + 1, end):
+        indent = indents[index]
+        if indent < 0:
+            continue
+        stripped = lines[index].strip()
+        if entry_indent is None:
+            entry_indent = indent
+        if indent <= entry_indent:
+            match = _GOOGLE_PARAMETER.fullmatch(stripped)
+            if match is not None:
+                current = (match["name"], [match["text"] or ""], index)
+                found.append(current)
+                continue
+        if current is not None:
+            current[1].append(stripped)
+    return end
+
+
+def _numpy_parameters(
+    lines: list[str], indents: list[int], header: int, found: list[tuple[str, list[str], int]]
+) -> int:
+    section = indents[header]
+    current: list[tuple[str, list[str], int]] = []
+    index = header + 2
+    while index < len(lines):
+        indent = indents[index]
+        if indent < 0:
+            index += 1
+            continue
+        stripped = lines[index].strip()
+        if indent > section:
+            if current:
+                current[0][1].append(stripped)  # the entries of one line share their text
+            index += 1
+            continue
+        if indent < section or _is_numpy_header(lines, indents, index):
+            break
+        match = _NUMPY_PARAMETER.fullmatch(stripped)
+        if match is None:
+            break
+        # `x, y : int` documents both with one description: one list, shared.
+        text: list[str] = []
+        current = [(name.strip().lstrip("*"), text, index) for name in match["names"].split(",")]
+        found.extend(current)
+        index += 1
+    return index

@@ -181,6 +181,7 @@ def gather(
             derived,
             _expectations(config, catalog, repository),
             _reproduced(config, repository),
+            {entry.id: entry.exception for entry in catalog},
         ),
         public_names=public_names,
         section=section,

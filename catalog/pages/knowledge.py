@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
+MAX_CALLER_DOCS = 3
+"""Raises sections of public callers an entry lists, nearest first."""
 MAX_TESTED = 5
 """Tests an entry lists; the JSON lists the same ones (the rest are more of the same)."""
 
@@ -199,24 +201,34 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             if wanted is None:
                 continue
             which = ", ".join(code_span(passes[name]) for name in named)
+            passed = {passes[name] for name in named}
             return [
                 KnowledgeItem(
                     kind="remedy",
                     text=(
-                        f"Call {code_span(caller.name.removesuffix('.__init__'))} with {which} "
+                        f"Call {code_span(_called(caller.name))} with {which} "
                         f"such that {code_span(wanted)}: it passes "
                         f"{'them' if len(named) > 1 else 'it'} on to "
                         f"{code_span(function)}, which raises this error when {when}."
                     ),
                     path=source.path,
                     line=condition.line,
-                )
+                ),
+                # What the caller's own docstring says those arguments are.
+                *(
+                    _said_of(caller.name, name, text, caller.path, line)
+                    for name, text, line in caller.documents
+                    if name in passed
+                ),
             ]
     return []
 
 
-def documented(source: Source) -> list[KnowledgeItem]:
-    """The raising function's docstring on this error, as the site's record holds it."""
+def documented(source: Source, exception: str | None = None) -> list[KnowledgeItem]:
+    """What docstrings say of this error: the raising function's raises section, as the
+    site's record holds it; what the function's docstring says of the parameters its
+    innermost test reads; and the raises sections of the nearest public callers that name the
+    entry's class (`exception`), each said as theirs."""
     items = []
     for note in getattr(source, "documented", ()):
         if not note.text:
@@ -229,7 +241,61 @@ def documented(source: Source) -> list[KnowledgeItem]:
                 line=note.line,
             )
         )
+    function = getattr(source, "function", None)
+    found = getattr(source, "callers", None)
+    if function and found is not None and found.documents:
+        read = _innermost_reads(source)
+        for name, text, line in found.documents:
+            if name in read:
+                items.append(_said_of(function, name, text, source.path, line))
+    if exception and found is not None:
+        short = exception.rpartition(".")[2]
+        named = [
+            (caller, entry)
+            for caller in found.callers
+            for entry in caller.raises
+            if entry[0].rpartition(".")[2] == short
+        ]
+        for caller, (written, text, line) in named[:MAX_CALLER_DOCS]:
+            items.append(
+                KnowledgeItem(
+                    kind="documented",
+                    text=(
+                        f"The docstring of {code_span(_called(caller.name))}, which reaches this "
+                        f"raise, says it raises {code_span(written)}: {text}"
+                    ),
+                    path=caller.path,
+                    line=line,
+                )
+            )
     return items
+
+
+def _called(name: str) -> str:
+    """How users call a function: a constructor by its class."""
+    return name.removesuffix(".__init__")
+
+
+def _said_of(function: str, name: str, text: str, path: str, line: int) -> KnowledgeItem:
+    return KnowledgeItem(
+        kind="documented",
+        text=f"The docstring of {code_span(_called(function))} says of {code_span(name)}: {text}",
+        path=path,
+        line=line,
+    )
+
+
+def _innermost_reads(source: Source) -> frozenset[str]:
+    """The names the innermost `if` test of the raise reads (through its locals' values
+    where the extractor could say them), or none."""
+    for condition in getattr(source, "conditions", ()):
+        if condition.kind != "if" or not condition.code:
+            continue
+        if getattr(condition, "locals", ()):
+            expanded = getattr(condition, "expanded", None)
+            return _names(expanded) if expanded else frozenset()
+        return _names(one_line(condition.code))
+    return frozenset()
 
 
 Tested = tuple["Expectation", "str | None"]
@@ -290,6 +356,7 @@ def knowledge_by_entry(
     sources: Mapping[str, Sequence[Source]],
     expectations: Mapping[str, Sequence[Tested]],
     reproduced: Mapping[str, Sequence[KnowledgeItem]] | None = None,
+    exceptions: Mapping[str, str] | None = None,
 ) -> dict[str, tuple[KnowledgeItem, ...]]:
     """Each entry's items in the order of `KINDS`: documented, tested, the calls `errcat
     reproduce` saw raise it (`reproduced`, made by `catalog.evidence.reproduce`), then remedies; the
@@ -298,14 +365,15 @@ def knowledge_by_entry(
     for entry_id in entry_ids:
         items: list[KnowledgeItem] = []
         at = sources.get(entry_id, ())
+        exception = (exceptions or {}).get(entry_id)
         for source in at:
-            items += documented(source)
+            items += documented(source, exception)
         items += tested(expectations.get(entry_id, ()))
         items += (reproduced or {}).get(entry_id, ())
         for source in at:
             items += remedies(source)
         unique: dict[tuple[str, str], KnowledgeItem] = {}
-        for item in items:
+        for item in sorted(items, key=lambda item: KINDS.index(item.kind)):
             unique.setdefault((item.kind, item.text), item)
         found[entry_id] = tuple(unique.values())
     return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -14,7 +15,7 @@ from test_build_project import ACTIVE_ID, DRAFT_ID, STOP_ID, make_project
 from catalog.cli import main
 from catalog.core.config import load_config
 from catalog.pages.entry_schema import schema
-from catalog.pages.knowledge import KnowledgeItem, remedies, turned_around
+from catalog.pages.knowledge import KnowledgeItem, documented, remedies, turned_around
 from catalog.pages.sources import Source
 from catalog.publish.build import build_site
 from extractor.calls import Caller, Callers
@@ -192,6 +193,57 @@ def test_a_private_check_is_said_of_the_public_caller_that_passes_its_parameters
     )
     assert remedies(helper(partial)) == []
     assert remedies(helper()) == []
+
+
+def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_raise() -> None:
+    """`documented` also gives what the raising function's docstring says of the parameters
+    its innermost test reads, what a public caller's docstring says of the arguments a remedy
+    through it names, and the raises sections of public callers naming the entry's class."""
+    from catalog.pages.api import DerivedSource
+
+    adam = Caller(
+        "pkg.optim.Adam.__init__",
+        "pkg/optim.py",
+        20,
+        1,
+        (("rate", "lr"),),
+        (("ValueError", "if lr is negative.", 12), ("TypeError", "never.", 13)),
+        (("lr", "learning rate (default: 1e-3).", 9),),
+    )
+    source = DerivedSource(
+        path="pkg/_checks.py",
+        line=9,
+        column=9,
+        function="_check_rate",
+        url=None,
+        snippet=None,
+        signature="def _check_rate(rate, low=0.0):",
+        conditions=(Condition("if", "rate < low", 8),),
+        callers=Callers(
+            "pkg._checks._check_rate",
+            False,
+            (adam,),
+            3,
+            False,
+            (("rate", "the rate.", 3), ("low", "the floor.", 4)),
+        ),
+    )
+    assert [item.text for item in documented(source, "builtins.ValueError")] == [
+        "The docstring of `_check_rate` says of `rate`: the rate.",
+        "The docstring of `_check_rate` says of `low`: the floor.",
+        "The docstring of `pkg.optim.Adam`, which reaches this raise, says it raises "
+        "`ValueError`: if lr is negative.",
+    ]
+    assert documented(source, "KeyError")[2:] == []
+    narrow = replace(source, conditions=(Condition("if", "rate < 0", 8),))
+    remedy, said = remedies(narrow)
+    assert remedy.kind == "remedy" and "Call `pkg.optim.Adam` with `lr`" in remedy.text
+    assert (said.kind, said.text, said.path, said.line) == (
+        "documented",
+        "The docstring of `pkg.optim.Adam` says of `lr`: learning rate (default: 1e-3).",
+        "pkg/optim.py",
+        9,
+    )
 
 
 @pytest.mark.parametrize(

@@ -366,7 +366,7 @@ def test_awkward_files_give_summaries_not_errors() -> None:
     """A file that does not parse has an empty summary; a module-level `global` is harmless."""
     assert summarise(b"def (:\n", ModuleName("bad", False))[2:] == ((), (), (), (), ())
     summary = summarise(b"global X\nX = 1\ndef f():\n    X.run()\n", ModuleName("ok", False))
-    assert summary[2] == (("f", 3, False, (), 0, 0),)
+    assert summary[2] == (("f", 3, False, (), 0, 0, ((), ())),)
 
 
 def _torch_root() -> Path | None:
@@ -622,3 +622,54 @@ def test_parameters_passed_on_unchanged_are_followed_to_public_callers(tmp_path:
     assert passes["opt.check.by_keyword"] == {"rate": "speed", "low": "floor", "name": "floor"}
     assert passes["opt.check.unbound"] == {"rate": "value", "low": "low"}
     assert passes["opt.check.Optimizer.check_self"] == {}
+
+
+def test_callers_carry_what_their_docstrings_say(tmp_path: Path) -> None:
+    """A caller brings its raises section and the entries for the parameters it passes on; the
+    function asked about brings its own parameter entries, a constructor its class's too, and
+    a class without a constructor of its own documents what calling it passes on."""
+    graph = _graph(
+        tmp_path,
+        {
+            "opt/__init__.py": "",
+            "opt/check.py": '''\
+                def _check_rate(rate):
+                    """Check.
+
+                    Args:
+                        rate: the rate to check.
+                    """
+                    if rate < 0:
+                        raise ValueError(rate)
+
+                class Optimizer:
+                    """An optimizer.
+
+                    Args:
+                        lr (float): learning rate.
+                        name (str): what it is called.
+
+                    Raises:
+                        ValueError: if lr is negative.
+                    """
+
+                    def __init__(self, lr, name=""):
+                        _check_rate(lr)
+
+                class SGD(Optimizer):
+                    """Plain descent.
+
+                    Args:
+                        lr: how far each step goes.
+                    """
+                ''',
+        },
+    )
+    found = graph.callers("opt/check.py", "_check_rate")
+    assert found is not None
+    assert found.documents == (("rate", "the rate to check.", 5),)
+    by_name = {caller.name: caller for caller in found.callers}
+    init = by_name["opt.check.Optimizer.__init__"]
+    assert init.documents == (("lr", "learning rate.", 14),)
+    assert init.raises == (("ValueError", "if lr is negative.", 18),)
+    assert by_name["opt.check.SGD"].documents == (("lr", "how far each step goes.", 28),)

@@ -368,3 +368,58 @@ def test_documented_survives_the_cache_but_not_the_scan_json() -> None:
     again = result_from_record(result_to_record(result), "m.py")
     assert again == result
     assert "documented" not in result.sites[0].as_dict()
+
+
+def test_parameter_sections_of_each_style_are_read() -> None:
+    """Google, NumPy and reST parameter entries: the name without its type or stars, the
+    description joined, the entry's line; a name without a description is dropped."""
+    from extractor.docstrings import ParameterEntry, parameter_entries
+
+    google = """Step.
+
+        Args:
+            lr (float, optional): learning rate
+                (default: 1e-3).
+            eps: term added to the denominator.
+            **kwargs: passed on.
+            silent:
+
+        Returns:
+            nothing.
+        """
+    assert parameter_entries(google) == (
+        ParameterEntry("lr", "learning rate (default: 1e-3).", 3),
+        ParameterEntry("eps", "term added to the denominator.", 5),
+        ParameterEntry("kwargs", "passed on.", 6),
+    )
+    numpy = """Step.
+
+        Parameters
+        ----------
+        x, y : int
+            The values
+            to add.
+        z
+            Other.
+
+        Returns
+        -------
+        int
+        """
+    assert parameter_entries(numpy) == (
+        ParameterEntry("x", "The values to add.", 4),
+        ParameterEntry("y", "The values to add.", 4),
+        ParameterEntry("z", "Other.", 7),
+    )
+    rest = """Step.
+
+        :param float lr: the rate,
+            as a float.
+        :keyword eps: small.
+        :raises ValueError: never read here.
+        """
+    assert parameter_entries(rest) == (
+        ParameterEntry("lr", "the rate, as a float.", 2),
+        ParameterEntry("eps", "small.", 4),
+    )
+    assert parameter_entries("No sections at all.") == ()
