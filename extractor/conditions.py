@@ -436,6 +436,20 @@ def _free_names(node: ast.AST, inner: frozenset[str], found: set[str]) -> None:
         _free_names(child, inner, found)
 
 
+_last_singles: tuple[list[ast.stmt], dict[str, ast.Assign | ast.AnnAssign]] | None = None
+"""The last body `_singles_of` read, with its answer: a function's raise sites come one after
+another, and a function with many of them would be walked once per raise otherwise."""
+
+
+def _singles_of(body: list[ast.stmt]) -> dict[str, ast.Assign | ast.AnnAssign]:
+    global _last_singles
+    if _last_singles is not None and _last_singles[0] is body:
+        return _last_singles[1]
+    found = _single_assignments(body)
+    _last_singles = (body, found)
+    return found
+
+
 class _Expander:
     """Replaces the locals of `if` tests by their values, where that is exact (module
     docstring); one per `conditions` call."""
@@ -468,7 +482,7 @@ class _Expander:
         if depth == 0:
             return None
         if self._singles is None:
-            self._singles = _single_assignments(self.body)
+            self._singles = _singles_of(self.body)
         assignment = self._singles.get(name)
         if assignment is None or assignment.value is None:
             return None

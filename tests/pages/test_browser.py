@@ -194,6 +194,8 @@ def test_an_error_page_shows_its_parts(site_url: str, browser: WebDriver) -> Non
     assert headings == [
         "Error message",
         "What it means",
+        # The remedy read from the raise's test, through the local it tests.
+        "What the package says",
         "Source",
         "Solutions",
         "Example fix",
