@@ -25,6 +25,7 @@ no documented knowledge for its sites.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
@@ -202,9 +203,17 @@ def _block(indents: list[int], start: int, deeper_than: int) -> int:
     return end
 
 
-def _google(lines: list[str], indents: list[int], header: int, found: list[_Parts]) -> int:
-    section = indents[header]
-    end = _block(indents, header + 1, section)
+def _google(
+    lines: list[str],
+    indents: list[int],
+    header: int,
+    found: list[_Parts],
+    starts: Callable[[str], tuple[str, str] | None] | None = None,
+) -> int:
+    """Read a Google section after its header line: entries at the first entry's
+    indentation, each started by a line `starts` reads as (names, first text), continued by
+    the lines after it; the index past the section."""
+    end = _block(indents, header + 1, indents[header])
     entry_indent: int | None = None
     current: _Parts | None = None
     for index in range(header + 1, end):
@@ -215,21 +224,26 @@ def _google(lines: list[str], indents: list[int], header: int, found: list[_Part
         if entry_indent is None:
             entry_indent = indent
         if indent <= entry_indent:
-            match = _NAMED_ENTRY.fullmatch(stripped)
-            if match is not None:
-                current = (match["types"], [match["text"] or ""], index)
-                found.append(current)
-                continue
-            # A name alone starts an entry (its description, if any, follows indented deeper):
-            # appending it to the entry before would make that text read wrong.
-            if _NAMES_ONLY.fullmatch(stripped) and _look_like_classes(stripped.rstrip(",")):
-                current = (stripped.rstrip(","), [], index)
+            started = (starts or _raises_entry)(stripped)
+            if started is not None:
+                current = (started[0], [started[1]], index)
                 found.append(current)
                 continue
         # Continuation (or a wrapped line at the entries' indentation): part of the entry.
         if current is not None:
             current[1].append(stripped)
     return end
+
+
+def _raises_entry(stripped: str) -> tuple[str, str] | None:
+    match = _NAMED_ENTRY.fullmatch(stripped)
+    if match is not None:
+        return match["types"], match["text"] or ""
+    # A name alone starts an entry (its description, if any, follows indented deeper):
+    # appending it to the entry before would make that text read wrong.
+    if _NAMES_ONLY.fullmatch(stripped) and _look_like_classes(stripped.rstrip(",")):
+        return stripped.rstrip(","), ""
+    return None
 
 
 def _numpy(lines: list[str], indents: list[int], header: int, found: list[_Parts]) -> int:
@@ -332,7 +346,7 @@ def parameter_entries(docstring: str) -> tuple[ParameterEntry, ...]:
         stripped = lines[index].strip()
         header = stripped.rstrip(":")
         if _PARAMETERS_HEADER.fullmatch(header) and stripped.endswith(":"):
-            index = _google_parameters(lines, indents, index, found)
+            index = _google(lines, indents, index, found, _parameter_entry)
         elif _PARAMETERS_HEADER.fullmatch(header) and _is_numpy_header(lines, indents, index):
             index = _numpy_parameters(lines, indents, index, found)
         elif stripped.startswith(":"):
@@ -355,28 +369,9 @@ def parameter_entries(docstring: str) -> tuple[ParameterEntry, ...]:
     return tuple(sorted(entries.values(), key=lambda entry: entry.line_offset))
 
 
-def _google_parameters(
-    lines: list[str], indents: list[int], header: int, found: list[tuple[str, list[str], int]]
-) -> int:
-    end = _block(indents, header + 1, indents[header])
-    entry_indent: int | None = None
-    current: tuple[str, list[str], int] | None = None
-    for index in range(header + 1, end):
-        indent = indents[index]
-        if indent < 0:
-            continue
-        stripped = lines[index].strip()
-        if entry_indent is None:
-            entry_indent = indent
-        if indent <= entry_indent:
-            match = _GOOGLE_PARAMETER.fullmatch(stripped)
-            if match is not None:
-                current = (match["name"], [match["text"] or ""], index)
-                found.append(current)
-                continue
-        if current is not None:
-            current[1].append(stripped)
-    return end
+def _parameter_entry(stripped: str) -> tuple[str, str] | None:
+    match = _GOOGLE_PARAMETER.fullmatch(stripped)
+    return None if match is None else (match["name"], match["text"] or "")
 
 
 def _numpy_parameters(
