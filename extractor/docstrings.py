@@ -246,7 +246,16 @@ def _raises_entry(stripped: str) -> tuple[str, str] | None:
     return None
 
 
-def _numpy(lines: list[str], indents: list[int], header: int, found: list[_Parts]) -> int:
+def _numpy(
+    lines: list[str],
+    indents: list[int],
+    header: int,
+    found: list[_Parts],
+    starts: Callable[[str], tuple[str, str] | None] | None = None,
+) -> int:
+    """Read a NumPy section after its underlined header: entries at the header's indentation,
+    each a line `starts` reads as (names, first text), described by the deeper lines after it;
+    the index past the section."""
     section = indents[header]
     current: _Parts | None = None
     index = header + 2
@@ -263,13 +272,24 @@ def _numpy(lines: list[str], indents: list[int], header: int, found: list[_Parts
             continue
         if indent < section or _is_numpy_header(lines, indents, index):
             break
-        match = _NUMPY_ENTRY.fullmatch(stripped)
-        if match is None:
+        started = (starts or _numpy_raises_entry)(stripped)
+        if started is None:
             break  # prose at the section's indentation: the section is over
-        current = (match["types"], [match["text"] or ""], index)
+        current = (started[0], [started[1]], index)
         found.append(current)
         index += 1
     return index
+
+
+def _numpy_raises_entry(stripped: str) -> tuple[str, str] | None:
+    match = _NUMPY_ENTRY.fullmatch(stripped)
+    return None if match is None else (match["types"], match["text"] or "")
+
+
+def _numpy_parameter_entry(stripped: str) -> tuple[str, str] | None:
+    # `x, y : int` documents both: the names stay together until the entries are made.
+    match = _NUMPY_PARAMETER.fullmatch(stripped)
+    return None if match is None else (match["names"], "")
 
 
 def _is_numpy_header(lines: list[str], indents: list[int], index: int) -> bool:
@@ -348,7 +368,7 @@ def parameter_entries(docstring: str) -> tuple[ParameterEntry, ...]:
         if _PARAMETERS_HEADER.fullmatch(header) and stripped.endswith(":"):
             index = _google(lines, indents, index, found, _parameter_entry)
         elif _PARAMETERS_HEADER.fullmatch(header) and _is_numpy_header(lines, indents, index):
-            index = _numpy_parameters(lines, indents, index, found)
+            index = _numpy(lines, indents, index, found, _numpy_parameter_entry)
         elif stripped.startswith(":"):
             match = _PARAMETER_FIELD.fullmatch(stripped)
             if match is None:
@@ -362,43 +382,14 @@ def parameter_entries(docstring: str) -> tuple[ParameterEntry, ...]:
         else:
             index += 1
     entries: dict[str, ParameterEntry] = {}
-    for name, text_lines, offset in found:
+    for names, text_lines, offset in found:
         text = _clean_text(text_lines)
-        if text and name not in entries:
-            entries[name] = ParameterEntry(name, text, offset)
+        for name in (written.strip().lstrip("*") for written in names.split(",")):
+            if text and name not in entries:
+                entries[name] = ParameterEntry(name, text, offset)
     return tuple(sorted(entries.values(), key=lambda entry: entry.line_offset))
 
 
 def _parameter_entry(stripped: str) -> tuple[str, str] | None:
     match = _GOOGLE_PARAMETER.fullmatch(stripped)
     return None if match is None else (match["name"], match["text"] or "")
-
-
-def _numpy_parameters(
-    lines: list[str], indents: list[int], header: int, found: list[tuple[str, list[str], int]]
-) -> int:
-    section = indents[header]
-    current: list[tuple[str, list[str], int]] = []
-    index = header + 2
-    while index < len(lines):
-        indent = indents[index]
-        if indent < 0:
-            index += 1
-            continue
-        stripped = lines[index].strip()
-        if indent > section:
-            if current:
-                current[0][1].append(stripped)  # the entries of one line share their text
-            index += 1
-            continue
-        if indent < section or _is_numpy_header(lines, indents, index):
-            break
-        match = _NUMPY_PARAMETER.fullmatch(stripped)
-        if match is None:
-            break
-        # `x, y : int` documents both with one description: one list, shared.
-        text: list[str] = []
-        current = [(name.strip().lstrip("*"), text, index) for name in match["names"].split(",")]
-        found.extend(current)
-        index += 1
-    return index
