@@ -488,6 +488,9 @@ class PublicCaller:
     passes: tuple[tuple[str, str], ...]
     """(parameter of the site's function, the caller's parameter passed on to it unchanged),
     as `extractor.calls.Caller.passes`."""
+    receiver: Candidate | None = None
+    """For a method called on an instance: the call that makes the instance (`Pool(1)`),
+    whose names the program imports too."""
 
 
 def candidates(
@@ -515,7 +518,7 @@ def candidates(
         if not tests:
             continue
         with contextlib.suppress(ValueError):
-            found += _calls(caller.function, caller.node, caller.module, tests)
+            found += _calls(caller.function, caller.node, caller.module, tests, caller.receiver)
         if len(found) >= MAX_CANDIDATES:
             break
     if not found:
@@ -567,15 +570,51 @@ def _tests(
     return found if renames is None or steered else []
 
 
+def method_caller(site: RaiseSite, module: str, receiver: Candidate) -> PublicCaller | None:
+    """The site's own method, called on the instance `receiver` makes (`Pool(1).take(-1)`),
+    as a caller passing each parameter as itself; None for what is no public method."""
+    node = def_header(site.signature) if site.signature else None
+    if site.function is None or node is None or isinstance(node, ast.AsyncFunctionDef):
+        return None
+    parts = site.function.split(".")
+    if len(parts) != 2 or not all(_public_part(part) for part in parts):
+        return None
+    parameters = [p.name for p in _parameters(node)][1:]
+    return PublicCaller(module, site.function, node, tuple((n, n) for n in parameters), receiver)
+
+
+def constructor_call(
+    module: str, class_name: str, init: ast.FunctionDef | ast.AsyncFunctionDef | None
+) -> Candidate | None:
+    """The shortest call that makes an instance of `class_name` (`Class()` for a class
+    without an `__init__` of its own), or None when errcat has no values for its
+    parameters."""
+    if init is None:
+        return Candidate(module, class_name, f"{class_name}()")
+    try:
+        return _calls(f"{class_name}.__init__", init, module, [])[0]
+    except ValueError:
+        return None
+
+
+def _public_part(part: str) -> bool:
+    return not part.startswith("_") or part in ("__init__", "__call__")
+
+
 def _calls(
     function: str,
     node: ast.FunctionDef | ast.AsyncFunctionDef,
     module: str,
     conditions: Sequence[ast.expr],
+    receiver: Candidate | None = None,
 ) -> list[Candidate]:
     """The calls of `function` (of `module`, defined by `node`) under which none of
-    `conditions` is known to be false, shortest first; ValueError saying why there are none."""
-    callee, bound = _callee(function, node)
+    `conditions` is known to be false, shortest first; ValueError saying why there are none.
+    With `receiver`, `function` is a method called on the instance it makes."""
+    if receiver is not None:
+        callee, bound = f"{receiver.call}.{function.rpartition('.')[2]}", True
+    else:
+        callee, bound = _callee(function, node)
     parameters = _parameters(node)
     if bound:
         if not parameters or parameters[0].kind not in ("positional_only", "positional"):
@@ -614,10 +653,13 @@ def _calls(
             continue
         call = _render_call(callee, by_name.values(), values)
         if call is not None:
-            names = tuple(
-                sorted({value.root for value in values.values() if isinstance(value, _Built)})
-            )
-            found.setdefault(call, Candidate(module, callee, call, names))
+            built = {value.root for value in values.values() if isinstance(value, _Built)}
+            if receiver is None:
+                found.setdefault(call, Candidate(module, callee, call, tuple(sorted(built))))
+            else:
+                # The program imports the class (the receiver's callee) and what either builds.
+                names = tuple(sorted(built | set(receiver.names)))
+                found.setdefault(call, Candidate(module, receiver.callee, call, names))
     if not found:
         raise ValueError("no combination of values errcat tried meets the conditions")
     ranked = sorted(found.values(), key=lambda c: len(c.call))  # stable: generation order

@@ -43,7 +43,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
-from catalog.evidence.candidates import Candidate, PublicCaller, candidates
+from catalog.evidence.candidates import (
+    Candidate,
+    PublicCaller,
+    candidates,
+    constructor_call,
+    method_caller,
+)
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.stored import FileBytes, dump_results, read_results
 
@@ -530,9 +536,10 @@ def reproduce(
 
 
 class _Reaching:
-    """The public callers of a site's function that pass their own parameters on to it, ready
-    to be called (`candidates.PublicCaller`), nearest and most public first; the call graph is
-    made on the first question (its answers are cached with the scan)."""
+    """What may be called in a site's stead (`candidates.PublicCaller`): a public method itself
+    on an instance its class's constructor makes, then the public callers of the site's
+    function that pass their own parameters on to it, nearest and most public first; the call
+    graph is made on the first question (its answers are cached with the scan)."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -545,6 +552,9 @@ class _Reaching:
 
         if site.function is None:
             return
+        method = self._method(site)
+        if method is not None:
+            yield method
         found = self._reach().callers(site.path, site.function)
         if found is None:
             return
@@ -562,6 +572,49 @@ class _Reaching:
                 continue
             yield PublicCaller(module, located[0], located[1], caller.passes)
 
+    def _method(self, site: RaiseSite) -> PublicCaller | None:
+        """A public method of a module-level class, called on an instance its constructor
+        makes with values errcat has for its parameters."""
+        from catalog.core.project import module_name
+
+        assert site.function is not None
+        class_name, _, method = site.function.partition(".")
+        if not method or "." in method:
+            return None
+        tree = self._tree(site.path)
+        klass = next(
+            (
+                node
+                for node in (tree.body if tree is not None else ())
+                if isinstance(node, ast.ClassDef) and node.name == class_name
+            ),
+            None,
+        )
+        if klass is None:
+            return None
+        init = next(
+            (
+                node
+                for node in klass.body
+                if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+            ),
+            None,
+        )
+        try:
+            module = module_name(self.config, self.config.root / site.path)
+        except ValueError:
+            return None
+        receiver = constructor_call(module, class_name, init)
+        return None if receiver is None else method_caller(site, module, receiver)
+
+    def _tree(self, path: str) -> ast.Module | None:
+        if path not in self._files:
+            try:
+                self._files[path] = ast.parse((self.config.root / path).read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                self._files[path] = None
+        return self._files[path]
+
     def _reach(self) -> Any:
         if self._graph is None:
             from catalog.core.project import cache_folder, scan_package
@@ -575,12 +628,7 @@ class _Reaching:
         self, path: str, line: int
     ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
         """The qualified name and node of the function whose `def` is on `line` of `path`."""
-        if path not in self._files:
-            try:
-                self._files[path] = ast.parse((self.config.root / path).read_bytes())
-            except (OSError, SyntaxError, ValueError, RecursionError):
-                self._files[path] = None
-        tree = self._files[path]
+        tree = self._tree(path)
         todo: list[tuple[str, ast.AST]] = [("", tree)] if tree is not None else []
         while todo:
             prefix, node = todo.pop()

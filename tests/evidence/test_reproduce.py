@@ -17,7 +17,12 @@ from helpers import errcat_output
 from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
 
 from catalog.core.example_worker import NETWORK_REFUSED
-from catalog.evidence.candidates import PublicCaller, candidates
+from catalog.evidence.candidates import (
+    PublicCaller,
+    candidates,
+    constructor_call,
+    method_caller,
+)
 from catalog.evidence.reproduce import RESULTS_FILE, Reproduction, load_reproduced
 from catalog.pages.knowledge import reproduced_items
 from extractor.model import Condition, RaiseSite
@@ -33,6 +38,7 @@ ROGUE_ID = "bbbbbbbbbbbbbbbb"
 WHO_ID = "cccccccccccccccc"
 BOX_ID = "dddddddddddddddd"
 DIVE_ID = "eeeeeeeeeeeeeeee"
+POOL_ID = "ffffffffffffffff"
 
 EXTRA = """\
 import os
@@ -111,6 +117,15 @@ def _check_depth(depth):
 
 def dive(meters: int) -> None:
     _check_depth(meters)
+
+
+class Pool:
+    def __init__(self, size: int = 2) -> None:
+        self.size = size
+
+    def take(self, count: int) -> None:
+        if count > 10:
+            raise ValueError(f"cannot take {count} at once")
 """
 
 EXTRA_CATALOG = {
@@ -134,6 +149,7 @@ EXTRA_CATALOG = {
             (WHO_ID, "WhoAmI", "KeyError", "imported in {IMPORTED_IN} called in {here}"),
             (BOX_ID, "EmptyBox", "LookupError", "the box is empty: cannot take {count}"),
             (DIVE_ID, "TooDeep", "ValueError", "too deep: {depth} m"),
+            (POOL_ID, "TakeTooMany", "ValueError", "cannot take {count} at once"),
         ]
     ],
 }
@@ -171,13 +187,15 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert entries[STOP_ID]["call"] == "stop('x')"
     stored = load_reproduced(root / "catalog", root)
     assert set(stored) == {
-        *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID)
+        *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID, POOL_ID)
     }
     # `box: Box` got an instance of the package's own class.
     assert stored[BOX_ID][0].call == "take(Box(), 1)"
     # A private check is reached through the public function that passes its parameter on,
     # its test of a local read as the value of that local, in the caller's parameter.
     assert stored[DIVE_ID][0].call == "dive(101)"
+    # A method is called on an instance its class's constructor makes.
+    assert stored[POOL_ID][0].call == "Pool().take(11)"
     raise_line = EXTRA.splitlines().index('        raise ValueError(f"too deep: {depth} m")') + 1
     assert (stored[DIVE_ID][0].path, stored[DIVE_ID][0].line) == ("widgets/extra.py", raise_line)
     (backwards,) = stored[ACTIVE_ID]
@@ -188,7 +206,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 8, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 9, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
@@ -391,6 +409,32 @@ def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None
     nothing = caller("def none(x: int):", (("unknown", "x"),))
     with pytest.raises(ValueError, match="`_check` is private"):
         candidates(site, "pkg.m", [nothing])
+
+
+def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
+    """The receiver is the shortest constructor call errcat has values for; a constructor
+    with a parameter it has none for makes no receiver; the method's own tests steer it."""
+    import ast as ast_module
+
+    def init(header: str) -> ast_module.FunctionDef:
+        node = ast_module.parse(header + "\n    pass").body[0]
+        assert isinstance(node, ast_module.FunctionDef)
+        return node
+
+    receiver = constructor_call("pkg.m", "Pool", init("def __init__(self, size: int, tag=None):"))
+    assert receiver is not None and receiver.call == "Pool(1)"
+    assert constructor_call("pkg.m", "Pool", init("def __init__(self, thing):")) is None
+    assert constructor_call("pkg.m", "Pool", None).call == "Pool()"  # type: ignore[union-attr]
+    site = _site("def take(self, n: int):", "n < 0", "self.closed", function="Pool.take")
+    method = method_caller(site, "pkg.m", receiver)
+    assert method is not None
+    (first, *_rest) = candidates(site, "pkg.m", [method])
+    assert (first.call, first.program) == (
+        "Pool(1).take(-1)",
+        "from pkg.m import Pool\nPool(1).take(-1)\n",
+    )
+    private = _site("def _take(self, n: int):", "n < 0", function="Pool._take")
+    assert method_caller(private, "pkg.m", receiver) is None
 
 
 def test_a_parameter_annotated_with_a_class_gets_an_instance_built_in_the_program() -> None:
