@@ -5,7 +5,8 @@ for how they run and are judged).
 Each parameter a condition names gets values read from the comparisons it appears in (both
 sides of every boundary, `None`, the constants it is compared with, falsy values of its
 annotation, ...); the other parameters keep their defaults or get a plain value of their
-annotation (`int` 1, `str` 'x'; a parameter with neither gives the site no candidate).
+annotation (`int` 1, `str` 'x'; with neither, None, unless a test reads it: then the site
+gets no candidate).
 Combinations are kept when no condition this module can evaluate is false for them, shortest
 call first, `MAX_CANDIDATES` per site. Nothing of the package is evaluated in errcat's own
 process: conditions are read with `ast` and evaluated only where they compare parameters with
@@ -622,6 +623,7 @@ def _calls(
         parameters = parameters[1:]
     by_name = {p.name: p for p in parameters if p.kind not in ("varargs", "varkw")}
     pools = _pools(conditions, by_name)
+    named = {name for condition in conditions for name in free_names(condition)}
     choices: list[list[Any]] = []
     for parameter in by_name.values():
         if pools.get(parameter.name):
@@ -630,12 +632,14 @@ def _calls(
             choices.append([_SKIP])
         else:
             plain = _plain_value(parameter.annotation)
-            if plain is _NO_VALUE:
+            if plain is _NO_VALUE and parameter.name in named:
                 raise ValueError(
                     f"no value for parameter `{parameter.name}` of `{function}` "
                     "(no default, and no annotation errcat can make a value of)"
                 )
-            choices.append([plain])
+            # A parameter no test reads does not decide whether the raise is reached: None
+            # when its annotation gives no value (the run says whether the call gets there).
+            choices.append([None if plain is _NO_VALUE else plain])
     found: dict[str, Candidate] = {}
     for combination in itertools.islice(itertools.product(*choices), MAX_COMBINATIONS):
         values = dict(zip(by_name, combination, strict=True))

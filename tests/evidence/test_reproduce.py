@@ -353,6 +353,8 @@ def _site(signature: str, *conditions: str, function: str = "f") -> RaiseSite:
         ("def f(mode: str):", ["mode not in ('a', 'b')"], "f('x')"),
         ("def f(mode: str):", ["mode in ('a', 'b')"], "f('a')"),
         ("def f(a: int, b: int):", ["a < 0 or b > 3"], "f(0, 4)"),
+        # No test reads `x`, and nothing gives it a value: None.
+        ("def f(x, n: int):", ["n > 2"], "f(None, 3)"),
     ],
 )
 def test_candidates_satisfy_the_conditions(
@@ -412,8 +414,8 @@ def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None
 
 
 def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
-    """The receiver is the shortest constructor call errcat has values for; a constructor
-    with a parameter it has none for makes no receiver; the method's own tests steer it."""
+    """The receiver is the shortest constructor call errcat has values for; the method's own
+    tests steer its arguments."""
     import ast as ast_module
 
     def init(header: str) -> ast_module.FunctionDef:
@@ -423,7 +425,9 @@ def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
 
     receiver = constructor_call("pkg.m", "Pool", init("def __init__(self, size: int, tag=None):"))
     assert receiver is not None and receiver.call == "Pool(1)"
-    assert constructor_call("pkg.m", "Pool", init("def __init__(self, thing):")) is None
+    # A parameter that neither a default nor an annotation gives a value gets None.
+    unknown = constructor_call("pkg.m", "Pool", init("def __init__(self, thing):"))
+    assert unknown is not None and unknown.call == "Pool(None)"
     assert constructor_call("pkg.m", "Pool", None).call == "Pool()"  # type: ignore[union-attr]
     site = _site("def take(self, n: int):", "n < 0", "self.closed", function="Pool.take")
     method = method_caller(site, "pkg.m", receiver)
