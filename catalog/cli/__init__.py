@@ -50,6 +50,10 @@ class Terminated(BaseException):
     swallows it on the way out."""
 
 
+_RAISE_AGAIN_AFTER = 0.01
+"""Seconds after a stop was dropped in a finalizer before it is raised again."""
+
+
 def _terminate(signum: int, frame: object) -> None:
     # A second SIGTERM while cleaning up ends the process at once, as it would have.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -65,9 +69,39 @@ def _terminate_raises(command: str | None) -> Iterator[None]:
         yield
         return
     previous = signal.signal(signal.SIGTERM, _terminate)
+    previous_hook = sys.unraisablehook
+    previous_alarm = signal.getsignal(signal.SIGALRM)
+    armed = False
+
+    def raise_again(unraisable: sys.UnraisableHookArgs) -> None:
+        # A signal handled inside a weakref callback or a `__del__` (an import lock's cleanup,
+        # say) raises where Python can only print and drop the exception, and the command
+        # would go on as if never stopped. Raise it again a little later, from an alarm, so
+        # that it lands where the command runs (and, should it be dropped again, once more).
+        nonlocal armed
+        stopped = unraisable.exc_value
+        if not isinstance(stopped, Terminated | KeyboardInterrupt):
+            previous_hook(unraisable)
+            return
+        kind = type(stopped)
+
+        def again(signum: int, frame: object) -> None:
+            raise kind
+
+        signal.signal(signal.SIGALRM, again)
+        signal.setitimer(signal.ITIMER_REAL, _RAISE_AGAIN_AFTER)
+        armed = True
+
+    sys.unraisablehook = raise_again
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
+        if armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(
+                signal.SIGALRM, signal.SIG_DFL if previous_alarm is None else previous_alarm
+            )
         signal.signal(signal.SIGTERM, previous)
 
 

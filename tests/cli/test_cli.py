@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from catalog import __version__
-from catalog.cli import main
+from catalog.cli import Terminated, _terminate_raises, main
 
 
 def test_version_prints_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
@@ -124,3 +127,38 @@ def test_scan_lists_raise_statements_only_though_helper_calls_are_sites(
     assert [site["line"] for site in listed] == [2]
     assert listed[0]["entry"] is not None
     assert first["message"] == "cannot spin backwards" and first["id"] != listed[0]["entry"]
+
+
+@pytest.mark.parametrize(
+    ("stop", "stopped"), [(signal.SIGTERM, Terminated), (signal.SIGINT, KeyboardInterrupt)]
+)
+def test_a_stop_dropped_in_a_finalizer_is_raised_again(
+    stop: signal.Signals, stopped: type[BaseException]
+) -> None:
+    """A signal handled while a `__del__` runs raises there, where Python prints and drops
+    the exception (a build was seen going on to publish after SIGTERM landed in an import
+    lock's cleanup); `build` must still stop, so the signal is sent again and raised where the
+    command unwinds."""
+    dropped: list[BaseException] = []
+
+    class Finalized:
+        def __del__(self) -> None:
+            try:
+                os.kill(os.getpid(), stop)
+                for _ in range(10**8):  # the handler runs at one of the checks in here
+                    pass
+            except BaseException as exc:
+                dropped.append(exc)
+                raise
+
+    interrupting = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(stopped), _terminate_raises("build"):
+            Finalized()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # the signal sent again ends this loop
+                pass
+            pytest.fail("the dropped stop was not raised again")
+    finally:
+        signal.signal(signal.SIGINT, interrupting)
+    assert [type(exc) for exc in dropped] == [stopped]
