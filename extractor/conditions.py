@@ -293,11 +293,14 @@ def one_line(code: str) -> str:
     return joined if same else code
 
 
-def _single_assignments(body: list[ast.stmt]) -> dict[str, ast.Assign | ast.AnnAssign]:
-    """The names a function body binds exactly once, by a plain `name = value` or `name: T =
-    value` statement, with that statement. Every other binding counts (loop targets, `with
-    ... as`, imports, `del`, a walrus, `except ... as`, a comprehension's target, a nested
-    definition, a nested function's `nonlocal`), so a name bound twice in any way is left out."""
+def _bindings(
+    body: list[ast.stmt],
+) -> tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]:
+    """How many times a function body binds each name, and the names it binds exactly once,
+    by a plain `name = value` or `name: T = value` statement, with that statement. Every
+    binding counts (loop targets, `with ... as`, imports, `del`, a walrus, `except ... as`, a
+    comprehension's target, a nested definition, a nested function's `nonlocal`), so a name
+    bound twice in any way is no single assignment."""
     counts: dict[str, int] = {}
     plain: dict[str, ast.Assign | ast.AnnAssign] = {}
 
@@ -340,7 +343,7 @@ def _single_assignments(body: list[ast.stmt]) -> dict[str, ast.Assign | ast.AnnA
         ):
             plain[node.target.id] = node
         todo.extend(ast.iter_child_nodes(node))
-    return {name: node for name, node in plain.items() if counts.get(name) == 1}
+    return counts, {name: node for name, node in plain.items() if counts.get(name) == 1}
 
 
 _READ_ONLY = frozenset(
@@ -436,18 +439,29 @@ def _free_names(node: ast.AST, inner: frozenset[str], found: set[str]) -> None:
         _free_names(child, inner, found)
 
 
-_last_singles: tuple[list[ast.stmt], dict[str, ast.Assign | ast.AnnAssign]] | None = None
-"""The last body `_singles_of` read, with its answer: a function's raise sites come one after
+_last_bindings: (
+    tuple[list[ast.stmt], tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]] | None
+) = None
+"""The last body `_bindings_of` read, with its answer: a function's raise sites come one after
 another, and a function with many of them would be walked once per raise otherwise."""
 
 
-def _singles_of(body: list[ast.stmt]) -> dict[str, ast.Assign | ast.AnnAssign]:
-    global _last_singles
-    if _last_singles is not None and _last_singles[0] is body:
-        return _last_singles[1]
-    found = _single_assignments(body)
-    _last_singles = (body, found)
+def _bindings_of(
+    body: list[ast.stmt],
+) -> tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]:
+    global _last_bindings
+    if _last_bindings is not None and _last_bindings[0] is body:
+        return _last_bindings[1]
+    found = _bindings(body)
+    _last_bindings = (body, found)
     return found
+
+
+def rebound(body: list[ast.stmt], parameters: Sequence[str]) -> set[str]:
+    """The `parameters` a function body binds again (`lr = float(lr)`): what a test of them
+    reads is then the function's own value, not what the caller passed."""
+    counts = _bindings_of(body)[0]
+    return {name for name in parameters if counts.get(name)}
 
 
 class _Expander:
@@ -482,7 +496,7 @@ class _Expander:
         if depth == 0:
             return None
         if self._singles is None:
-            self._singles = _singles_of(self.body)
+            self._singles = _bindings_of(self.body)[1]
         assignment = self._singles.get(name)
         if assignment is None or assignment.value is None:
             return None

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from extractor.conditions import conditions
+from extractor.conditions import conditions, rebound
 from extractor.docstrings import raises_entries
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, parameter_names, resolve
@@ -397,7 +397,11 @@ class _File:
         scope = spot.scope
         bound: frozenset[str] = frozenset()
         if isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef):
-            names = scope.fill(self.module).bound - set(parameter_names(scope.node))
+            parameters = parameter_names(scope.node)
+            # A parameter the function binds again is, at the test, the function's own value.
+            names = (scope.fill(self.module).bound - set(parameters)) | rebound(
+                scope.node.body, parameters
+            )
             # A closure's names are the enclosing function's locals, parameters included.
             outer = scope.parent
             while outer is not None and outer.kind == "function":

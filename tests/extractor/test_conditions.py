@@ -538,3 +538,20 @@ def test_an_expanded_test_survives_the_cache() -> None:
     )
     assert result.sites[0].conditions[0].expanded == "len(a)"
     assert result_from_record(result_to_record(result), "m.py") == result
+
+
+def test_a_parameter_bound_again_is_a_local() -> None:
+    """`lr = abs(lr)` before the test: the test reads the function's value, not the caller's,
+    so `lr` is among its locals and no expansion says it in what was passed."""
+    source = """\
+        def f(lr, n):
+            lr = abs(lr)
+            if lr > 3 or n > 3:
+                raise Target
+        """
+    (condition,) = _site(source).conditions
+    assert (condition.code, condition.locals, condition.expanded) == (
+        "lr > 3 or n > 3",
+        ("lr",),
+        None,
+    )
