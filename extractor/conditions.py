@@ -19,7 +19,9 @@ where that is exact: each such local has one binding in the whole function, a pl
 value` that runs before the `if` on the way to it (a statement of a block the way passes
 through, ahead of the way on), no statement after it up to the `if` names the local (so
 nothing appended to a list or rebound it meanwhile), and the value's own locals are replaced
-the same way. Anything else leaves `expanded` None and the test as the only answer.
+the same way. A parameter the function binds again above the test (`lr = abs(lr)`) is such a
+local too, its value read as of the caller's argument (`abs(lr) > 3`). Anything else leaves
+`expanded` None and the test as the only answer.
 """
 
 from __future__ import annotations
@@ -293,27 +295,39 @@ def one_line(code: str) -> str:
     return joined if same else code
 
 
-def _bindings(
-    body: list[ast.stmt],
-) -> tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]:
-    """How many times a function body binds each name, and the names it binds exactly once,
-    by a plain `name = value` or `name: T = value` statement, with that statement. Every
-    binding counts (loop targets, `with ... as`, imports, `del`, a walrus, `except ... as`, a
+_Bindings = tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]
+"""For each name a function body binds: the line of its first binding (0: a nested
+function's `nonlocal` may bind it at any time), and its only plain assignment, if it has one."""
+
+
+def _bindings(body: list[ast.stmt]) -> _Bindings:
+    """Where a function body first binds each name, and the names it binds exactly once, by a
+    plain `name = value` or `name: T = value` statement, with that statement. Every binding
+    counts (loop targets, `with ... as`, imports, `del`, a walrus, `except ... as`, a
     comprehension's target, a nested definition, a nested function's `nonlocal`), so a name
     bound twice in any way is no single assignment."""
     counts: dict[str, int] = {}
+    first: dict[str, int] = {}
     plain: dict[str, ast.Assign | ast.AnnAssign] = {}
+    line = 0
 
     def count(name: str) -> None:
         counts[name] = counts.get(name, 0) + 1
+        first[name] = min(first.get(name, line), line)
 
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
+        line = getattr(node, "lineno", line)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             count(node.name)
-            # Only a nested scope's `nonlocal` rebinds this one's names.
-            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Nonlocal))
+            # Only a nested scope's `nonlocal` rebinds this one's names, whenever it runs.
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Nonlocal):
+                    line = 0
+                    for name in inner.names:
+                        count(name)
+                        count(name)
             todo.extend(node.decorator_list)
             continue
         if isinstance(node, ast.Lambda):
@@ -343,7 +357,7 @@ def _bindings(
         ):
             plain[node.target.id] = node
         todo.extend(ast.iter_child_nodes(node))
-    return counts, {name: node for name, node in plain.items() if counts.get(name) == 1}
+    return first, {name: node for name, node in plain.items() if counts.get(name) == 1}
 
 
 _READ_ONLY = frozenset(
@@ -439,16 +453,12 @@ def _free_names(node: ast.AST, inner: frozenset[str], found: set[str]) -> None:
         _free_names(child, inner, found)
 
 
-_last_bindings: (
-    tuple[list[ast.stmt], tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]] | None
-) = None
+_last_bindings: tuple[list[ast.stmt], _Bindings] | None = None
 """The last body `_bindings_of` read, with its answer: a function's raise sites come one after
 another, and a function with many of them would be walked once per raise otherwise."""
 
 
-def _bindings_of(
-    body: list[ast.stmt],
-) -> tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]:
+def _bindings_of(body: list[ast.stmt]) -> _Bindings:
     global _last_bindings
     if _last_bindings is not None and _last_bindings[0] is body:
         return _last_bindings[1]
@@ -457,11 +467,12 @@ def _bindings_of(
     return found
 
 
-def rebound(body: list[ast.stmt], parameters: Sequence[str]) -> set[str]:
-    """The `parameters` a function body binds again (`lr = float(lr)`): what a test of them
-    reads is then the function's own value, not what the caller passed."""
-    counts = _bindings_of(body)[0]
-    return {name for name in parameters if counts.get(name)}
+def _rebound(body: list[ast.stmt], parameters: Sequence[str], before: int) -> set[str]:
+    """The `parameters` a function body binds again above line `before` (`lr = float(lr)`):
+    what a test there reads of them is the function's own value, not what the caller passed.
+    A binding below the test (validate, then normalise) does not count."""
+    first = _bindings_of(body)[0]
+    return {name for name in parameters if first.get(name, before) < before}
 
 
 class _Expander:
@@ -471,18 +482,30 @@ class _Expander:
     _DEPTH = 4
     """How many assignments deep a value's own locals are followed."""
 
-    def __init__(self, body: list[ast.stmt], bound: frozenset[str], source: Source) -> None:
+    def __init__(
+        self,
+        body: list[ast.stmt],
+        bound: frozenset[str],
+        source: Source,
+        parameters: Sequence[str] = (),
+    ) -> None:
         self.body = body
         self.bound = bound
+        self.parameters = parameters
         self.source = source
         self._singles: dict[str, ast.Assign | ast.AnnAssign] | None = None
         self.before: list[ast.stmt] = []
         """The statements that run ahead of the way to the raise so far, in order."""
 
-    def expanded(self, tests: list[ast.expr], text: str) -> str | None:
+    def locals_at(self, line: int) -> set[str]:
+        """The names that are the function's own values at `line`: what it binds other than
+        its parameters, and the parameters it binds again above."""
+        return set(self.bound) | _rebound(self.body, self.parameters, line)
+
+    def expanded(self, tests: list[ast.expr], text: str, line: int) -> str | None:
         read = {name for test in tests for name in free_names(test)}
         values = {}
-        for name in sorted(read & self.bound):
+        for name in sorted(read & self.locals_at(line)):
             value = self._value(name, len(self.before), self._DEPTH)
             if value is None:
                 return None
@@ -508,7 +531,8 @@ class _Expander:
         value = assignment.value
         values = {}
         for inner in sorted(
-            {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & self.bound
+            {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            & self.locals_at(assignment.lineno)
         ):
             found = self._value(inner, at, depth - 1)
             if found is None:
@@ -529,12 +553,13 @@ def conditions(
     target: ast.stmt,
     source: Source,
     bound: frozenset[str] = frozenset(),
+    parameters: Sequence[str] = (),
 ) -> tuple[Condition, ...]:
     """What leads to `target` from the start of `body` (its scope's statements), innermost first.
 
-    `bound` holds the names the scope binds itself other than its parameters: an `if`
-    condition's `locals` are those its tests read. Empty when nothing encloses the statement,
-    or when it is not in `body` at all.
+    `bound` holds the names the scope binds itself other than its `parameters`: an `if`
+    condition's `locals` are those its tests read, and the parameters the body binds again
+    above it. Empty when nothing encloses the statement, or when it is not in `body` at all.
     """
     steps = _path(body, target)
     if steps is None:
@@ -543,7 +568,7 @@ def conditions(
     chain: list[_Expr] = []
     tests: list[ast.expr] = []
     chain_line = 0
-    expander = _Expander(body, bound, source)
+    expander = _Expander(body, bound, source, parameters)
     for step in steps:
         owner = step.owner
         if isinstance(owner, ast.If):
@@ -565,9 +590,9 @@ def conditions(
             read = {
                 node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name)
             }
-            local = tuple(sorted(read & bound)) if bound else ()
+            local = tuple(sorted(read & expander.locals_at(chain_line)))
             text = _all(chain).text
-            expanded = expander.expanded(tests, text) if local else None
+            expanded = expander.expanded(tests, text, chain_line) if local else None
             found.append(Condition("if", text, chain_line, locals=local, expanded=expanded))
             chain = []
             tests = []

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from extractor.conditions import conditions, rebound
+from extractor.conditions import conditions
 from extractor.docstrings import raises_entries
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, parameter_names, resolve
@@ -396,12 +396,10 @@ class _File:
         """What leads to the raise within its scope (see `conditions.py`)."""
         scope = spot.scope
         bound: frozenset[str] = frozenset()
+        parameters: list[str] = []
         if isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef):
             parameters = parameter_names(scope.node)
-            # A parameter the function binds again is, at the test, the function's own value.
-            names = (scope.fill(self.module).bound - set(parameters)) | rebound(
-                scope.node.body, parameters
-            )
+            names = scope.fill(self.module).bound - set(parameters)
             # A closure's names are the enclosing function's locals, parameters included.
             outer = scope.parent
             while outer is not None and outer.kind == "function":
@@ -409,7 +407,7 @@ class _File:
                 outer = outer.parent
             bound = frozenset(names)
         try:
-            return conditions(scope.node.body, spot.node, self, bound)
+            return conditions(scope.node.body, spot.node, self, bound, parameters)
         except RecursionError:
             # Derived facts are extra: code nested too deeply for them still yields its site.
             return ()

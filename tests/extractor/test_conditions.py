@@ -540,18 +540,23 @@ def test_an_expanded_test_survives_the_cache() -> None:
     assert result_from_record(result_to_record(result), "m.py") == result
 
 
-def test_a_parameter_bound_again_is_a_local() -> None:
-    """`lr = abs(lr)` before the test: the test reads the function's value, not the caller's,
-    so `lr` is among its locals and no expansion says it in what was passed."""
+def test_a_parameter_bound_again_above_the_test_is_a_local() -> None:
+    """`lr = abs(lr)` above the test: the test reads the function's value, so `lr` is among
+    its locals, and the expansion says it in what was passed; a binding below the test
+    (validate, then normalise) leaves the parameter the caller's."""
     source = """\
         def f(lr, n):
             lr = abs(lr)
             if lr > 3 or n > 3:
                 raise Target
+            n = int(n)
         """
     (condition,) = _site(source).conditions
     assert (condition.code, condition.locals, condition.expanded) == (
         "lr > 3 or n > 3",
         ("lr",),
-        None,
+        "abs(lr) > 3 or n > 3",
     )
+    twice = "def f(lr):\n    lr = abs(lr)\n    lr = lr + 1\n    if lr > 3:\n        raise Target\n"
+    ((_code, expanded),) = _expanded(twice)
+    assert expanded is None
