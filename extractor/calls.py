@@ -206,7 +206,7 @@ class CallGraph:
         self._public_names: dict[int, str | None] = {}
         self._exported: dict[str, str] = {}
         self._class_sites: list[
-            tuple[str, str, str, int, _Class, bool, tuple[Documents, Documents] | None]
+            tuple[str, str, str, int, _Class, bool, tuple[Documents, Documents]]
         ] = []
         self._module_of: dict[str, str] = {}
         # The same names are called all over a package (`torch.tensor` thousands of times).
@@ -429,18 +429,14 @@ class CallGraph:
         class_names = {record[0] for record in classes}
         records: dict[str, _Class] = {}
         function_names = {record[0] for record in functions}
-        class_documents: dict[str, tuple[Documents, Documents]] = {}
         for qualname, line, bases, documented in classes:
-            class_documents[qualname] = documented
             record = _Class(path, qualname, tuple(bases), {})
             records[qualname] = record
             self._local_classes[(path, qualname)] = record
             self._classes.setdefault(prefix + qualname, record)
             # A class defined inside a function is never reached by name from outside.
             nested = qualname.split(".")[0] in function_names
-            self._class_sites.append(
-                (path, module, qualname, line, record, nested, class_documents.get(qualname))
-            )
+            self._class_sites.append((path, module, qualname, line, record, nested, documented))
         for qualname, line, nested, parameters, positional, binding, documented in functions:
             index = len(self._functions)
             self._functions.append(
@@ -476,7 +472,7 @@ class CallGraph:
             if inherited is None:
                 continue
             index = len(self._functions)
-            raises, documents = documented or ((), ())
+            raises, documents = documented
             self._functions.append(
                 _Function(path, module, qualname, line, nested, raises=raises, documents=documents)
             )
@@ -947,8 +943,8 @@ class _Summariser:
         positional = [*arguments.posonlyargs, *arguments.args]
         parameters = tuple(argument.arg for argument in (*positional, *arguments.kwonlyargs))
         binding = _PLAIN
-        if parent.kind == "class" and positional and not _is_static(node):
-            binding = _CLASSMETHOD if _is_classmethod(node) else _METHOD
+        if parent.kind == "class" and positional and not _decorated(node, "staticmethod"):
+            binding = _CLASSMETHOD if _decorated(node, "classmethod") else _METHOD
         documented = _documented(node, parameters)
         if node.name == "__init__" and isinstance(parent.node, ast.ClassDef):
             # A class's docstring commonly says what constructing it takes and raises.
@@ -957,7 +953,7 @@ class _Summariser:
         self.functions.append(
             (qualname, node.lineno, nested, parameters, len(positional), binding, documented)
         )
-        if parent.kind == "class" and positional and not _is_static(node):
+        if binding != _PLAIN:
             method = _Method(positional[0].arg, str(parent.qualname), True)
         elif method is not None:
             # A nested function sees the method's `self` unless it binds the name itself.
@@ -1233,16 +1229,10 @@ def _is_none(expression: ast.expr) -> bool:
     return isinstance(expression, ast.Constant) and expression.value is None
 
 
-def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether a plain `@name` decorates the function (`staticmethod`, `classmethod`)."""
     return any(
-        isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
-        for decorator in node.decorator_list
-    )
-
-
-def _is_classmethod(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(
-        isinstance(decorator, ast.Name) and decorator.id == "classmethod"
+        isinstance(decorator, ast.Name) and decorator.id == name
         for decorator in node.decorator_list
     )
 

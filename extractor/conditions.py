@@ -295,6 +295,17 @@ def one_line(code: str) -> str:
     return joined if same else code
 
 
+def as_passed(condition: Condition) -> str | None:
+    """A condition's test in what the function was passed: as written (on one line) when it
+    reads no locals, its `expanded` form when it does; None when that cannot be said or the
+    condition has no test."""
+    if not condition.code:
+        return None
+    if condition.locals:
+        return condition.expanded
+    return one_line(condition.code)
+
+
 _Bindings = tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]
 """For each name a function body binds: the line of its first binding (0: a nested
 function's `nonlocal` may bind it at any time), and its only plain assignment, if it has one."""

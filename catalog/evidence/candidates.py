@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from extractor.conditions import free_names, one_line, substituted
+from extractor.conditions import as_passed, free_names, one_line, substituted
 
 if TYPE_CHECKING:
     from extractor.model import RaiseSite
@@ -547,11 +547,10 @@ def _tests(
     for condition in site.conditions:
         if condition.kind not in ("if", "guard") or not condition.code:
             continue
-        code = condition.code
-        if condition.locals:
-            if condition.expanded is None and renames is not None:
-                continue
-            code = condition.expanded or code
+        # Called directly, a test of locals errcat cannot expand still judges what it can.
+        code = as_passed(condition) or (condition.code if renames is None else None)
+        if code is None:
+            continue
         if renames is not None:
             try:
                 read = free_names(ast.parse(f"(\n{code}\n)", mode="eval"))

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from catalog.evidence.candidates import def_header
 from catalog.pages.plaintext import code_span
-from extractor.conditions import free_names, negated, one_line, substituted
+from extractor.conditions import as_passed, free_names, negated, one_line, substituted
 from extractor.imports import public_rank
 
 if TYPE_CHECKING:
@@ -156,17 +156,12 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     caller_parameters, every_parameter = _parameters(signature)
     parameters = set(caller_parameters)
     for condition in conditions:
-        if condition.kind != "if" or not condition.code:
-            continue
-        written = one_line(condition.code)
         # A test reading what the function computes counts in terms of what it was passed,
         # where the extractor could say that exactly.
-        code = written
-        if getattr(condition, "locals", ()):
-            expanded = getattr(condition, "expanded", None)
-            if not expanded:
-                continue
-            code = expanded
+        code = as_passed(condition) if condition.kind == "if" else None
+        if not code:
+            continue
+        written = one_line(condition.code)
         read = _names(code)
         named = sorted(read & parameters)
         # `self` and `cls` are the instance and the class, not what the caller passes.
@@ -180,12 +175,12 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             if wanted is None:
                 continue
             which = ", ".join(code_span(name) for name in named)
-            caller = function.removesuffix(".__init__")
             return [
                 KnowledgeItem(
                     kind="remedy",
                     text=(
-                        f"Call {code_span(caller)} with {which} such that {code_span(wanted)}: "
+                        f"Call {code_span(_called(function))} with {which} such that "
+                        f"{code_span(wanted)}: "
                         f"it raises this error when {when}."
                     ),
                     path=source.path,
@@ -289,12 +284,9 @@ def _innermost_reads(source: Source) -> frozenset[str]:
     """The names the innermost `if` test of the raise reads (through its locals' values
     where the extractor could say them), or none."""
     for condition in getattr(source, "conditions", ()):
-        if condition.kind != "if" or not condition.code:
-            continue
-        if getattr(condition, "locals", ()):
-            expanded = getattr(condition, "expanded", None)
-            return _names(expanded) if expanded else frozenset()
-        return _names(one_line(condition.code))
+        if condition.kind == "if" and condition.code:
+            code = as_passed(condition)
+            return _names(code) if code else frozenset()
     return frozenset()
 
 

@@ -151,24 +151,33 @@ def test_a_test_of_what_the_function_computes_counts_in_what_it_was_passed() -> 
     assert "such that `not (input.dim() != 4 and weight)`" in remedies(spread)[0].text
 
 
+def _check_rate(
+    test: str, *callers: Caller, documents: tuple[tuple[str, str, int], ...] = ()
+) -> Source:
+    """A raise in the private helper `_check_rate(rate, low=0.0)` under `if <test>:`, reached
+    by `callers`."""
+    from catalog.pages.api import DerivedSource
+
+    return DerivedSource(
+        path="pkg/_checks.py",
+        line=9,
+        column=9,
+        function="_check_rate",
+        url=None,
+        snippet=None,
+        signature="def _check_rate(rate, low=0.0):",
+        conditions=(Condition("if", test, 8),),
+        callers=Callers("pkg._checks._check_rate", False, callers, 3, False, documents),
+    )
+
+
 def test_a_private_check_is_said_of_the_public_caller_that_passes_its_parameters() -> None:
     """A raise in a private helper whose test reads only the helper's parameters: the remedy
     names the nearest public caller that passes its own parameters on to them, in its names;
     a caller that passes only some of them, or none, cannot avoid it by its arguments."""
-    from catalog.pages.api import DerivedSource
 
     def helper(*callers: Caller) -> Source:
-        return DerivedSource(
-            path="pkg/_checks.py",
-            line=9,
-            column=9,
-            function="_check_rate",
-            url=None,
-            snippet=None,
-            signature="def _check_rate(rate, low=0.0):",
-            conditions=(Condition("if", "not low <= rate or rate > 1e9 * rate", 8),),
-            callers=Callers("pkg._checks._check_rate", False, callers, 3, False),
-        )
+        return _check_rate("not low <= rate or rate > 1e9 * rate", *callers)
 
     partial = Caller("pkg.optim.SGD.__init__", "pkg/optim.py", 3, 1, (("rate", "lr"),))
     deeper = Caller(
@@ -199,8 +208,6 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
     """`documented` also gives what the raising function's docstring says of the parameters
     its innermost test reads, what a public caller's docstring says of the arguments a remedy
     through it names, and the raises sections of public callers naming the entry's class."""
-    from catalog.pages.api import DerivedSource
-
     adam = Caller(
         "pkg.optim.Adam.__init__",
         "pkg/optim.py",
@@ -210,23 +217,8 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
         (("ValueError", "if lr is negative.", 12), ("TypeError", "never.", 13)),
         (("lr", "learning rate (default: 1e-3).", 9),),
     )
-    source = DerivedSource(
-        path="pkg/_checks.py",
-        line=9,
-        column=9,
-        function="_check_rate",
-        url=None,
-        snippet=None,
-        signature="def _check_rate(rate, low=0.0):",
-        conditions=(Condition("if", "rate < low", 8),),
-        callers=Callers(
-            "pkg._checks._check_rate",
-            False,
-            (adam,),
-            3,
-            False,
-            (("rate", "the rate.", 3), ("low", "the floor.", 4)),
-        ),
+    source = _check_rate(
+        "rate < low", adam, documents=(("rate", "the rate.", 3), ("low", "the floor.", 4))
     )
     assert [item.text for item in documented(source, "builtins.ValueError")] == [
         "The docstring of `_check_rate` says of `rate`: the rate.",
