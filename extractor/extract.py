@@ -25,11 +25,17 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from extractor.conditions import conditions
+from extractor.conditions import conditions, free_names, one_line, substituted
 from extractor.docstrings import raises_entries
+from extractor.fields import spliced, split_field
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, parameter_names, resolve
-from extractor.literals import TEXT_FUNCTIONS, TEXT_METHODS, escape, gettext_argument
+from extractor.literals import (
+    TEXT_FUNCTIONS,
+    TEXT_METHODS,
+    escape,
+    gettext_argument,
+)
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import (
     Condition,
@@ -169,6 +175,8 @@ class _File:
         self._signatures: dict[int, str] = {}
         self._docstrings: dict[int, tuple[tuple[str, str, int], ...]] = {}
         self._globals: Counter[str] | None = None
+        self._builders: dict[int, Scope] = {}
+        self._building = 0
 
     def column(self, line: int, byte_offset: int) -> int:
         """0-based character column of a UTF-8 byte offset on a 1-based line."""
@@ -199,6 +207,7 @@ class _File:
 
     def site(self, spot: Spot) -> RaiseSite:
         node = spot.node
+        assert isinstance(node, ast.Raise), "only a builder's text is read at a `return`"
         assert node.end_lineno is not None and node.end_col_offset is not None
         column = self.column(node.lineno, node.col_offset)
         exception = template = via = None
@@ -510,13 +519,19 @@ class _File:
         if found is not None:
             return found
         expression = self.expression(message, spot.scope)
-        if expression is None:
-            return None
-        from extractor.templates import template_of
+        if expression is not None:
+            from extractor.templates import template_of
 
-        return template_of(
-            expression, lambda name: self.follow(spot, name), self.qualifier(spot.scope)
-        )
+            found = template_of(
+                expression, lambda name: self.follow(spot, name), self.qualifier(spot.scope)
+            )
+            if found is not None:
+                return found
+        if isinstance(message, ast.Name) and self.bindings(spot.scope)[message.id] == 1:
+            # `msg = build(...)` then `raise E(msg)`.
+            assigned = self.assigned(spot, message.id)
+            message = assigned if isinstance(assigned, ast.Call) else message
+        return self.built_text(message, spot) if isinstance(message, ast.Call) else None
 
     def literal_template(self, message: ast.expr, spot: Spot) -> str | None:
         """The template of a literal or an f-string, or of a name whose single assignment in
@@ -540,6 +555,99 @@ class _File:
             return escape(message.value)
         if isinstance(message, ast.JoinedStr):
             return joined_template(self.text(message))
+        return None
+
+    def built_text(self, call: ast.Call, spot: Spot) -> str | None:
+        """Rule 8: the call of a message builder of this module (a function found by Python's
+        own lookup from the raise's scope, bound once there by a plain `def`, undecorated,
+        whose last statement is its only `return`, of a value a rule reads) is the template
+        of what it returns, read in the builder, its fields put in the raise's terms: a
+        field that is one of the builder's parameters takes the template of the argument
+        the call passes it where a rule reads one, and in every other field each parameter
+        is replaced by the source of its argument. A field reading a parameter the call
+        does not pass, a local of the builder, or a name the raise's scope binds for itself
+        (another value than the builder's) leaves the call unread: a template's fields are
+        expressions the raise could evaluate, which `errcat migrate` relies on."""
+        if not isinstance(call.func, ast.Name) or self._building >= _MAX_BUILDERS:
+            return None
+        found = self.builder(call.func.id, spot.scope)
+        if found is None:
+            return None
+        function, scope = found
+        returned = function.body[-1]
+        assert isinstance(returned, ast.Return) and returned.value is not None
+        self._building += 1
+        try:
+            template = self.template(returned.value, Spot(returned, scope, function))
+            if template is None:
+                return None
+            passed = _passed(call, function)
+            texts = {}
+            for name, argument in passed.items():
+                text = self.template(argument, spot)
+                if text is not None:
+                    texts[name] = text
+        finally:
+            self._building -= 1
+        sources = {name: _operand(self.text(argument)) for name, argument in passed.items()}
+        own = set(parameter_names(function)) | set(self.bindings(scope))
+
+        def in_raise_terms(field: str) -> str | None:
+            if field in texts:
+                return texts[field]
+            parts = split_field(field)
+            try:
+                names = free_names(ast.parse(parts.expression, mode="eval"))
+            except SyntaxError:
+                return None
+            if any(
+                (name in own and name not in sources) or self.bound_around(spot.scope, name)
+                for name in names - sources.keys()
+            ):
+                return None
+            renamed = substituted(parts.expression, {n: sources[n] for n in names & sources.keys()})
+            return None if renamed is None else "{" + one_line(renamed) + parts.suffix + "}"
+
+        return spliced(template, in_raise_terms)
+
+    def bound_around(self, scope: Scope, name: str) -> bool:
+        """Whether a function or class scope from `scope` outwards binds `name` itself."""
+        current: Scope | None = scope
+        while current is not None and current.kind != "module":
+            if self.bindings(current)[name]:
+                return True
+            current = current.parent
+        return False
+
+    def builder(self, name: str, scope: Scope) -> tuple[ast.FunctionDef, Scope] | None:
+        """The message builder `name` means in `scope`, with its own scope; or None."""
+        current: Scope | None = scope
+        while current is not None:
+            if current.kind == "class" and current is not scope:
+                current = current.parent  # a method does not see its class's names
+                continue
+            if current.kind == "module":
+                count = self.globals(current)[name]
+            else:
+                count = self.bindings(current)[name]
+                if count == 0:
+                    current = current.parent
+                    continue
+            if count != 1:
+                return None
+            for statement in current.node.body:
+                if (
+                    isinstance(statement, ast.FunctionDef)
+                    and statement.name == name
+                    and _builds_message(statement)
+                ):
+                    found = self._builders.get(id(statement))
+                    if found is None:
+                        qualname = f"{current.qualname}.{name}" if current.qualname else name
+                        found = Scope("function", statement, current, qualname)
+                        self._builders[id(statement)] = found
+                    return statement, found
+            return None
         return None
 
     def qualifier(self, scope: Scope) -> Callable[[str], str | None]:
@@ -586,8 +694,14 @@ class _File:
                 return False
             if isinstance(inner, ast.Constant):
                 return isinstance(inner.value, str)
+            if isinstance(inner, ast.JoinedStr):
+                return True
             return isinstance(inner, ast.Call) and self.text_call(inner, scope)
-        if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Constant):
+        if (
+            len(node.args) != 1
+            or node.keywords
+            or not isinstance(node.args[0], ast.Constant | ast.JoinedStr)
+        ):
             return False
         dotted = _dotted(func)
         return dotted is not None and resolve(dotted, scope, self.module) in TEXT_FUNCTIONS
@@ -998,6 +1112,48 @@ def _dedent_continuation(text: str, indent: int) -> str:
     return "\n".join([lines[0], *trimmed])
 
 
+def _builds_message(function: ast.FunctionDef) -> bool:
+    """Whether the function may be a message builder: no decorator, no `yield`, and one
+    `return` of a value, its last statement (nested functions and lambdas are their own)."""
+    last = function.body[-1]
+    if function.decorator_list or not isinstance(last, ast.Return) or last.value is None:
+        return False
+    for statement in function.body:
+        for node in _module_level(statement):
+            if isinstance(node, ast.Yield | ast.YieldFrom | ast.Await):
+                return False
+            if isinstance(node, ast.Return) and node is not last:
+                return False
+    return True
+
+
+def _passed(call: ast.Call, function: ast.FunctionDef) -> dict[str, ast.expr]:
+    """The builder's parameters the call gives a value, by position or keyword; none when
+    the call unpacks `*` or `**` (which values land where is not written)."""
+    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(
+        keyword.arg is None for keyword in call.keywords
+    ):
+        return {}
+    arguments = function.args
+    positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
+    passed = dict(zip(positional, call.args, strict=False))
+    named = {argument.arg for argument in (*arguments.args, *arguments.kwonlyargs)}
+    for keyword in call.keywords:
+        if keyword.arg in named:
+            passed[keyword.arg] = keyword.value
+    return passed
+
+
+def _operand(source: str) -> str:
+    """An argument's source, parenthesised where an operator around it could bind into it."""
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return f"({source})"
+    atomic = ast.Name | ast.Attribute | ast.Subscript | ast.Call | ast.Constant
+    return source.strip() if isinstance(node, atomic) else f"({source.strip()})"
+
+
 def _dotted(node: ast.expr) -> str | None:
     """`a.b.C` for a chain of names and attributes; None for anything else."""
     if isinstance(node, ast.Name):
@@ -1015,6 +1171,8 @@ def _message(call: ast.Call) -> ast.expr | None:
     return call.args[0]
 
 
+_MAX_BUILDERS = 2
+"""Message builders read within one another (rule 8), at most."""
 _TEMPLATE_CANDIDATES = (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call, ast.Name)
 
 

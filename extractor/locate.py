@@ -78,7 +78,9 @@ def split_lines(source: str) -> list[str]:
 class Spot:
     """A raise statement found by the walk, with where it sits."""
 
-    node: ast.Raise
+    node: ast.Raise | ast.Return
+    """The raise statement; or, where a message builder's text is read for a call (rule 8
+    of `extractor.templates`), the builder's `return`, read as a raise's message is."""
     scope: Scope
     """The innermost scope holding the statement."""
     function: FunctionNode | None

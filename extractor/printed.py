@@ -43,6 +43,7 @@ from pathlib import Path
 
 from extractor.calls import CallGraph, call_graph
 from extractor.extract import _File
+from extractor.fields import runs, split_field
 from extractor.imports import ModuleName, Scope, module_name_for, resolve
 from extractor.literals import escape, gettext_argument
 from extractor.locate import Spot, decode
@@ -81,84 +82,18 @@ def _value(source: str) -> _Text:
     return _Text("{" + source + "}", bare=True)
 
 
-_FIELD = re.compile(r"\{\{|\}\}|\{|[^{}]+|\}")
-
-
-def _fields(template: str) -> Iterator[tuple[bool, str]]:
-    """A scan template as (is_field, text) runs: a literal run keeps its doubled braces and
-    runs to the next field, a field is its body without the braces (nested brackets and
-    quotes skipped)."""
-    i = 0
-    literal: list[str] = []
-    while i < len(template):
-        if template.startswith(("{{", "}}"), i):
-            literal.append(template[i : i + 2])
-            i += 2
-            continue
-        if template[i] == "{":
-            end = _field_end(template, i + 1)
-            if end < 0:
-                raise _Unresolved("a template errcat cannot split")
-            if literal:
-                yield False, "".join(literal)
-                literal = []
-            yield True, template[i + 1 : end]
-            i = end + 1
-            continue
-        start = i
-        while i < len(template) and template[i] not in "{}":
-            i += 1
-        if i == start:  # a single `}`
-            raise _Unresolved("a template errcat cannot split")
-        literal.append(template[start:i])
-    if literal:
-        yield False, "".join(literal)
-
-
-def _field_end(text: str, start: int) -> int:
-    depth = 0
-    quote: str | None = None
-    i = start
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                return i if ch == "}" else -1
-            depth -= 1
-        i += 1
-    return -1
+def _fields(template: str) -> list[tuple[bool, str]]:
+    """`extractor.fields.runs` of a template, a template it cannot split unresolved."""
+    try:
+        return list(runs(template))
+    except ValueError:
+        raise _Unresolved("a template errcat cannot split") from None
 
 
 def _split_field(body: str) -> tuple[str, str]:
-    """A field body as (expression, the rest: `!r`, `:spec` or both, as written)."""
-    depth = 0
-    quote: str | None = None
-    for i, ch in enumerate(body):
-        if quote:
-            if ch == quote and body[i - 1] != "\\":
-                quote = None
-            continue
-        if ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif (depth == 0 and ch == "!" and body[i + 1 : i + 2] in ("r", "s", "a")) or (
-            depth == 0 and ch == ":"
-        ):
-            return body[:i], body[i:]
-    return body, ""
+    """A field body as (expression, the rest: `!r`, `:spec` or both)."""
+    field = split_field(body)
+    return field.expression, field.suffix
 
 
 def _text_of(template: str) -> _Text:
@@ -973,6 +908,16 @@ class Printed:
             template: str | None = "{" + module.source(returned) + "}"
         else:
             template = module.file.template(returned, _spot_at(context))
+        if template is None and isinstance(returned, ast.BinOp):
+            # `self.msg + self.report.what()`: `__str__` returns a `str`, so every operand of
+            # its `+` is one, each a value where no rule reads its text.
+            operands = _addends(returned)
+            if operands is not None:
+                texts = [module.file.template(operand, _spot_at(context)) for operand in operands]
+                template = "".join(
+                    text if text is not None else "{" + module.source(operand) + "}"
+                    for operand, text in zip(operands, texts, strict=True)
+                )
         if template is None:
             raise _Unreadable(f"errcat cannot read the text {printer[1]} returns")
         local = _locals(node)
@@ -985,6 +930,22 @@ class Printed:
             root, _, attribute = expression.strip().partition(".")
             if not attribute and root in local:
                 pieces.append(_splice(root, rest, _value(root)))
+                continue
+            head = re.match(r"\w*", attribute)
+            if (
+                root == self_name
+                and head is not None
+                and head.group()
+                and not attribute.isidentifier()
+                and (
+                    head.group() in attributes
+                    or head.group() in assigned
+                    or self._is_property(owner, head.group())
+                )
+            ):
+                # Computed from what construction set (`self.report.what().lstrip()`): a
+                # value of its own.
+                pieces.append(_splice(attribute, rest, _value(attribute)))
                 continue
             if root != self_name or not attribute.isidentifier():
                 raise _Unresolved(
@@ -1267,6 +1228,14 @@ def _splice(name: str, rest: str, text: _Text) -> str:
     if rest == "!r" and text.literal is not None:
         return escape(repr(text.literal))
     return "{" + name + rest + "}"
+
+
+def _addends(node: ast.BinOp) -> list[ast.expr] | None:
+    """The operands of a chain of `+`, left to right; None for any other operator."""
+    if not isinstance(node.op, ast.Add):
+        return None
+    left = _addends(node.left) if isinstance(node.left, ast.BinOp) else [node.left]
+    return None if left is None else [*left, node.right]
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -19,9 +19,10 @@ rules below do not cover gives None, never a guess:
    followed by each `+=` operand read as rule 1 reads those of `+` (the caller gives these
    steps in a `Binding`);
 5. `textwrap.dedent(...)` and `inspect.cleandoc(...)` of plain literal text (names resolved
-   through imports by the caller's `qualify`) are that text after the function; of an f-string
-   they are not covered, since a field's value can hold line breaks that change the margin;
+   through imports by the caller's `qualify`) are that text after the function;
    `.strip()`, `.lstrip()` and `.rstrip()` without arguments of such text are that text stripped;
+   of an f-string, the function is applied to its template, fields standing as their text
+   (exact while values hold no line break, which would add lines to the margin's reckoning);
 6. `"sep".join([...])` or `"sep".join((...))` of string literals and f-strings joins their
    templates with the separator; any other element leaves the call uncovered;
 7. a gettext-style call (`_`, `gettext`, `ngettext`, `lazy_gettext`, ... of `GETTEXT`) of a
@@ -130,7 +131,9 @@ def _template(node: cst.BaseExpression, names: _Names, depth: int) -> str | None
             return _string_template(node.args[index].value)
         if _literal_function(node, names) is not None or _text_method(node) is not None:
             value = _literal_value(node, names, depth)
-            return None if value is None else escape(value)
+            if value is not None:
+                return escape(value)
+            return _formatted_text(node, names, depth)
         return _format_call_template(node, names, depth)
     if isinstance(node, cst.Name) and depth < _MAX_FOLLOW:
         found = names.binding(node.value)
@@ -257,6 +260,45 @@ def _literal_value(node: cst.BaseExpression, names: _Names, depth: int) -> str |
     return None
 
 
+def _formatted_text(node: cst.Call, names: _Names, depth: int) -> str | None:
+    """Rule 5 of an f-string: the function applied to its template, each field standing as
+    the text it prints. Exact while the values hold no line break (a break would add lines
+    whose margin `dedent` also weighs); `{` and `}` of fields and doubled braces are not white
+    space, so they move no margin. `.strip()` and its kin give None where a field is left at
+    an end they strip: its value could begin or end in blanks that they would remove too."""
+    method = _text_method(node)
+    if method is not None:
+        assert isinstance(node.func, cst.Attribute)
+        inner = node.func.value
+        if isinstance(inner, cst.Call):
+            text = _formatted_text(inner, names, depth)
+        elif isinstance(inner, cst.FormattedString):
+            text = _string_template(inner)
+        else:
+            return None
+        if text is None:
+            return None
+        stripped = method(text)
+        name = node.func.attr.value
+        if name != "rstrip" and stripped.startswith("{") and not stripped.startswith("{{"):
+            return None
+        if name != "lstrip" and _ends_in_field(stripped):
+            return None
+        return stripped
+    function = _literal_function(node, names)
+    argument = node.args[0].value if node.args else None
+    if function is None or not isinstance(argument, cst.FormattedString):
+        return None
+    text = _string_template(argument)
+    return None if text is None else function(text)
+
+
+def _ends_in_field(template: str) -> bool:
+    """Whether a template's last character closes a field (not a doubled `}}`)."""
+    trailing = len(template) - len(template.rstrip("}"))
+    return trailing % 2 == 1
+
+
 def _addends(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The operands of a chain of `+` (`a + b + c` parses as `(a + b) + c`), left to right."""
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
@@ -291,10 +333,12 @@ def _addend(operand: cst.BaseExpression, names: _Names, depth: int) -> tuple[str
             return text, True
     elif isinstance(operand, cst.Name) and depth < _MAX_FOLLOW:
         found = names.binding(operand.value)
-        if found is not None and not found[0].steps and isinstance(found[0].value, _STRING_NODES):
-            text = _template(found[0].value, _NO_NAMES, _MAX_FOLLOW)
+        if found is not None and not found[0].steps:
+            # Whatever a rule reads as text (a literal, an f-string, `dedent` of one, a
+            # constant built so) is that text here, and a `str`: every rule reads only those.
+            text = _template(found[0].value, found[1], depth + 1)
             if text is not None:
-                return text, False
+                return text, True
     return "{" + source_of(operand) + "}", False
 
 

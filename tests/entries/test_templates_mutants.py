@@ -64,7 +64,8 @@ CASES: list[tuple[str, dict[str, str] | None, str | None]] = [
     ('"a" + "x".join(y)', NO_FOLLOW, 'a{"x".join(y)}'),
     ("x + y", NO_FOLLOW, None),
     ('"a" + suffix', {"suffix": '"!"'}, "a!"),
-    ('"a" + suffix', {"suffix": '"{}".format(y)'}, "a{suffix}"),
+    # A name whose value a rule reads is that text, formatting included.
+    ('"a" + suffix', {"suffix": '"{}".format(y)'}, "a{y}"),
     ('"a" + suffix', {"suffix": "3"}, "a{suffix}"),
     ('"a" + suffix', {}, "a{suffix}"),
     # Names are followed to their assignment, at most three times.

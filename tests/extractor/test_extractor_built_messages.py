@@ -41,13 +41,45 @@ DEDENT = [
         """,
         "  padded message",
     ),
-    # Of an f-string the stripped text is not known: its fields may begin or end in blanks.
+    # Of an f-string the stripped text is not known where a field is left at a stripped
+    # end: its value may begin or end in blanks.
     (
         """
         def f(x):
             raise ImportError(f" {x} ".strip())
         """,
         None,
+    ),
+    (
+        """
+        def f(x):
+            raise ImportError(f" got {x}".rstrip())
+        """,
+        None,
+    ),
+    # Literal text at both ends: stripped as the literal would be, fields in place.
+    (
+        '''
+        def f(x):
+            raise ImportError(f"""
+        For {x}:
+          got {{it}}.
+        """.strip())
+        ''',
+        "For {x}:\n  got {{it}}.",
+    ),
+    # `dedent` of an f-string: its margin is its literal text's, fields standing as text
+    # (exact while a value holds no line break).
+    (
+        """
+        from textwrap import dedent
+        def f(x):
+            raise ValueError(dedent(f\"\"\"
+                got {x}
+                  at {x.pos}.
+                \"\"\").strip())
+        """,
+        "got {x}\n  at {x.pos}.",
     ),
     # The literal's value after the function: what the user sees, braces doubled.
     (
@@ -122,14 +154,6 @@ DEDENT_NOT_COVERED = [
     def f(text):
         raise ValueError(dedent(text))
     """,
-    # An f-string: a field's value may hold line breaks that change the margin.
-    '''
-    from textwrap import dedent
-    def f(x):
-        raise ValueError(dedent(f"""
-            got {x}
-            """))
-    ''',
     # `dedent` is a parameter here, not textwrap's.
     """
     def f(dedent):
@@ -583,3 +607,75 @@ def test_reraise_of_a_caught_name_is_unchanged() -> None:
     result = extract_source(textwrap.dedent(source), "pkg/mod.py")
     (site,) = result.sites
     assert site.reraise is True
+
+
+BUILDER = """
+import textwrap
+_HINT = textwrap.dedent(
+    f\"\"\"\\
+    Please report it {_WHERE}.\"\"\"
+)
+_WHERE = "upstream"
+
+
+def bug_message(config, expected: str) -> str:
+    \"\"\"Builds the text.\"\"\"
+    return (
+        f"graph {config.graph_id} assumed {expected}, "
+        "which did not hold. " + _HINT
+    )
+"""
+
+BUILT = [
+    # An argument a rule reads is spliced in where the builder's field is the parameter;
+    # a constant the builder adds (`dedent` of an f-string) is read too.
+    (
+        'def f(config, x):\n    raise AssertionError(bug_message(config, f"x is {x}"))\n',
+        "graph {config.graph_id} assumed x is {x}, which did not hold. Please report it {_WHERE}.",
+    ),
+    # Other fields are put in the raise's terms: `config` is `self.cfg` here.
+    (
+        "class C:\n    def m(self):\n        raise AssertionError(bug_message(self.cfg, 'ok'))\n",
+        "graph {self.cfg.graph_id} assumed ok, which did not hold. Please report it {_WHERE}.",
+    ),
+    # Through the raise's local, assigned once.
+    (
+        "def f(cfg):\n    text = bug_message(cfg, expected='sizes agree')\n"
+        "    raise AssertionError(text)\n",
+        "graph {cfg.graph_id} assumed sizes agree, which did not hold. Please report it {_WHERE}.",
+    ),
+    # A builder nested in the raise's function.
+    (
+        "def f(n):\n    def why(count):\n        return f'expected {count} outputs'\n"
+        "    raise RuntimeError(why(n + 1))\n",
+        "expected {(n + 1)} outputs",
+    ),
+]
+
+BUILT_NOT_READ = [
+    # A parameter the call does not pass (its default, unknown here) is read by a field.
+    "def f(cfg):\n    raise AssertionError(bug_message(cfg))\n",
+    # The raise's function binds a name the builder reads from the module: another value.
+    "def f(cfg, _WHERE):\n    raise AssertionError(bug_message(cfg, 'x'))\n",
+    # More than one `return`.
+    "def pick(a):\n    if a:\n        return 'x'\n    return 'y'\n"
+    "def f(a):\n    raise RuntimeError(pick(a))\n",
+    # A local of the builder in a field: not something the raise can evaluate.
+    "def listed(items):\n    joined = ', '.join(items)\n    return f'unknown: {joined}'\n"
+    "def f(items):\n    raise RuntimeError(listed(items))\n",
+    # Decorated: the decorator may return anything.
+    "import functools\n@functools.wraps(print)\ndef said():\n    return 'x'\n"
+    "def f():\n    raise RuntimeError(said())\n",
+    # `*args`: which argument lands where is not written.
+    "def f(args):\n    raise AssertionError(bug_message(*args))\n",
+]
+
+
+@pytest.mark.parametrize(("raise_source", "expected"), BUILT)
+def test_a_message_builder_of_the_module_is_read(raise_source: str, expected: str) -> None:
+    assert template(textwrap.dedent(BUILDER) + "\n\n" + raise_source) == expected
+
+
+@pytest.mark.parametrize("raise_source", BUILT_NOT_READ)
+def test_a_builder_read_otherwise_is_not(raise_source: str) -> None:
+    assert template(textwrap.dedent(BUILDER) + "\n\n" + raise_source) is None

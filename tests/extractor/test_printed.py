@@ -579,3 +579,50 @@ def test_a_class_held_by_a_parameter_is_its_default(tmp_path: Path) -> None:
     assert sites[25].qualified_name is None
     assert sites[30].qualified_name is None
     assert sites[33].qualified_name is None
+
+
+def test_str_adding_a_computed_report_to_the_message(tmp_path: Path) -> None:
+    """`return self.msg + self.report.what()` (TorchScript's frontend errors): the message
+    given to the constructor, then the computed report as a value of its own; a computed
+    value of state construction never set leaves the site unread, as before."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/errors.py": """
+                import reports
+
+                class FrontendError(Exception):
+                    def __init__(self, source_range, msg):
+                        self.source_range = source_range
+                        self.msg = msg
+                        self.report = reports.Report(source_range)
+
+                    def __str__(self):
+                        return self.msg + self.report.what().lstrip()
+
+                class NotSupported(FrontendError):
+                    pass
+
+                class Late(Exception):
+                    def __init__(self, msg):
+                        self.msg = msg
+
+                    def __str__(self):
+                        return self.msg + self.later.what()
+                """,
+            "pkg/main.py": """
+                from pkg.errors import Late, NotSupported
+
+                def loop(r):
+                    raise NotSupported(r, "else branches of for loops aren't supported")
+
+                def late():
+                    raise Late("x")
+                """,
+        },
+    )
+    assert sites[4].printed == (
+        "else branches of for loops aren't supported{report.what().lstrip()}"
+    )
+    assert sites[7].printed is None
+    assert "later" in (sites[7].unresolved or "")
