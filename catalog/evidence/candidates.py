@@ -8,7 +8,9 @@ annotation, ...); the other parameters keep their defaults or get a plain value 
 annotation (`int` 1, `str` 'x'; with neither, None, unless a test reads it: then the site
 gets no candidate).
 Combinations are kept when no condition this module can evaluate is false for them, shortest
-call first, `MAX_CANDIDATES` per site. Nothing of the package is evaluated in errcat's own
+call first, `MAX_CANDIDATES` per site, and then one more: the shortest of those calls with
+None in place of each value of a class errcat builds bare (`Module()`), where that call is not
+among them already (a class may need arguments, or be an alias that cannot be called). Nothing of the package is evaluated in errcat's own
 process: conditions are read with `ast` and evaluated only where they compare parameters with
 constants.
 
@@ -640,6 +642,10 @@ def _calls(
             # when its annotation gives no value (the run says whether the call gets there).
             choices.append([None if plain is _NO_VALUE else plain])
     found: dict[str, Candidate] = {}
+    # Each call that builds a value also without it (None): a class errcat builds bare may
+    # need arguments, or be an alias (`DeviceLikeType`, a Union) that cannot be called at all,
+    # and a parameter no test reads rarely needs a real value to reach the raise.
+    unbuilt: dict[str, Candidate] = {}
     for combination in itertools.islice(itertools.product(*choices), MAX_COMBINATIONS):
         values = dict(zip(by_name, combination, strict=True))
         env = {
@@ -654,19 +660,29 @@ def _calls(
         }
         if any(_truth(condition, env) is False for condition in conditions):
             continue
-        call = _render_call(callee, by_name.values(), values)
-        if call is not None:
-            built = {value.root for value in values.values() if isinstance(value, _Built)}
+        for into, chosen in (
+            (found, values),
+            (unbuilt, {n: None if isinstance(v, _Built) else v for n, v in values.items()}),
+        ):
+            call = _render_call(callee, by_name.values(), chosen)
+            if call is None:
+                continue
+            built = {value.root for value in chosen.values() if isinstance(value, _Built)}
             if receiver is None:
-                found.setdefault(call, Candidate(module, callee, call, tuple(sorted(built))))
+                into.setdefault(call, Candidate(module, callee, call, tuple(sorted(built))))
             else:
                 # The program imports the class (the receiver's callee) and what either builds.
                 names = tuple(sorted(built | set(receiver.names)))
-                found.setdefault(call, Candidate(module, receiver.callee, call, names))
+                into.setdefault(call, Candidate(module, receiver.callee, call, names))
     if not found:
         raise ValueError("no combination of values errcat tried meets the conditions")
-    ranked = sorted(found.values(), key=lambda c: len(c.call))  # stable: generation order
-    return ranked[:MAX_CANDIDATES]
+    ranked = sorted(found.values(), key=lambda c: len(c.call))[:MAX_CANDIDATES]
+    tried = {candidate.call for candidate in ranked}
+    spare = sorted(
+        (candidate for call, candidate in unbuilt.items() if call not in tried),
+        key=lambda c: len(c.call),
+    )
+    return ranked + spare[:1]
 
 
 def _default_value(parameter: _Parameter) -> Any:

@@ -445,9 +445,12 @@ def test_a_parameter_annotated_with_a_class_gets_an_instance_built_in_the_progra
     """`x: Tensor` gets `Tensor()`, named as the callee's module names it and imported from
     it; a condition on it is left to the run to judge."""
     site = _site("def f(x: torch.Tensor | None, y: Box, n: int):", "x.ndim != 2")
-    (first, *_rest) = candidates(site, "pkg.m")
+    (first, *rest) = candidates(site, "pkg.m")
     assert first.call == "f(torch.Tensor(), Box(), 1)"
     assert first.program == "from pkg.m import f, Box, torch\nf(torch.Tensor(), Box(), 1)\n"
+    # Then the same call without what it builds: `Box` may need arguments, or be an alias.
+    assert rest[-1].call == "f(None, None, 1)"
+    assert rest[-1].program == "from pkg.m import f\nf(None, None, 1)\n"
 
 
 def test_reproduced_items_are_verified_knowledge() -> None:
