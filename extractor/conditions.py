@@ -20,8 +20,15 @@ value` that runs before the `if` on the way to it (a statement of a block the wa
 through, ahead of the way on), no statement after it up to the `if` names the local (so
 nothing appended to a list or rebound it meanwhile), and the value's own locals are replaced
 the same way. A parameter the function binds again above the test (`lr = abs(lr)`) is such a
-local too, its value read as of the caller's argument (`abs(lr) > 3`). Anything else leaves
-`expanded` None and the test as the only answer.
+local too, its value read as of the caller's argument (`abs(lr) > 3`). A local that is the
+item of a `for` loop around the test (its target, of names only, that nothing in the loop's
+body ahead of the test may change and no nested function rebinds), or that is computed from
+that item in the same pass, makes the test one of the items: `any(<test> for p in params)`,
+nested loops outermost first, each iterable in what was passed when its loop began. That
+holds whenever the raise runs, so a caller who makes it false never reaches the raise. A
+parameter the function binds again only directly under `if name is None:` is the caller's
+unless None was passed: `rank is None or (<test>)`.
+Anything else leaves `expanded` None and the test as the only answer.
 """
 
 from __future__ import annotations
@@ -306,9 +313,10 @@ def as_passed(condition: Condition) -> str | None:
     return one_line(condition.code)
 
 
-_Bindings = tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign]]
+_Bindings = tuple[dict[str, int], dict[str, ast.Assign | ast.AnnAssign], dict[str, int]]
 """For each name a function body binds: the line of its first binding (0: a nested
-function's `nonlocal` may bind it at any time), and its only plain assignment, if it has one."""
+function's `nonlocal` may bind it at any time), its only plain assignment, if it has one, and
+how many times it is bound."""
 
 
 def _bindings(body: list[ast.stmt]) -> _Bindings:
@@ -368,7 +376,8 @@ def _bindings(body: list[ast.stmt]) -> _Bindings:
         ):
             plain[node.target.id] = node
         todo.extend(ast.iter_child_nodes(node))
-    return first, {name: node for name, node in plain.items() if counts.get(name) == 1}
+    singles = {name: node for name, node in plain.items() if counts.get(name) == 1}
+    return first, singles, counts
 
 
 _READ_ONLY = frozenset(
@@ -478,6 +487,23 @@ def _bindings_of(body: list[ast.stmt]) -> _Bindings:
     return found
 
 
+def _assigned_name(statement: ast.Assign | ast.AnnAssign) -> str | None:
+    """The name a `name = value` or `name: T = value` statement binds, or None."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    if len(targets) == 1 and isinstance(targets[0], ast.Name):
+        return targets[0].id
+    return None
+
+
+def _plain_target(target: ast.expr) -> bool:
+    """A loop target of names only (`x`, `i, (a, b)`), no attribute or item."""
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, ast.Tuple | ast.List) and all(
+        _plain_target(element) for element in target.elts
+    )
+
+
 def _rebound(body: list[ast.stmt], parameters: Sequence[str], before: int) -> set[str]:
     """The `parameters` a function body binds again above line `before` (`lr = float(lr)`):
     what a test there reads of them is the function's own value, not what the caller passed.
@@ -507,6 +533,11 @@ class _Expander:
         self._singles: dict[str, ast.Assign | ast.AnnAssign] | None = None
         self.before: list[ast.stmt] = []
         """The statements that run ahead of the way to the raise so far, in order."""
+        self.items: set[str] = set()
+        """The loop targets the values `_value` gives read (left for `expanded` to say)."""
+        self.loops: list[tuple[ast.For, int]] = []
+        """The `for` loops whose body is on the way, outermost first, each with how many
+        statements of `before` ran ahead of it."""
 
     def locals_at(self, line: int) -> set[str]:
         """The names that are the function's own values at `line`: what it binds other than
@@ -514,15 +545,118 @@ class _Expander:
         return set(self.bound) | _rebound(self.body, self.parameters, line)
 
     def expanded(self, tests: list[ast.expr], text: str, line: int) -> str | None:
+        """The test in terms of what the function was passed: its locals replaced by their
+        values; where a local is the target of a `for` loop around the test instead, the
+        test said of the loop's items: `any(<test> for <target> in <iterable>)`, which holds
+        whenever the raise runs (a caller who makes it false never reaches the raise)."""
         read = {name for test in tests for name in free_names(test)}
         values = {}
+        self.items = targets = set()
+        defaulted = []
         for name in sorted(read & self.locals_at(line)):
             value = self._value(name, len(self.before), self._DEPTH)
-            if value is None:
+            if value is not None:
+                values[name] = value
+            elif self._loop_of(name) is not None:
+                targets.add(name)
+            elif self._defaulted(name):
+                defaulted.append(name)
+            else:
                 return None
-            values[name] = value
         found = substituted(text, values)
+        if found is None:
+            return None
+        if defaulted:
+            # What the caller passed unless it passed None: the raise may run for None.
+            found = " or ".join([*(f"{name} is None" for name in defaulted), f"({found})"])
+        if targets:
+            found = self._over_items(found, targets)
+            if found is None:
+                return None
+            # Every item is bound by a clause: nothing of the function's own is left free.
+            if free_names(ast.parse(f"(\n{found}\n)", mode="eval")) & self.locals_at(line):
+                return None
         return None if found is None else one_line(found)
+
+    def _defaulted(self, name: str) -> bool:
+        """Whether `name` is a parameter the function binds again only as `if name is None:
+        name = ...` (directly in such an `if`'s body): passed anything but None, it keeps the
+        caller's value."""
+        if name not in self.parameters:
+            return False
+        counts = _bindings_of(self.body)[2]
+        guarded = 0
+        for node in ast.walk(ast.Module(body=self.body, type_ignores=[])):
+            if not (
+                isinstance(node, ast.If)
+                and isinstance(node.test, ast.Compare)
+                and isinstance(node.test.left, ast.Name)
+                and node.test.left.id == name
+                and len(node.test.ops) == 1
+                and isinstance(node.test.ops[0], ast.Is)
+                and isinstance(node.test.comparators[0], ast.Constant)
+                and node.test.comparators[0].value is None
+            ):
+                continue
+            for statement in node.body:
+                if (
+                    isinstance(statement, ast.Assign | ast.AnnAssign)
+                    and _assigned_name(statement) == name
+                ):
+                    guarded += 1
+        return guarded > 0 and guarded == counts.get(name)
+
+    def _loop_of(self, name: str) -> tuple[ast.For, int] | None:
+        """The innermost loop on the way whose target binds `name`, where nothing in the
+        loop's body ahead of the test may change it; else None."""
+        first = _bindings_of(self.body)[0]
+        for loop, start in reversed(self.loops):
+            bound = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            if name not in bound:
+                continue
+            # The loop binds it afresh for each item; only a nested function's `nonlocal`
+            # (first bound "at line 0") could change it behind the loop's back.
+            if first.get(name) == 0 or not _plain_target(loop.target):
+                return None
+            if any(_may_change(statement, name) for statement in self.before[start:]):
+                return None
+            return loop, start
+        return None
+
+    def _over_items(self, test: str, targets: set[str]) -> str | None:
+        """`any(test for ... in ...)` over the loops binding `targets` (and the outer loops
+        binding what their iterables read), outermost first, each iterable otherwise in terms
+        of what the function was passed as its loop began."""
+        needed = set(targets)
+        chosen: list[tuple[ast.For, int, set[str]]] = []
+        for loop, start in reversed(self.loops):
+            bound = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            if not bound & needed:
+                continue
+            needed -= bound
+            reads = free_names(loop.iter) & self.locals_at(loop.lineno)
+            needed |= {name for name in reads if self._loop_of(name) is not None}
+            chosen.append((loop, start, bound))
+        if needed:
+            return None
+        clauses: list[str] = []
+        outer: set[str] = set()
+        for loop, start, bound in reversed(chosen):
+            iterable = self.source.text(loop.iter)
+            values = {}
+            for name in sorted(free_names(loop.iter) & self.locals_at(loop.lineno) - outer):
+                value = self._value(name, start, self._DEPTH)
+                if value is None:
+                    return None
+                values[name] = value
+            if values:
+                replaced = substituted(iterable, values)
+                if replaced is None:
+                    return None
+                iterable = replaced
+            clauses.append(f"for {self.source.text(loop.target)} in {one_line(iterable)}")
+            outer |= bound
+        return f"any({test} {' '.join(clauses)})"
 
     def _value(self, name: str, until: int, depth: int) -> str | None:
         """The text of `name`'s value as an operand (parenthesised unless atomic), in terms of
@@ -547,7 +681,13 @@ class _Expander:
         ):
             found = self._value(inner, at, depth - 1)
             if found is None:
-                return None
+                loop = self._loop_of(inner)
+                if loop is None or loop[1] > at:
+                    return None
+                # The item of a loop around both the assignment and the test: the same
+                # item at both, said of the loop's items by `expanded`.
+                self.items.add(inner)
+                continue
             values[inner] = found
         text = self.source.text(value)
         if values:
@@ -611,6 +751,8 @@ def conditions(
             condition = _block_condition(step, source)
             if condition is not None:
                 found.append(condition)
+            if isinstance(owner, ast.For) and step.block == "body":
+                expander.loops.append((owner, len(expander.before)))
         for earlier in step.statements[: step.index]:
             guard = _guard(earlier, source)
             if guard is not None:

@@ -59,7 +59,8 @@ class Condition:
     """For an `if` reading `locals`: the test with each of them replaced by the value of its
     only assignment, where that assignment runs before the `if` on the way to the raise and no
     statement between them names it (`conditions.py`), so that it reads only parameters and
-    names from outside the function; None when some local cannot be replaced so."""
+    names from outside the function; a loop's item makes it `any(<test> for <item> in
+    <iterable>)`; None when some local cannot be replaced so."""
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,55 @@ def turned_around(code: str) -> str | None:
         tree = ast.parse(code, mode="eval")
     except SyntaxError:
         return None
-    return negated(tree.body, _Written(code))
+    test = tree.body
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "any"
+        and len(test.args) == 1
+        and not test.keywords
+        and isinstance(test.args[0], ast.GeneratorExp)
+    ):
+        # A test of loop items (`extractor.conditions`' `any(... for p in params)`): every
+        # item must pass, `all(<turned around> for p in params)`.
+        items = test.args[0]
+        written = _Written(code)
+        clauses = " ".join(
+            " ".join(
+                [
+                    f"for {written.text(generator.target)} in {written.text(generator.iter)}",
+                    *(f"if {written.text(condition)}" for condition in generator.ifs),
+                ]
+            )
+            for generator in items.generators
+        )
+        return f"all({negated(items.elt, written)} {clauses})"
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        # `rank is None or <test>` (a parameter the function defaults when given None):
+        # `rank is not None and <test turned around>`, by De Morgan, each part exactly.
+        nones = [value for value in test.values if _is_none_test(value)]
+        rest = [value for value in test.values if not _is_none_test(value)]
+        if nones and rest:
+            written = _Written(code)
+            parts = [negated(value, written) for value in nones]
+            if len(rest) == 1:
+                parts.append(negated(rest[0], written))
+            else:
+                parts.append(f"not ({' or '.join(written.text(value) for value in rest)})")
+            return " and ".join(parts)
+    return negated(test, _Written(code))
+
+
+def _is_none_test(node: ast.expr) -> bool:
+    """`name is None`."""
+    return (
+        isinstance(node, ast.Compare)
+        and isinstance(node.left, ast.Name)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Is)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    )
 
 
 @functools.lru_cache(maxsize=65536)

@@ -63,6 +63,11 @@ def test_too_fast():
         ("x is None", "x is not None"),
         ("key not in table", "key in table"),
         ("a < 0 or b < 0", "not (a < 0 or b < 0)"),
+        # A parameter defaulted when None (the extractor's `rank is None or ...`).
+        (
+            "world is None or rank is None or (rank >= world or rank < 0)",
+            "world is not None and rank is not None and not (rank >= world or rank < 0)",
+        ),
         ("0 < x < 3", "not (0 < x < 3)"),
         ("broken (", None),
     ],
@@ -107,7 +112,7 @@ def test_names_from_outside_the_function_are_read_as_they_are() -> None:
     )
     assert "with `dtype` such that" in remedies(dtype)[0].text
     sizes = _source("grid", "def grid(sizes):", Condition("if", "any(s < 0 for s in sizes)", 4))
-    assert "`not any(s < 0 for s in sizes)`" in remedies(sizes)[0].text
+    assert "`all(not (s < 0) for s in sizes)`" in remedies(sizes)[0].text
     in_class = _source(
         "Linear.from_float", "def from_float(cls, mod):", Condition("if", "cls.x", 4)
     )
@@ -149,6 +154,33 @@ def test_a_test_of_what_the_function_computes_counts_in_what_it_was_passed() -> 
         "conv", "def conv(input, weight):", Condition("if", "input.dim() != 4\n    and weight", 5)
     )
     assert "such that `not (input.dim() != 4 and weight)`" in remedies(spread)[0].text
+
+
+def test_a_test_of_loop_items_asks_every_item_to_pass() -> None:
+    """A test of a loop's item (the extractor says it of the items, `any(...)`) gives a
+    remedy over all of them, turned around inside (`all(...)`)."""
+    looped = _source(
+        "step",
+        "def step(params, lr):",
+        Condition(
+            "if",
+            "p.grad is not None and p.grad.is_sparse",
+            6,
+            None,
+            ("p",),
+            "any(p.grad is not None and p.grad.is_sparse for p in params)",
+        ),
+        Condition("for", "params", 5, "p"),
+    )
+    assert remedies(looped)[0].text == (
+        "Call `step` with `params` such that "
+        "`all(not (p.grad is not None and p.grad.is_sparse) for p in params)`: it raises this "
+        "error when `p.grad is not None and p.grad.is_sparse` (line 6), that is when "
+        "`any(p.grad is not None and p.grad.is_sparse for p in params)`."
+    )
+    assert turned_around('any(q.dtype != lr for g in gs for q in g["params"] if q)') == (
+        'all(q.dtype == lr for g in gs for q in g["params"] if q)'
+    )
 
 
 def _check_rate(

@@ -495,7 +495,8 @@ def test_locals_are_replaced_by_their_only_value_where_that_is_exact() -> None:
                 raise Compr
         """
     assert _expanded(source) == [("ndim != wanted", "input.dim() != (len(dims) + (low))")]
-    assert _expanded(source, "Deep") == [("rank < d", None)]
+    # A loop's item: the test said of every item (see the loop tests below).
+    assert _expanded(source, "Deep") == [("rank < d", "any(len(input.shape) < d for d in dims)")]
     assert _expanded(source, "Compr") == [
         ("any(d > rank for d in dims)", "any(d > len(input.shape) for d in dims)")
     ]
@@ -560,3 +561,88 @@ def test_a_parameter_bound_again_above_the_test_is_a_local() -> None:
     twice = "def f(lr):\n    lr = abs(lr)\n    lr = lr + 1\n    if lr > 3:\n        raise Target\n"
     ((_code, expanded),) = _expanded(twice)
     assert expanded is None
+
+
+def test_a_test_of_a_loop_item_is_said_of_the_loop_items() -> None:
+    """A test reading the item of a `for` loop around it holds, whenever the raise runs, for
+    some item: `any(<test> for <item> in <iterable>)`, nested loops outermost first, an
+    iterable in what was passed as its loop began, a local computed from the item in the
+    same pass read through its value. Nothing is said where the body may change the item
+    before the test, or where a nested function may rebind it."""
+    source = """\
+        def f(params, groups, lr):
+            for p in params:
+                if p.grad is not None and p.grad.is_sparse:
+                    raise Target
+            for i, (name, value) in enumerate(params.items()):
+                if value < lr:
+                    raise Pairs
+            for group in groups:
+                for q in group["params"]:
+                    if q.dtype != lr:
+                        raise Nested
+            for p in params:
+                g = p.grad
+                if g.is_sparse:
+                    raise Derived
+            for p in params:
+                p.zero_()
+                if p.ndim > 2:
+                    raise Changed
+        """
+    assert _expanded(source) == [
+        (
+            "p.grad is not None and p.grad.is_sparse",
+            "any(p.grad is not None and p.grad.is_sparse for p in params)",
+        )
+    ]
+    assert _expanded(source, "Pairs") == [
+        ("value < lr", "any(value < lr for i, (name, value) in enumerate(params.items()))")
+    ]
+    assert _expanded(source, "Nested") == [
+        ("q.dtype != lr", 'any(q.dtype != lr for group in groups for q in group["params"])')
+    ]
+    assert _expanded(source, "Derived") == [
+        ("g.is_sparse", "any(p.grad.is_sparse for p in params)")
+    ]
+    assert _expanded(source, "Changed") == [("p.ndim > 2", None)]
+    rebinding = """\
+        def f(items):
+            def later():
+                nonlocal x
+                x = 0
+            for x in items:
+                if x > 3:
+                    raise Target
+        """
+    assert _expanded(rebinding) == [("x > 3", None)]
+
+
+def test_a_parameter_defaulted_when_none_is_the_callers_otherwise() -> None:
+    """`if rank is None: rank = get_rank()` keeps what the caller passed unless it passed
+    None: the test holds for what was passed, or the raise may run because None was passed.
+    Any other binding of the parameter leaves it the function's own."""
+    source = """\
+        def sampler(dataset, num_replicas=None, rank=None):
+            if num_replicas is None:
+                num_replicas = world_size()
+            if rank is None:
+                rank = get_rank()
+            if rank >= num_replicas or rank < 0:
+                raise Target
+        """
+    assert _expanded(source) == [
+        (
+            "rank >= num_replicas or rank < 0",
+            "num_replicas is None or rank is None or (rank >= num_replicas or rank < 0)",
+        )
+    ]
+    changed = """\
+        def f(x=None):
+            if x is None:
+                x = 3
+            x = x + 1
+            if x > 3:
+                raise Target
+        """
+    assert _expanded(changed) == [("x > 3", None)]
