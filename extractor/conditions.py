@@ -27,8 +27,10 @@ that item in the same pass, makes the test one of the items: `any(<test> for p i
 nested loops outermost first, each iterable in what was passed when its loop began. That
 holds whenever the raise runs, so a caller who makes it false never reaches the raise. A
 parameter the function binds again only directly under `if name is None:` is the caller's
-unless None was passed: `rank is None or (<test>)`.
-Anything else leaves `expanded` None and the test as the only answer.
+unless None was passed: `rank is None or (<test>)`. In a method, an attribute of the
+instance the method itself sets once (`self.dtype = dtype` before `if self.dtype not in
+...`), with no method called on the instance and no other store of it between, is read
+through that value too. Anything else leaves `expanded` None and the test as the only answer.
 """
 
 from __future__ import annotations
@@ -256,9 +258,9 @@ def _block_condition(step: _Step, source: Source) -> Condition | None:
 
 def substituted(code: str, values: Mapping[str, str]) -> str | None:
     """`code` (an expression as written, over one line or several) with each name of
-    `values` replaced by its text, the rest as written; None when it does not parse, or
-    when a comprehension or lambda in it binds one of those names itself (there the name is
-    not the one replaced)."""
+    `values` replaced by its text (a key `self.dtype` replaces that attribute read), the rest
+    as written; None when it does not parse, or when a comprehension or lambda in it binds
+    one of those names itself (there the name is not the one replaced)."""
     # Parenthesised so that an expression written over several lines parses; the opening
     # line keeps the columns of the code's own lines.
     wrapped = f"(\n{code}\n)"
@@ -276,6 +278,15 @@ def substituted(code: str, values: Mapping[str, str]) -> str | None:
                 return None
         elif isinstance(node, ast.Name) and node.id in values:
             places.append((node.lineno, node.col_offset, node.end_col_offset, values[node.id]))
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and f"{node.value.id}.{node.attr}" in values
+            and node.end_lineno == node.lineno
+        ):
+            # `self.dtype`, where `values` holds what the method set it to.
+            text = values[f"{node.value.id}.{node.attr}"]
+            places.append((node.lineno, node.col_offset, node.end_col_offset, text))
     lines = wrapped.encode().split(b"\n")
     for line, start, end, text in sorted(places, reverse=True):
         # `ast` columns count UTF-8 bytes.
@@ -308,7 +319,7 @@ def as_passed(condition: Condition) -> str | None:
     condition has no test."""
     if not condition.code:
         return None
-    if condition.locals:
+    if condition.locals or condition.expanded:
         return condition.expanded
     return one_line(condition.code)
 
@@ -487,6 +498,69 @@ def _bindings_of(body: list[ast.stmt]) -> _Bindings:
     return found
 
 
+SELF = "self"
+"""The name a method's instance goes by, for tests of what the method itself set on it."""
+
+
+_last_stores: tuple[list[ast.stmt], dict[str, list[ast.stmt]]] | None = None
+"""The last body `_attribute_stores` read, with its answer (as `_last_bindings`)."""
+
+
+def _attribute_stores(body: list[ast.stmt]) -> dict[str, list[ast.stmt]]:
+    """For each attribute of the instance a method body stores (`self.x = ...`, `+=`, a loop
+    or `with` target, `del`), the statements that do, anywhere in the body."""
+    global _last_stores
+    if _last_stores is not None and _last_stores[0] is body:
+        return _last_stores[1]
+    found: dict[str, list[ast.stmt]] = {}
+    for statement in body:
+        for node in ast.walk(statement):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign | ast.Delete):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
+                targets = [node.target]
+            elif isinstance(node, ast.With | ast.AsyncWith):
+                targets = [item.optional_vars for item in node.items if item.optional_vars]
+            for target in (inner for outer in targets for inner in ast.walk(outer)):
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == SELF
+                    and not isinstance(target.ctx, ast.Load)
+                ):
+                    assert isinstance(node, ast.stmt)
+                    found.setdefault(target.attr, []).append(node)
+    _last_stores = (body, found)
+    return found
+
+
+def _may_change_attribute(statement: ast.stmt, attribute: str) -> bool:
+    """Whether a statement may change `self.<attribute>`: it stores or deletes it, calls a
+    method on it or on the instance, or hands the instance itself to anything."""
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(statement):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if not (isinstance(node, ast.Name) and node.id == SELF):
+            continue
+        parent = parents.get(id(node))
+        if not isinstance(parent, ast.Attribute):
+            return True  # `f(self)`, `x = self`: anything may happen to it
+        grand = parents.get(id(parent))
+        if isinstance(grand, ast.Call) and grand.func is parent:
+            return True  # `self.reset()`
+        if parent.attr != attribute:
+            continue  # another attribute read or set
+        if not isinstance(parent.ctx, ast.Load):
+            return True
+        if isinstance(grand, ast.Attribute) and isinstance(parents.get(id(grand)), ast.Call):
+            call = parents[id(grand)]
+            if isinstance(call, ast.Call) and call.func is grand:
+                return True  # `self.items.append(x)`
+    return False
+
+
 def _assigned_name(statement: ast.Assign | ast.AnnAssign) -> str | None:
     """The name a `name = value` or `name: T = value` statement binds, or None."""
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -563,6 +637,11 @@ class _Expander:
                 defaulted.append(name)
             else:
                 return None
+        for attribute in sorted(self.set_here(tests)):
+            value = self._attribute_value(attribute, len(self.before))
+            if value is None:
+                return None
+            values[f"{SELF}.{attribute}"] = value
         found = substituted(text, values)
         if found is None:
             return None
@@ -577,6 +656,50 @@ class _Expander:
             if free_names(ast.parse(f"(\n{found}\n)", mode="eval")) & self.locals_at(line):
                 return None
         return None if found is None else one_line(found)
+
+    def set_here(self, tests: list[ast.expr]) -> set[str]:
+        """The attributes of the instance (`self.dtype`) the tests read that this method
+        assigns itself (in `__init__`, `self.dtype = dtype` then a check of `self.dtype`)."""
+        if not self.parameters or self.parameters[0] != SELF:
+            return set()
+        read = {
+            node.attr
+            for test in tests
+            for node in ast.walk(test)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == SELF
+        }
+        return read & set(_attribute_stores(self.body))
+
+    def _attribute_value(self, attribute: str, until: int) -> str | None:
+        """The text of `self.<attribute>`'s value, as `_value` gives a local's: its one
+        plain assignment in the method, ahead of the way, that nothing between may change
+        (another attribute set is fine; a method called on the instance is not)."""
+        stores = _attribute_stores(self.body)
+        if len(stores[attribute]) != 1:
+            return None
+        assignment = stores[attribute][0]
+        at = next((i for i, s in enumerate(self.before[:until]) if s is assignment), None)
+        if at is None or not isinstance(assignment, ast.Assign) or len(assignment.targets) != 1:
+            return None
+        if any(_may_change_attribute(later, attribute) for later in self.before[at + 1 : until]):
+            return None
+        value = assignment.value
+        values = {}
+        for inner in sorted(free_names(value) & self.locals_at(assignment.lineno)):
+            found = self._value(inner, at, self._DEPTH - 1)
+            if found is None:
+                return None
+            values[inner] = found
+        text = self.source.text(value)
+        if values:
+            replaced = substituted(text, values)
+            if replaced is None:
+                return None
+            text = replaced
+        text = one_line(text)
+        return text if _level(value) == _ATOM else f"({text})"
 
     def _defaulted(self, name: str) -> bool:
         """Whether `name` is a parameter the function binds again only as `if name is None:
@@ -743,7 +866,11 @@ def conditions(
             }
             local = tuple(sorted(read & expander.locals_at(chain_line)))
             text = _all(chain).text
-            expanded = expander.expanded(tests, text, chain_line) if local else None
+            expanded = (
+                expander.expanded(tests, text, chain_line)
+                if local or expander.set_here(tests)
+                else None
+            )
             found.append(Condition("if", text, chain_line, locals=local, expanded=expanded))
             chain = []
             tests = []

@@ -646,3 +646,28 @@ def test_a_parameter_defaulted_when_none_is_the_callers_otherwise() -> None:
                 raise Target
         """
     assert _expanded(changed) == [("x > 3", None)]
+
+
+def test_what_a_method_set_on_the_instance_is_read_through_its_value() -> None:
+    """A constructor's check of what it just set (`self.dtype = dtype` then `if self.dtype
+    not in ...`) is a check of the argument; another attribute set between changes nothing,
+    a method called on the instance may change anything, and an attribute the method does
+    not set is the instance's state."""
+    source = """\
+        class Packed:
+            def __init__(self, count, dtype=None):
+                self.dtype = dtype
+                self.other = 3
+                if self.dtype not in [A, B]:
+                    raise Target
+                self.n = count * 2
+                self.reset()
+                if self.n > 10:
+                    raise Reset
+            def forward(self, x):
+                if self.dtype != x:
+                    raise State
+        """
+    assert _expanded(source) == [("self.dtype not in [A, B]", "dtype not in [A, B]")]
+    assert _expanded(source, "Reset") == [("self.n > 10", None)]
+    assert _expanded(source, "State") == [("self.dtype != x", None)]
