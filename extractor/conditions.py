@@ -653,7 +653,11 @@ class _Expander:
             if found is None:
                 return None
             # Every item is bound by a clause: nothing of the function's own is left free.
-            if free_names(ast.parse(f"(\n{found}\n)", mode="eval")) & self.locals_at(line):
+            try:
+                tree = ast.parse(f"(\n{found}\n)", mode="eval")
+            except SyntaxError:
+                return None
+            if free_names(tree) & self.locals_at(line):
                 return None
         return None if found is None else one_line(found)
 
@@ -777,6 +781,10 @@ class _Expander:
                 if replaced is None:
                     return None
                 iterable = replaced
+            if _level(loop.iter) != _ATOM:
+                # `for t in a if c else (a,)` and `for t in a, b` need parentheses inside a
+                # comprehension.
+                iterable = f"({iterable})"
             clauses.append(f"for {self.source.text(loop.target)} in {one_line(iterable)}")
             outer |= bound
         return f"any({test} {' '.join(clauses)})"

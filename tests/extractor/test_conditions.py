@@ -606,6 +606,16 @@ def test_a_test_of_a_loop_item_is_said_of_the_loop_items() -> None:
         ("g.is_sparse", "any(p.grad.is_sparse for p in params)")
     ]
     assert _expanded(source, "Changed") == [("p.ndim > 2", None)]
+    # An iterable a comprehension needs in parentheses gets them.
+    either = """\
+        def f(ts, table):
+            for t in ts if isinstance(ts, tuple) else (ts,):
+                if t in table:
+                    raise Target
+        """
+    assert _expanded(either) == [
+        ("t in table", "any(t in table for t in (ts if isinstance(ts, tuple) else (ts,)))")
+    ]
     rebinding = """\
         def f(items):
             def later():
