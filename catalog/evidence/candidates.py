@@ -18,7 +18,8 @@ A test that reads what the function computes is read through the extractor's `ex
 in terms of the parameters. A site whose own function cannot be called from outside (private,
 a method) is reached through a public caller that passes its own parameters on to those the
 conditions read (`extractor.calls.Caller.passes`): the conditions are renamed into the caller's
-parameters and the caller is called.
+parameters and the caller is called. Where no caller steers so, the shortest plain call of a
+caller that passes nothing on is the one candidate left.
 """
 
 from __future__ import annotations
@@ -515,18 +516,24 @@ def candidates(
     except ValueError as why:
         own = why
     found: list[Candidate] = []
+    unsteered: list[Candidate] = []
     own_names = {parameter.name for parameter in _parameters(node)}
     for caller in callers:
         tests = _tests(site, dict(caller.passes), own_names, caller.node)
-        if not tests:
-            continue
+        if not tests and site.conditions and caller.passes:
+            continue  # what it passes on is not what the tests read: the others say more
         with contextlib.suppress(ValueError):
-            found += _calls(caller.function, caller.node, caller.module, tests, caller.receiver)
+            calls = _calls(caller.function, caller.node, caller.module, tests, caller.receiver)
+            (found if tests else unsteered).extend(calls)
         if len(found) >= MAX_CANDIDATES:
             break
-    if not found:
-        raise own
-    return sorted(found, key=lambda c: len(c.call))[:MAX_CANDIDATES]
+    if found:
+        return sorted(found, key=lambda c: len(c.call))[:MAX_CANDIDATES]
+    if unsteered:
+        # No caller passes on what the tests read (or nothing is tested): the shortest plain
+        # call of a public caller may still get there; the run says whether it does.
+        return sorted(unsteered, key=lambda c: len(c.call))[:1]
+    raise own
 
 
 def _tests(

@@ -68,6 +68,9 @@ PRELOAD_ENV = "ERRCAT_REPRODUCE_PRELOAD"
 for calls, and the temporary folder that import runs in."""
 MAX_CALLERS = 4
 """Public callers of a site's function whose calls are tried, when its own are not possible."""
+MAX_PLAIN_CALLERS = 2
+"""Public callers that pass nothing on to the site's function, tried after those that do:
+the shortest plain call of one is a last resort (`candidates.candidates`)."""
 OUTPUT_CHARS = 300
 """Characters of the exception line kept in the results file."""
 
@@ -538,8 +541,9 @@ def reproduce(
 class _Reaching:
     """What may be called in a site's stead (`candidates.PublicCaller`): a public method itself
     on an instance its class's constructor makes, then the public callers of the site's
-    function that pass their own parameters on to it, nearest and most public first; the call
-    graph is made on the first question (its answers are cached with the scan)."""
+    function that pass their own parameters on to it, nearest and most public first, then a
+    few that pass nothing on; the call graph is made on the first question (its answers are
+    cached with the scan)."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -559,10 +563,16 @@ class _Reaching:
         if found is None:
             return
         ordered = sorted(
-            (caller for caller in found.callers if caller.passes),
-            key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
+            found.callers,
+            key=lambda caller: (
+                not caller.passes,
+                caller.depth,
+                public_rank(caller.name),
+                caller.name,
+            ),
         )
-        for caller in ordered[:MAX_CALLERS]:
+        steered = [caller for caller in ordered if caller.passes][:MAX_CALLERS]
+        for caller in [*steered, *[c for c in ordered if not c.passes][:MAX_PLAIN_CALLERS]]:
             located = self._definition(caller.path, caller.line)
             if located is None:
                 continue

@@ -386,7 +386,8 @@ def test_candidates_for_classes_and_what_has_none() -> None:
 def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None:
     """A helper's tests are said in the parameters each public caller passes it; a test of a
     helper parameter the caller does not pass, or of a name the caller binds otherwise, is
-    left out; a caller none of whose arguments a test reads gives no call."""
+    left out; a caller passing arguments no test reads gives no call, and one passing
+    nothing on gives its plain call when no caller steers."""
     import ast as ast_module
 
     site = _site(
@@ -411,6 +412,11 @@ def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None
     nothing = caller("def none(x: int):", (("unknown", "x"),))
     with pytest.raises(ValueError, match="`_check` is private"):
         candidates(site, "pkg.m", [nothing])
+    # A caller that passes nothing on: its shortest plain call, as a last resort only.
+    plain = caller("def run(n: int, name='x'):", ())
+    (only,) = candidates(site, "pkg.m", [plain])
+    assert only.call == "run(1)"
+    assert candidates(site, "pkg.m", [plain, sgd])[0].call == "sgd(-1)"
 
 
 def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
