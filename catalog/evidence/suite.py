@@ -87,13 +87,19 @@ class Seen:
     """1-based line of the site's `raise` (or of the helper call that is the site)."""
     digest: str
     """SHA-256 over the test file's and the site file's bytes when it was seen."""
+    chained: bool = False
+    """The expectation caught an error raised from this one (its `__cause__`, or its
+    `__context__` when not suppressed), of the class the expectation names."""
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        found: dict[str, object] = {
             "test": {"path": self.test_path, "line": self.test_line},
             "site": {"path": self.site_path, "line": self.site_line},
             "digest": self.digest,
         }
+        if self.chained:
+            found["chained"] = True
+        return found
 
 
 @dataclass(frozen=True)
@@ -265,6 +271,7 @@ def pair(
             frames = [(_relative(root, f), int(n)) for f, n in record["frames"]]
             kind = str(record["class"])
             identifier = record.get("id")
+            chained = bool(record.get("chained", False))
         except (KeyError, TypeError, ValueError, IndexError):
             continue
         expected = _expectation_of(tests, asked)
@@ -278,13 +285,19 @@ def pair(
         if entry is None or not _same_class(entry, kind, identifier):
             continue
         key = (expected.path, expected.line, site.path, site.line)
-        if key in found.get(entry_id, {}):
-            continue
+        earlier = found.get(entry_id, {}).get(key)
+        if earlier is not None and (chained or not earlier.chained):
+            continue  # seen caught outright wins over seen in a chain
         test_bytes, site_bytes = files(expected.path), files(site.path)
         if test_bytes is None or site_bytes is None:
             continue
         found.setdefault(entry_id, {})[key] = Seen(
-            expected.path, expected.line, site.path, site.line, digest(test_bytes, site_bytes)
+            expected.path,
+            expected.line,
+            site.path,
+            site.line,
+            digest(test_bytes, site_bytes),
+            chained,
         )
     return {entry_id: tuple(seen.values()) for entry_id, seen in found.items()}
 
@@ -413,6 +426,7 @@ def load_seen(catalog_folder: Path, root: Path) -> dict[str, tuple[Seen, ...]]:
                     str(row["site"]["path"]),
                     int(row["site"]["line"]),
                     str(row["digest"]),
+                    bool(row.get("chained", False)),
                 )
             except (KeyError, TypeError, ValueError):
                 continue

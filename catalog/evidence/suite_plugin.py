@@ -19,7 +19,9 @@ expectation outwards (at most `FRAMES`; unittest's, pytest's and contextlib's le
 exception's class and its `id` when it has a string one (errcat's generated classes), and
 the package's frames of its traceback, innermost first (at most `FRAMES`), preceded, on Python
 3.12 and later, by the line that first raised it and its caller's when the traceback leaves
-them out (`sys.monitoring`). Nothing else of the run changes: the expectation passes or fails
+them out (`sys.monitoring`). Each exception the caught one was raised from (`__cause__`, or
+`__context__` unless suppressed; up to `CHAIN` links) that is itself of the class the
+expectation names is recorded too, marked `chained`. Nothing else of the run changes: the expectation passes or fails
 exactly as it would without the plugin.
 """
 
@@ -159,8 +161,39 @@ def _watch_raises() -> None:
     _Watch.switch = switch
 
 
+CHAIN = 3
+"""Links of an exception's chain (`__cause__`, `__context__`) followed from what was caught."""
+
+
 def _record(
-    frame: types.FrameType | None, value: BaseException, traceback: types.TracebackType | None
+    frame: types.FrameType | None,
+    value: BaseException,
+    traceback: types.TracebackType | None,
+    expected: object = None,
+) -> None:
+    """Record what an expectation caught; and each exception it was raised from (its
+    `__cause__`, or its `__context__` unless suppressed) that is itself of the expected class,
+    marked `chained`: the test provoked that error too, which the one caught reports."""
+    _record_one(frame, value, traceback, False)
+    link: BaseException | None = value
+    for _hop in range(CHAIN):
+        assert link is not None
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
+        if link is None:
+            return
+        try:
+            wanted = expected is not None and isinstance(link, expected)  # type: ignore[arg-type]
+        except TypeError:
+            return
+        if wanted:
+            _record_one(frame, link, link.__traceback__, True)
+
+
+def _record_one(
+    frame: types.FrameType | None,
+    value: BaseException,
+    traceback: types.TracebackType | None,
+    chained: bool,
 ) -> None:
     if _OUT is None:
         return
@@ -188,6 +221,7 @@ def _record(
                 "class": f"{kind.__module__}.{kind.__qualname__}",
                 "id": identifier if isinstance(identifier, str) else None,
                 "frames": frames[:FRAMES],
+                "chained": chained,
             }
         )
         with open(_OUT, "a", encoding="utf-8") as out:
@@ -199,9 +233,10 @@ def _record(
 class _Recording:
     """`pytest.raises(...)` as a context manager, recording what it caught."""
 
-    def __init__(self, context: object, frame: types.FrameType) -> None:
+    def __init__(self, context: object, frame: types.FrameType, expected: object) -> None:
         self._context = context
         self._frame = frame
+        self._expected = expected
 
     def __enter__(self) -> object:
         entered = self._context.__enter__()  # type: ignore[attr-defined]
@@ -214,7 +249,7 @@ class _Recording:
         _Watch.expecting(-1)
         caught = self._context.__exit__(kind, value, traceback)  # type: ignore[attr-defined]
         if caught and value is not None:
-            _record(self._frame, value, traceback)
+            _record(self._frame, value, traceback, self._expected)
         return bool(caught)
 
 
@@ -229,9 +264,9 @@ def raises(expected: object, *args: object, **kwargs: object) -> object:
             info = _raises(expected, *args, **kwargs)  # type: ignore[call-overload]
         finally:
             _Watch.expecting(-1)
-        _record(frame, info.value, info.tb)
+        _record(frame, info.value, info.tb, expected)
         return info
-    return _Recording(_raises(expected, **kwargs), frame)  # type: ignore[call-overload]
+    return _Recording(_raises(expected, **kwargs), frame, expected)  # type: ignore[call-overload]
 
 
 _assert_enter = unittest.case._AssertRaisesContext.__enter__
@@ -253,7 +288,7 @@ def _assert_raises_exit(
     _Watch.expecting(-1)
     caught = _assert_exit(self, kind, value, traceback)  # type: ignore[arg-type]
     if caught and value is not None:
-        _record(sys._getframe(1), value, traceback)
+        _record(sys._getframe(1), value, traceback, getattr(self, "expected", None))
     return caught
 
 

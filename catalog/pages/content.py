@@ -226,13 +226,14 @@ def _expectations(
             if expectation is not None:
                 site = _repository_path(repository, str(config.root / row.site_path))
                 result.setdefault(entry_id, {}).setdefault(
-                    (row.test_path, row.test_line), (shown(expectation), f"{site}:{row.site_line}")
+                    (row.test_path, row.test_line),
+                    Tested(shown(expectation), f"{site}:{row.site_line}", row.chained),
                 )
     for entry_id, expectations in paired.items():
         for expectation in expectations:
             key = (expectation.path, expectation.line)
             if key not in placed:
-                result.setdefault(entry_id, {}).setdefault(key, (shown(expectation), None))
+                result.setdefault(entry_id, {}).setdefault(key, Tested(shown(expectation)))
     return {entry_id: list(rows.values()) for entry_id, rows in result.items()}
 
 

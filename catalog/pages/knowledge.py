@@ -36,7 +36,8 @@ from extractor.imports import public_rank
 if TYPE_CHECKING:
     from catalog.evidence.reproduce import Reproduction
     from catalog.pages.sources import Source
-    from extractor.expectations import Expectation
+
+from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
 MAX_CALLER_DOCS = 3
@@ -338,28 +339,43 @@ def _innermost_reads(source: Source) -> frozenset[str]:
     return frozenset()
 
 
-Tested = tuple["Expectation", "str | None"]
-"""A test that expects the error, with where `errcat reproduce` saw its expectation catch the
-error raised (`path:line` of the site), or None when it was paired by reading alone."""
+@dataclass(frozen=True)
+class Tested:
+    """A test that expects the error, as the page shows it."""
+
+    expectation: Expectation
+    seen_at: str | None = None
+    """Where `errcat reproduce` saw its expectation catch the error raised (`path:line` of
+    the site); None when it was paired by reading alone."""
+    chained: bool = False
+    """The error the expectation caught was raised from this one (`raise ... from`, or
+    raised while handling it): this one was seen in its chain, not caught itself."""
 
 
 def tested(expectations: Sequence[Tested]) -> list[KnowledgeItem]:
     """A test of the package that expects this error, with its code; those seen catching it
     first (verified), then those paired by reading."""
     items = []
-    ordered = sorted(expectations, key=lambda pair: pair[1] is None)
-    for expectation, seen_at in ordered[:MAX_TESTED]:
+    ordered = sorted(expectations, key=lambda pair: (pair.seen_at is None, pair.chained))
+    for pair in ordered[:MAX_TESTED]:
+        expectation, seen_at = pair.expectation, pair.seen_at
         where = code_span(expectation.function) if expectation.function else "A test"
         matched = (
             f", with a message matching {code_span(expectation.pattern)}"
             if expectation.pattern
             else ""
         )
-        ran = (
-            f" Run by `errcat reproduce`, it caught this error raised at {code_span(seen_at)}."
-            if seen_at is not None
-            else ""
-        )
+        if seen_at is None:
+            ran = ""
+        elif pair.chained:
+            ran = (
+                " Run by `errcat reproduce`, the error it caught was raised from this one, "
+                f"raised at {code_span(seen_at)}."
+            )
+        else:
+            ran = (
+                f" Run by `errcat reproduce`, it caught this error raised at {code_span(seen_at)}."
+            )
         items.append(
             KnowledgeItem(
                 kind="tested",

@@ -52,13 +52,33 @@ FILES = {
             if count < 0:
                 _fail(f"stock {count} is negative")
             return count
+
+
+        def parse(text):
+            try:
+                return _digits(text)
+            except ValueError as error:
+                raise ValueError(f"cannot parse {text!r}") from error
+
+
+        def _digits(text):
+            if not text.isdigit():
+                raise ValueError(f"not digits: {text}")
+            return int(text)
+
+
+        def lookup(key):
+            try:
+                return {}[key]
+            except KeyError:
+                raise ValueError(f"unknown key {key}")
         """,
     "tests/test_core.py": """\
         import unittest
 
         import pytest
 
-        from shop.core import price, stock
+        from shop.core import lookup, parse, price, stock
 
 
         @pytest.mark.parametrize("amount", [-1, 5000])
@@ -101,6 +121,16 @@ FILES = {
             def test_wrapped(self):
                 with self.assertRaises(ValueError):
                     price(-4)
+
+
+        def test_parse():
+            with pytest.raises(ValueError):
+                parse("x")
+
+
+        def test_lookup():
+            with pytest.raises(ValueError):
+                lookup("k")
         """,
 }
 
@@ -158,9 +188,11 @@ def test_each_expectation_pairs_with_the_raise_it_caught(
     root, payload = shop
     assert payload["tests"] == {
         "files": 1,
-        "records": 6,  # int("x") raises outside the package: no record
-        "entries": 4,
-        "expectations": 5,
+        # int("x") raises outside the package: no record; `parse` gives two (what it caught
+        # and the ValueError it was raised from), `lookup` one (a KeyError is not expected).
+        "records": 9,
+        "entries": 7,
+        "expectations": 7,
         "ended": "exit 1",  # test_failing fails; the run's pairings stand
         "seconds": payload["tests"]["seconds"],  # type: ignore[index]
     }
@@ -175,7 +207,13 @@ def test_each_expectation_pairs_with_the_raise_it_caught(
         ("negative price {amount}", 33, "shop/core.py", 7),
         # Through the test case's own wrapper of assertRaises: the test that used it.
         ("negative price {amount}", 46, "shop/core.py", 7),
+        # What was caught, and the error of the expected class it was raised from.
+        ("cannot parse {text!r}", 51, "shop/core.py", 25),
+        ("not digits: {text}", 51, "shop/core.py", 30),
+        ("unknown key {key}", 56, "shop/core.py", 38),
     }
+    seen = load_seen(root / "errors", root).values()
+    assert {s.site_line for rows in seen for s in rows if s.chained} == {30}
 
 
 def test_the_build_shows_them_as_verified_tested_knowledge(
@@ -196,18 +234,27 @@ def test_the_build_shows_them_as_verified_tested_knowledge(
     ]
     assert "caught this error raised at `shop/core.py:7`" in tested[0]["text"]
     assert tested[0]["code"] == "with pytest.raises(ValueError):\n    price(amount)"
+    inner = json.loads(
+        (root / "build/site/api/errors" / f"{ids['not digits: {text}']}.json").read_text()
+    )
+    (chained,) = [item for item in inner["knowledge"] if item["kind"] == "tested"]
+    assert chained["verified"] is True
+    assert (
+        "the error it caught was raised from this one, raised at `shop/core.py:30`"
+        in (chained["text"])
+    )
 
 
 def test_a_changed_test_file_drops_its_pairings(tmp_path: Path) -> None:
     root = write_files(tmp_path, FILES)
     assert errcat_output(root, "new")[0] == 0
     assert errcat_output(root, "reproduce", "--timeout", "5")[0] == 0
-    assert len(_pairs(root)) == 6
+    assert len(_pairs(root)) == 9
     test_file = root / "tests" / "test_core.py"
     test_file.write_text(test_file.read_text() + "\n# edited\n", encoding="utf-8")
     assert _pairs(root) == set()
     stored = json.loads((root / "errors" / RESULTS_FILE).read_text())
-    assert len(stored["results"]) == 4  # kept in the file, refused when read
+    assert len(stored["results"]) == 7  # kept in the file, refused when read
 
 
 def test_no_tests_runs_nothing(tmp_path: Path) -> None:
