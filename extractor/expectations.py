@@ -9,7 +9,9 @@ entries). Recognised forms, at any depth of a test file:
   keyword arguments go to `func`, so it has no pattern);
 - `self.assertRaises(X)` / `self.assertRaisesRegex(X, PAT)` (and the old `assertRaisesRegexp`),
   as a context manager or in the call form with a callable;
-- a tuple of classes `(X, Y)` gives one expectation per class.
+- a tuple of classes `(X, Y)` gives one expectation per class;
+- `with check:` where `check = pytest.raises(X, match=PAT)` (or an `assertRaises` context) is
+  the name's one binding in the function: an expectation at each such `with`.
 
 `pattern` is read only from a string literal (plain, raw, implicitly concatenated) or
 `re.escape(<literal>)`; anything else (a variable, an f-string) gives None. A class that is not a
@@ -154,6 +156,11 @@ class _Reader:
             for item in node.items:
                 if isinstance(item.context_expr, ast.Call):
                     self.call(item.context_expr, node, scope, context=True)
+                elif isinstance(item.context_expr, ast.Name):
+                    # `check = pytest.raises(X, match=...)`, then `with check:` (once or more).
+                    made = _made_once(item.context_expr.id, scope)
+                    if made is not None:
+                        self.call(made, node, scope, context=True)
         elif isinstance(node, ast.Expr | ast.Assign) and isinstance(node.value, ast.Call):
             self.call(node.value, node, scope, context=False)
         # Nested blocks (if, for, try, with bodies...) hold statements too; expressions do not
@@ -227,6 +234,27 @@ class _Reader:
             indent = re.match(r"\s*", lines[-1])
             lines.append(f"{indent.group() if indent else ''}...")
         return textwrap.dedent("\n".join(lines)).rstrip()
+
+
+def _made_once(name: str, scope: Scope) -> ast.Call | None:
+    """The call `name` is bound to, where its only binding in the scope is a plain `name =
+    f(...)` statement; else None."""
+    stores = 0
+    made: ast.Call | None = None
+    for node in ast.walk(scope.node):
+        stored = (
+            isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+        )
+        stores += stored or (isinstance(node, ast.arg) and node.arg == name)
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, ast.Call)
+        ):
+            made = node.value
+    return made if stores == 1 else None
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -66,6 +66,35 @@ def test_pytest_raises_with_and_without_match(tmp_path: Path) -> None:
     assert found[1].function == "test_plain"
 
 
+def test_an_expectation_made_once_and_entered_by_name(tmp_path: Path) -> None:
+    """`check = pytest.raises(X, match=...)` then `with check:`: an expectation at each `with`;
+    a name bound twice says nothing sure."""
+    found = _read(
+        tmp_path,
+        """\
+        import pytest
+
+        def test_blocks(render):
+            check = pytest.raises(ValueError, match="only comments")
+            with check:
+                render("text")
+            with check:
+                render("block")
+
+        def test_rebound(render):
+            check = pytest.raises(ValueError)
+            check = pytest.raises(KeyError)
+            with check:
+                render("x")
+        """,
+    )
+    assert _summary(found) == [
+        (5, "ValueError", "builtins.ValueError", "only comments"),
+        (7, "ValueError", "builtins.ValueError", "only comments"),
+    ]
+    assert found[0].code == 'with check:\n    render("text")'
+
+
 def test_call_form_tuple_and_raises_imported_from_pytest(tmp_path: Path) -> None:
     """The call form with a callable, a tuple of classes (one expectation each), and `raises`
     imported from pytest; `pytest.raises(X)` alone expects nothing and a `raises` that is not
