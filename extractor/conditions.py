@@ -689,21 +689,7 @@ class _Expander:
             return None
         if any(_may_change_attribute(later, attribute) for later in self.before[at + 1 : until]):
             return None
-        value = assignment.value
-        values = {}
-        for inner in sorted(free_names(value) & self.locals_at(assignment.lineno)):
-            found = self._value(inner, at, self._DEPTH - 1)
-            if found is None:
-                return None
-            values[inner] = found
-        text = self.source.text(value)
-        if values:
-            replaced = substituted(text, values)
-            if replaced is None:
-                return None
-            text = replaced
-        text = one_line(text)
-        return text if _level(value) == _ATOM else f"({text})"
+        return self._rendered(assignment, at, self._DEPTH)
 
     def _defaulted(self, name: str) -> bool:
         """Whether `name` is a parameter the function binds again only as `if name is None:
@@ -804,7 +790,13 @@ class _Expander:
             return None
         if any(_may_change(later, name) for later in self.before[at + 1 : until]):
             return None
+        return self._rendered(assignment, at, depth)
+
+    def _rendered(self, assignment: ast.Assign | ast.AnnAssign, at: int, depth: int) -> str | None:
+        """An assignment's value as an operand, its own locals replaced by their values as of
+        `self.before[at]`, where it stands, and loop items left to `expanded`."""
         value = assignment.value
+        assert value is not None
         values = {}
         for inner in sorted(
             {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
