@@ -198,7 +198,16 @@ def _exits(body: Sequence[ast.stmt]) -> bool:
     return False
 
 
-def _guard(statement: ast.stmt, source: Source) -> _Expr | None:
+@dataclass(frozen=True)
+class _Guard:
+    """What holds after an `if` whose first branches exit."""
+
+    holds: _Expr
+    tests: list[ast.expr]
+    """The tests of the branches that exit."""
+
+
+def _guard(statement: ast.stmt, source: Source) -> _Guard | None:
     """What holds after an `if` whose first branches exit (`if ok: return`), or None.
 
     The chain `if a: exit elif b: exit elif c: ...` falls through only when `not a and not b`.
@@ -224,7 +233,7 @@ def _guard(statement: ast.stmt, source: Source) -> _Expr | None:
         leading += 1
     if leading == 0 or any(exits[leading:]) or _exits(rest):
         return None
-    return _all([_negated(test, source) for test in tests[:leading]])
+    return _Guard(_all([_negated(test, source) for test in tests[:leading]]), tests[:leading])
 
 
 def _block_condition(step: _Step, source: Source) -> Condition | None:
@@ -880,10 +889,28 @@ def conditions(
                 found.append(condition)
             if isinstance(owner, ast.For) and step.block == "body":
                 expander.loops.append((owner, len(expander.before)))
-        for earlier in step.statements[: step.index]:
+        for index, earlier in enumerate(step.statements[: step.index]):
             guard = _guard(earlier, source)
-            if guard is not None:
-                found.append(Condition("guard", guard.text, earlier.lineno))
+            if guard is None:
+                continue
+            read = {name for test in guard.tests for name in free_names(test)}
+            local = tuple(sorted(read & expander.locals_at(earlier.lineno)))
+            expanded = None
+            if local or expander.set_here(guard.tests):
+                # As of the guard: what ran ahead of it in its own block too.
+                outer = expander.before
+                expander.before = outer + step.statements[:index]
+                expanded = expander.expanded(guard.tests, guard.holds.text, earlier.lineno)
+                expander.before = outer
+            found.append(
+                Condition(
+                    "guard",
+                    guard.holds.text,
+                    earlier.lineno,
+                    locals=local,
+                    expanded=expanded,
+                )
+            )
         expander.before += step.statements[: step.index]
     found.reverse()
     return tuple(found)

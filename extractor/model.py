@@ -51,12 +51,12 @@ class Condition:
     subject: str | None = None
     """The loop target, the handler's name or the match subject as written, where there is one."""
     locals: tuple[str, ...] = ()
-    """For `if`: the names its tests read that the raise's function binds itself (assigns, loops
-    over, ...), its parameters only where it binds them again (`lr = float(lr)`), sorted. A
-    test reading none of them depends only on what the caller passed and on names from
-    outside the function."""
+    """For `if` and `guard`: the names its tests read that the raise's function binds itself
+    (assigns, loops over, ...), its parameters only where it binds them again (`lr =
+    float(lr)`), sorted. A test reading none of them depends only on what the caller passed
+    and on names from outside the function."""
     expanded: str | None = None
-    """For an `if` reading `locals`: the test with each of them replaced by the value of its
+    """For an `if` or `guard` reading `locals`: the test with each of them replaced by the value of its
     only assignment, where that assignment runs before the `if` on the way to the raise and no
     statement between them names it (`conditions.py`), so that it reads only parameters and
     names from outside the function; a loop's item makes it `any(<test> for <item> in

@@ -681,3 +681,22 @@ def test_what_a_method_set_on_the_instance_is_read_through_its_value() -> None:
     assert _expanded(source) == [("self.dtype not in [A, B]", "dtype not in [A, B]")]
     assert _expanded(source, "Reset") == [("self.n > 10", None)]
     assert _expanded(source, "State") == [("self.dtype != x", None)]
+
+
+def test_a_guards_locals_are_read_as_an_ifs_are() -> None:
+    """A guard's locals are read through their values, as of the guard (what ran ahead of it
+    in its own block included)."""
+    source = """\
+        def f(weights, scale):
+            if not weights:
+                return None
+            total = sum(weights)
+            if total == 0:
+                raise Empty
+            raise Target
+        """
+    guards = [c for c in _site(source).conditions if c.kind == "guard"]
+    assert [(c.code, c.locals, c.expanded) for c in guards] == [
+        ("total != 0", ("total",), "sum(weights) != 0"),
+        ("weights", (), None),
+    ]
