@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -618,6 +618,9 @@ class _Expander:
         """The statements that run ahead of the way to the raise so far, in order."""
         self.items: set[str] = set()
         """The loop targets the values `_value` gives read (left for `expanded` to say)."""
+        self.around: list[tuple[ast.stmt, int]] = []
+        """Every loop whose body is on the way (`for`, `while`), with how many statements of
+        `before` ran ahead of it: a value set ahead of a loop must hold in every pass."""
         self.loops: list[tuple[ast.For, int]] = []
         """The `for` loops whose body is on the way, outermost first, each with how many
         statements of `before` ran ahead of it."""
@@ -697,6 +700,10 @@ class _Expander:
         if at is None or not isinstance(assignment, ast.Assign) or len(assignment.targets) != 1:
             return None
         if any(_may_change_attribute(later, attribute) for later in self.before[at + 1 : until]):
+            return None
+        if self._changed_in_a_pass(
+            at, lambda statement: _may_change_attribute(statement, attribute)
+        ):
             return None
         return self._rendered(assignment, at, self._DEPTH)
 
@@ -799,7 +806,15 @@ class _Expander:
             return None
         if any(_may_change(later, name) for later in self.before[at + 1 : until]):
             return None
+        if self._changed_in_a_pass(at, lambda statement: _may_change(statement, name)):
+            return None
         return self._rendered(assignment, at, depth)
+
+    def _changed_in_a_pass(self, at: int, changes: Callable[[ast.stmt], bool]) -> bool:
+        """Whether a loop around the test that began after `self.before[at]` may change the
+        value anywhere in it: what a pass does after the test runs before the next pass's
+        test (`seen = set()`, then `if x in seen: raise` and `seen.add(x)`)."""
+        return any(start > at and changes(loop) for loop, start in self.around)
 
     def _rendered(self, assignment: ast.Assign | ast.AnnAssign, at: int, depth: int) -> str | None:
         """An assignment's value as an operand, its own locals replaced by their values as of
@@ -887,8 +902,10 @@ def conditions(
             condition = _block_condition(step, source)
             if condition is not None:
                 found.append(condition)
-            if isinstance(owner, ast.For) and step.block == "body":
-                expander.loops.append((owner, len(expander.before)))
+            if isinstance(owner, ast.For | ast.AsyncFor | ast.While) and step.block == "body":
+                expander.around.append((owner, len(expander.before)))
+                if isinstance(owner, ast.For):
+                    expander.loops.append((owner, len(expander.before)))
         for index, earlier in enumerate(step.statements[: step.index]):
             guard = _guard(earlier, source)
             if guard is None:

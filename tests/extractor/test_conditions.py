@@ -626,6 +626,21 @@ def test_a_test_of_a_loop_item_is_said_of_the_loop_items() -> None:
                     raise Target
         """
     assert _expanded(rebinding) == [("x > 3", None)]
+    # A value set ahead of the loop that a pass changes after the test is not the value the
+    # next pass tests; one no pass changes is.
+    passes = """\
+        def f(ranks, k):
+            seen = set()
+            limit = k * 2
+            for rank in ranks:
+                if rank in seen:
+                    raise Target
+                if rank > limit:
+                    raise Big
+                seen.add(rank)
+        """
+    assert _expanded(passes) == [("rank in seen", None)]
+    assert _expanded(passes, "Big") == [("rank > limit", "any(rank > (k * 2) for rank in ranks)")]
 
 
 def test_a_parameter_defaulted_when_none_is_the_callers_otherwise() -> None:
