@@ -145,6 +145,7 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                         condition.subject,
                         condition.locals,
                         condition.expanded,
+                        condition.depends,
                     )
                     for condition in site.conditions
                 ),
@@ -200,6 +201,12 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
 
 
 def _condition(
-    kind: str, code: str | None, line: int, subject: str | None, local: Any, expanded: str | None
+    kind: str,
+    code: str | None,
+    line: int,
+    subject: str | None,
+    local: Any,
+    expanded: str | None,
+    depends: Any,
 ) -> Condition:
-    return Condition(kind, code, line, subject, tuple(local), expanded)
+    return Condition(kind, code, line, subject, tuple(local), expanded, tuple(depends))

@@ -570,6 +570,37 @@ def _may_change_attribute(statement: ast.stmt, attribute: str) -> bool:
     return False
 
 
+def _binding_reads(body: list[ast.stmt]) -> dict[str, set[str]]:
+    """For each name a function body binds by assignment, loop or `with`, the names the
+    binding statements read (their values, iterables and context expressions)."""
+    found: dict[str, set[str]] = {}
+    for statement in body:
+        for node in ast.walk(statement):
+            targets: list[ast.expr] = []
+            read: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets, read = node.targets, [node.value]
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign) and node.value is not None:
+                targets, read = [node.target], [node.value]
+            elif isinstance(node, ast.For | ast.AsyncFor):
+                targets, read = [node.target], [node.iter]
+            elif isinstance(node, ast.With | ast.AsyncWith):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        targets.append(item.optional_vars)
+                        read.append(item.context_expr)
+            elif isinstance(node, ast.NamedExpr):
+                targets, read = [node.target], [node.value]
+            if not targets:
+                continue
+            names = {name for value in read for name in free_names(value)}
+            for target in targets:
+                for bound in ast.walk(target):
+                    if isinstance(bound, ast.Name):
+                        found.setdefault(bound.id, set()).update(names)
+    return found
+
+
 def _assigned_name(statement: ast.Assign | ast.AnnAssign) -> str | None:
     """The name a `name = value` or `name: T = value` statement binds, or None."""
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -706,6 +737,26 @@ class _Expander:
         ):
             return None
         return self._rendered(assignment, at, self._DEPTH)
+
+    _DEPENDS_DEPTH = 3
+    """How many assignments deep `depends` follows locals computed from locals."""
+
+    def depends(self, names: Sequence[str]) -> tuple[str, ...]:
+        """The parameters the values of `names` are computed from: what any statement binding
+        them reads (an assignment's value, a loop's iterable, a `with` item), through locals
+        bound so in turn, sorted. Any binding counts, on any path: a superset of what the
+        test's value depends on, where no exact value could be said."""
+        reads = _binding_reads(self.body)
+        seen: set[str] = set()
+        todo = set(names)
+        for _level in range(self._DEPENDS_DEPTH):
+            todo -= seen
+            if not todo:
+                break
+            seen |= todo
+            todo = {read for name in todo for read in reads.get(name, ())}
+        seen |= todo
+        return tuple(sorted(seen & set(self.parameters) - {SELF, "cls"}))
 
     def _defaulted(self, name: str) -> bool:
         """Whether `name` is a parameter the function binds again only as `if name is None:
@@ -895,7 +946,10 @@ def conditions(
                 if local or expander.set_here(tests)
                 else None
             )
-            found.append(Condition("if", text, chain_line, locals=local, expanded=expanded))
+            depends = expander.depends(local) if local and expanded is None else ()
+            found.append(
+                Condition("if", text, chain_line, locals=local, expanded=expanded, depends=depends)
+            )
             chain = []
             tests = []
         elif owner is not None:

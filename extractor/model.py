@@ -61,6 +61,9 @@ class Condition:
     statement between them names it (`conditions.py`), so that it reads only parameters and
     names from outside the function; a loop's item makes it `any(<test> for <item> in
     <iterable>)`; None when some local cannot be replaced so."""
+    depends: tuple[str, ...] = ()
+    """For an `if` reading `locals` with no `expanded` form: the function's parameters those
+    locals are computed from by any of their bindings (a superset, any path), sorted."""
 
 
 @dataclass(frozen=True)

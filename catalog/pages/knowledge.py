@@ -331,11 +331,14 @@ def _said_of(function: str, name: str, text: str, path: str, line: int) -> Knowl
 
 def _innermost_reads(source: Source) -> frozenset[str]:
     """The names the innermost `if` test of the raise reads (through its locals' values
-    where the extractor could say them), or none."""
+    where the extractor could say them, else what it reads itself and the parameters its
+    locals are computed from), or none."""
     for condition in getattr(source, "conditions", ()):
         if condition.kind == "if" and condition.code:
             code = as_passed(condition)
-            return _names(code) if code else frozenset()
+            if code:
+                return _names(code)
+            return _names(condition.code) | frozenset(condition.depends)
     return frozenset()
 
 

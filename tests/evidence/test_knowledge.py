@@ -259,6 +259,14 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
         "`ValueError`: if lr is negative.",
     ]
     assert documented(source, "KeyError")[2:] == []
+    # A test of a local with no exact value: the parameters it is computed from.
+    computed = replace(
+        source,
+        conditions=(Condition("if", "total < 0", 8, None, ("total",), None, ("low",)),),
+    )
+    assert [item.text for item in documented(computed)] == [
+        "The docstring of `_check_rate` says of `low`: the floor."
+    ]
     narrow = replace(source, conditions=(Condition("if", "rate < 0", 8),))
     remedy, said = remedies(narrow)
     assert remedy.kind == "remedy" and "Call `pkg.optim.Adam` with `lr`" in remedy.text

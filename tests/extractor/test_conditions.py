@@ -715,3 +715,20 @@ def test_a_guards_locals_are_read_as_an_ifs_are() -> None:
         ("total != 0", ("total",), "sum(weights) != 0"),
         ("weights", (), None),
     ]
+
+
+def test_a_test_of_locals_with_no_exact_value_says_what_they_are_computed_from() -> None:
+    """Where the locals a test reads have no one value (assigned in branches), `depends`
+    names the parameters any of their bindings reads, through other locals."""
+    source = """\
+        def interp(input, size=None, mode="nearest", scale=None):
+            if size is not None:
+                out = size
+            else:
+                factors = [scale] * 2
+                out = [int(s * f) for s, f in zip(input.shape, factors)]
+            if len(out) != input.dim() - 2:
+                raise Target
+        """
+    (condition,) = [c for c in _site(source).conditions if c.kind == "if"]
+    assert (condition.expanded, condition.depends) == (None, ("input", "scale", "size"))
