@@ -25,8 +25,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from extractor.conditions import conditions, free_names, one_line, substituted
+from extractor.conditions import conditions
 from extractor.docstrings import raises_entries
+from extractor.expansion import free_names, one_line, substituted
 from extractor.fields import spliced, split_field
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, parameter_names, resolve

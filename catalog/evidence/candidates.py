@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from extractor.conditions import as_passed, free_names, one_line, substituted
+from extractor.expansion import as_passed, free_names, one_line, substituted
 
 if TYPE_CHECKING:
     from extractor.model import RaiseSite

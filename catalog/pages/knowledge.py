@@ -10,7 +10,7 @@ Nothing here is authored in the catalog: each item is read from the package (see
   expectation caught when `errcat reproduce` ran the tests (`catalog.evidence.suite`);
 - `remedy`: the raise sits under an `if` that tests only parameters of the public function that
   raises it, so a caller avoids it by passing values for which the test is false; the test is
-  turned around by `extractor.conditions.negated`, exactly (`not a <= b` gives `a <= b`,
+  turned around by `extractor.written.negated`, exactly (`not a <= b` gives `a <= b`,
   `x is None` gives `x is not None`, `x < 0` gives `not (x < 0)`);
 - `reproduced`: a call `errcat reproduce` ran and saw raise this entry at its site
   (`reproduced_items`, from the results `catalog.evidence.reproduce` stores beside the catalog).
@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING
 
 from catalog.evidence.candidates import def_header
 from catalog.pages.plaintext import code_span
-from extractor.conditions import as_passed, free_names, negated, one_line, substituted
+from extractor.expansion import as_passed, free_names, one_line, substituted
 from extractor.imports import public_rank
+from extractor.written import negated
 
 if TYPE_CHECKING:
     from catalog.evidence.reproduce import Reproduction
@@ -88,7 +89,7 @@ def _parameters(signature: str) -> tuple[tuple[str, ...], frozenset[str]]:
 
 
 class _Written:
-    """`extractor.conditions`' view of a test's text: each node as written in it."""
+    """`extractor.written`'s view of a test's text: each node as written in it."""
 
     def __init__(self, code: str) -> None:
         self.code = code
@@ -121,7 +122,7 @@ def turned_around(code: str) -> str | None:
         and not test.keywords
         and isinstance(test.args[0], ast.GeneratorExp)
     ):
-        # A test of loop items (`extractor.conditions`' `any(... for p in params)`): every
+        # A test of loop items (`extractor.expansion`'s `any(... for p in params)`): every
         # item must pass, `all(<turned around> for p in params)`.
         items = test.args[0]
         written = _Written(code)
