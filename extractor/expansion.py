@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from extractor.model import Condition
 from extractor.written import ATOM, Source, level
@@ -177,16 +177,22 @@ _READ_ONLY = frozenset(
 """Built-in functions that read their arguments and change none of them."""
 
 
-def _may_change(statement: ast.stmt, name: str) -> bool:
-    """Whether a statement may rebind or change the value of `name`: it names it anywhere but
-    in a read that changes nothing (a comparison or arithmetic operand, an attribute or an
-    item read, an argument of a built-in that only reads, a formatted value)."""
+def _occurrences(statement: ast.stmt, name: str) -> Iterator[tuple[ast.Name, dict[int, ast.AST]]]:
+    """Each occurrence of `name` in the statement, with the parent of every node walked so far
+    (its own and its ancestors' among them: a walk reaches parents first)."""
     parents: dict[int, ast.AST] = {}
     for node in ast.walk(statement):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
-        if not (isinstance(node, ast.Name) and node.id == name):
-            continue
+        if isinstance(node, ast.Name) and node.id == name:
+            yield node, parents
+
+
+def _may_change(statement: ast.stmt, name: str) -> bool:
+    """Whether a statement may rebind or change the value of `name`: it names it anywhere but
+    in a read that changes nothing (a comparison or arithmetic operand, an attribute or an
+    item read, an argument of a built-in that only reads, a formatted value)."""
+    for node, parents in _occurrences(statement, name):
         if not isinstance(node.ctx, ast.Load):
             return True
         parent = parents.get(id(node))
@@ -314,12 +320,7 @@ def _attribute_stores(body: list[ast.stmt]) -> dict[str, list[ast.stmt]]:
 def _may_change_attribute(statement: ast.stmt, attribute: str) -> bool:
     """Whether a statement may change `self.<attribute>`: it stores or deletes it, calls a
     method on it or on the instance, or hands the instance itself to anything."""
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(statement):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-        if not (isinstance(node, ast.Name) and node.id == SELF):
-            continue
+    for node, parents in _occurrences(statement, SELF):
         parent = parents.get(id(node))
         if not isinstance(parent, ast.Attribute):
             return True  # `f(self)`, `x = self`: anything may happen to it
