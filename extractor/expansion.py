@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from extractor.model import Condition
-from extractor.written import ATOM, Source, level
+from extractor.written import ATOM, Source, is_none_test, level
 
 
 def substituted(code: str, values: Mapping[str, str]) -> str | None:
@@ -495,16 +495,12 @@ class Expander:
         if len(stores[attribute]) != 1:
             return None
         assignment = stores[attribute][0]
-        at = next((i for i, s in enumerate(self.before[:until]) if s is assignment), None)
-        if at is None or not isinstance(assignment, ast.Assign) or len(assignment.targets) != 1:
+        if not isinstance(assignment, ast.Assign) or len(assignment.targets) != 1:
             return None
-        if any(_may_change_attribute(later, attribute) for later in self.before[at + 1 : until]):
-            return None
-        if self._changed_in_a_pass(
-            at, lambda statement: _may_change_attribute(statement, attribute)
-        ):
-            return None
-        return self._rendered(assignment, at, self._DEPTH)
+        at = self._held(
+            assignment, until, lambda statement: _may_change_attribute(statement, attribute)
+        )
+        return None if at is None else self._rendered(assignment, at, self._DEPTH)
 
     _DEPENDS_DEPTH = 3
     """How many assignments deep `depends` follows locals computed from locals."""
@@ -535,16 +531,7 @@ class Expander:
         counts = _bindings_of(self.body)[2]
         guarded = 0
         for node in ast.walk(ast.Module(body=self.body, type_ignores=[])):
-            if not (
-                isinstance(node, ast.If)
-                and isinstance(node.test, ast.Compare)
-                and isinstance(node.test.left, ast.Name)
-                and node.test.left.id == name
-                and len(node.test.ops) == 1
-                and isinstance(node.test.ops[0], ast.Is)
-                and isinstance(node.test.comparators[0], ast.Constant)
-                and node.test.comparators[0].value is None
-            ):
+            if not (isinstance(node, ast.If) and is_none_test(node.test, name)):
                 continue
             for statement in node.body:
                 if (
@@ -620,20 +607,23 @@ class Expander:
         assignment = self._singles.get(name)
         if assignment is None or assignment.value is None:
             return None
-        at = next((i for i, s in enumerate(self.before[:until]) if s is assignment), None)
-        if at is None:
-            return None
-        if any(_may_change(later, name) for later in self.before[at + 1 : until]):
-            return None
-        if self._changed_in_a_pass(at, lambda statement: _may_change(statement, name)):
-            return None
-        return self._rendered(assignment, at, depth)
+        at = self._held(assignment, until, lambda statement: _may_change(statement, name))
+        return None if at is None else self._rendered(assignment, at, depth)
 
-    def _changed_in_a_pass(self, at: int, changes: Callable[[ast.stmt], bool]) -> bool:
-        """Whether a loop around the test that began after `self.before[at]` may change the
-        value anywhere in it: what a pass does after the test runs before the next pass's
-        test (`seen = set()`, then `if x in seen: raise` and `seen.add(x)`)."""
-        return any(start > at and changes(loop) for loop, start in self.around)
+    def _held(
+        self, assignment: ast.stmt, until: int, changes: Callable[[ast.stmt], bool]
+    ) -> int | None:
+        """Where in `self.before` the assignment ran, when what it set still holds just before
+        `self.before[until]`: no statement between `changes` it, and no loop around the test
+        that began after it changes it anywhere (what a pass does after the test runs before
+        the next pass's test: `seen = set()`, then `if x in seen: raise` and `seen.add(x)`);
+        else None."""
+        at = next((i for i, s in enumerate(self.before[:until]) if s is assignment), None)
+        if at is None or any(changes(later) for later in self.before[at + 1 : until]):
+            return None
+        if any(start > at and changes(loop) for loop, start in self.around):
+            return None
+        return at
 
     def _rendered(self, assignment: ast.Assign | ast.AnnAssign, at: int, depth: int) -> str | None:
         """An assignment's value as an operand, its own locals replaced by their values as of

@@ -31,12 +31,7 @@ from extractor.expansion import free_names, one_line, substituted
 from extractor.fields import spliced, split_field
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, parameter_names, resolve
-from extractor.literals import (
-    TEXT_FUNCTIONS,
-    TEXT_METHODS,
-    escape,
-    gettext_argument,
-)
+from extractor.literals import TEXT_FUNCTIONS, TEXT_METHODS, escape, gettext_argument
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import (
     Condition,
@@ -46,6 +41,7 @@ from extractor.model import (
     ScanFailure,
     SourceContext,
 )
+from extractor.written import ATOM, level
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -590,7 +586,7 @@ class _File:
                     texts[name] = text
         finally:
             self._building -= 1
-        sources = {name: _operand(self.text(argument)) for name, argument in passed.items()}
+        sources = {name: self.operand(argument) for name, argument in passed.items()}
         own = set(parameter_names(function)) | set(self.bindings(scope))
 
         def in_raise_terms(field: str) -> str | None:
@@ -610,6 +606,11 @@ class _File:
             return None if renamed is None else "{" + one_line(renamed) + parts.suffix + "}"
 
         return spliced(template, in_raise_terms)
+
+    def operand(self, node: ast.expr) -> str:
+        """An argument's source, parenthesised where an operator around it could bind into it."""
+        text = self.text(node)
+        return text if level(node) == ATOM else f"({text})"
 
     def bound_around(self, scope: Scope, name: str) -> bool:
         """Whether a function or class scope from `scope` outwards binds `name` itself."""
@@ -789,14 +790,10 @@ class _File:
         """The value of a module-level constant, and the module's scope: `name` bound nowhere
         in the scopes around the raise but the module, and there once, by a top-level
         assignment."""
-        current: Scope | None = scope
-        while current is not None and current.kind != "module":
-            if self.bindings(current)[name]:
-                return None
-            current = current.parent
-        if current is None or current is scope:
+        if self.bound_around(scope, name):
             return None
-        if self.globals(current)[name] != 1:
+        current = scope.module_scope()
+        if current is scope or self.globals(current)[name] != 1:
             return None
         assert isinstance(current.node, ast.Module)
         for statement in current.node.body:
@@ -1143,16 +1140,6 @@ def _passed(call: ast.Call, function: ast.FunctionDef) -> dict[str, ast.expr]:
         if keyword.arg in named:
             passed[keyword.arg] = keyword.value
     return passed
-
-
-def _operand(source: str) -> str:
-    """An argument's source, parenthesised where an operator around it could bind into it."""
-    try:
-        node = ast.parse(source.strip(), mode="eval").body
-    except SyntaxError:
-        return f"({source})"
-    atomic = ast.Name | ast.Attribute | ast.Subscript | ast.Call | ast.Constant
-    return source.strip() if isinstance(node, atomic) else f"({source.strip()})"
 
 
 def _dotted(node: ast.expr) -> str | None:

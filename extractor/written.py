@@ -99,3 +99,16 @@ def all_of(parts: Sequence[Expr]) -> Expr:
     if len(parts) == 1:
         return parts[0]
     return Expr(" and ".join(part.at_least(AND) for part in parts), AND)
+
+
+def is_none_test(node: ast.expr, name: str | None = None) -> bool:
+    """Whether a test is `<name> is None` (any name when `name` is None)."""
+    return (
+        isinstance(node, ast.Compare)
+        and isinstance(node.left, ast.Name)
+        and (name is None or node.left.id == name)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Is)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    )

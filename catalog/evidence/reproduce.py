@@ -564,12 +564,7 @@ class _Reaching:
             return
         ordered = sorted(
             found.callers,
-            key=lambda caller: (
-                not caller.passes,
-                caller.depth,
-                public_rank(caller.name),
-                caller.name,
-            ),
+            key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
         )
         steered = [caller for caller in ordered if caller.passes][:MAX_CALLERS]
         for caller in [*steered, *[c for c in ordered if not c.passes][:MAX_PLAIN_CALLERS]]:

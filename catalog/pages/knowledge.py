@@ -32,13 +32,12 @@ from catalog.evidence.candidates import def_header
 from catalog.pages.plaintext import code_span
 from extractor.expansion import as_passed, free_names, one_line, substituted
 from extractor.imports import public_rank
-from extractor.written import negated
+from extractor.written import is_none_test, negated
 
 if TYPE_CHECKING:
     from catalog.evidence.reproduce import Reproduction
     from catalog.pages.sources import Source
-
-from extractor.expectations import Expectation
+    from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
 MAX_CALLER_DOCS = 3
@@ -139,8 +138,8 @@ def turned_around(code: str) -> str | None:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         # `rank is None or <test>` (a parameter the function defaults when given None):
         # `rank is not None and <test turned around>`, by De Morgan, each part exactly.
-        nones = [value for value in test.values if _is_none_test(value)]
-        rest = [value for value in test.values if not _is_none_test(value)]
+        nones = [value for value in test.values if is_none_test(value)]
+        rest = [value for value in test.values if not is_none_test(value)]
         if nones and rest:
             written = _Written(code)
             parts = [negated(value, written) for value in nones]
@@ -150,18 +149,6 @@ def turned_around(code: str) -> str | None:
                 parts.append(f"not ({' or '.join(written.text(value) for value in rest)})")
             return " and ".join(parts)
     return negated(test, _Written(code))
-
-
-def _is_none_test(node: ast.expr) -> bool:
-    """`name is None`."""
-    return (
-        isinstance(node, ast.Compare)
-        and isinstance(node.left, ast.Name)
-        and len(node.ops) == 1
-        and isinstance(node.ops[0], ast.Is)
-        and isinstance(node.comparators[0], ast.Constant)
-        and node.comparators[0].value is None
-    )
 
 
 @functools.lru_cache(maxsize=65536)
