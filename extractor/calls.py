@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
+import functools
 import gc
 import hashlib
 import os
@@ -43,11 +45,13 @@ from typing import Any
 
 from extractor.cache import Cache
 from extractor.docstrings import parameter_entries, raises_entries
+from extractor.expansion import free_names
 from extractor.imports import (
     ModuleName,
     Scope,
     import_from_base,
     module_name_for,
+    parameter_names,
     public_rank,
     resolve,
     target_names,
@@ -90,8 +94,14 @@ Summary = tuple[Any, ...]
 Documents = tuple[tuple[str, str, int], ...]
 """Entries of a docstring's section: (exception or parameter name, text, 1-based file line)."""
 Passes = tuple[tuple[int | str, str], ...]
-"""A call's arguments that are the calling function's own parameters, unchanged: (position in
-the call or keyword, parameter name)."""
+"""A call's arguments made of the calling function's own parameters: (position in the call or
+keyword, the parameter's name when passed unchanged, else the expression computing the
+argument from the parameters, see `_Computed`)."""
+MAX_COMPUTED = 100
+"""Characters an argument computed from the caller's parameters may take, written out; a
+longer one says too little to be worth a remedy."""
+_COMPUTED_DEPTH = 3
+"""Locals a computed argument is read through, one inside another (`s = _pair(stride)`)."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +123,13 @@ class Caller:
     raises: Documents = ()
     """What the caller's docstring says it raises: (exception as written, text, file line)."""
     documents: Documents = ()
-    """What the caller's docstring says of the parameters it passes on (those of `passes`):
-    (parameter, text, file line)."""
+    """What the caller's docstring says of the parameters it passes on (those of `passes` and
+    those `computes` reads): (parameter, text, file line)."""
+    computes: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    """(parameter of the function asked about, the expression this caller computes it from
+    its own parameters, those parameters): arguments that are not passed unchanged but made
+    of the caller's parameters and of names from outside it, along the calls found
+    (`Conv2d(stride=...)` passes `_pair(stride)` to `_ConvNd.__init__`'s `stride`)."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +215,8 @@ class CallGraph:
         self._stars: dict[str, tuple[str, ...]] = {}
         self._callers: dict[int, set[int]] = {}
         self._passes: dict[tuple[int, int], dict[str, str]] = {}
-        """(callee, caller) → {callee's parameter: caller's parameter passed to it unchanged}."""
+        """(callee, caller) → {callee's parameter: the caller's parameter passed to it
+        unchanged, or the expression over the caller's parameters computing it}."""
         self._top_classes: dict[str, set[str]] = {}
         self._exports: dict[str, list[str]] | None = None
         self._public_names: dict[int, str | None] = {}
@@ -297,7 +313,7 @@ class CallGraph:
                 for caller in self._callers.get(node, ()):
                     passed = self._passes.get((node, caller)) if flow else None
                     carried = (
-                        {origin: passed[at] for origin, at in flow.items() if at in passed}
+                        _carried(flow, passed, node_parameters=self._functions[node].parameters)
                         if flow and passed
                         else {}
                     )
@@ -337,15 +353,22 @@ class CallGraph:
 
     def _caller(self, index: int, name: str, depth: int, carried: dict[str, str]) -> Caller:
         function = self._functions[index]
-        passed = set(carried.values())
+        passes = {origin: text for origin, text in carried.items() if text.isidentifier()}
+        computes = tuple(
+            (origin, text, tuple(sorted(_names_read(text) & set(function.parameters))))
+            for origin, text in sorted(carried.items())
+            if origin not in passes
+        )
+        passed = set(passes.values()).union(*(reads for _, _, reads in computes))
         return Caller(
             name,
             function.path,
             function.line,
             depth,
-            tuple(sorted(carried.items())),
+            tuple(sorted(passes.items())),
             function.raises,
             tuple(entry for entry in function.documents if entry[0] in passed),
+            computes,
         )
 
     def _public(self, index: int) -> str | None:
@@ -697,7 +720,8 @@ def _answer_record(found: Callers | None) -> Any:
     if found is None:
         return None
     callers = tuple(
-        (c.name, c.path, c.line, c.depth, c.passes, c.raises, c.documents) for c in found.callers
+        (c.name, c.path, c.line, c.depth, c.passes, c.raises, c.documents, c.computes)
+        for c in found.callers
     )
     return (found.function, found.public, callers, found.depth, found.bounded, found.documents)
 
@@ -983,8 +1007,15 @@ class _Summariser:
         if binding != _PLAIN:
             every.discard(positional[0].arg)
         stable = frozenset(every - set(_bindings(node.body, every)) - comprehension_names)
+        # A nested function reads its enclosing one's locals as if they came from outside:
+        # what it computes from them is not said in its own parameters.
+        computed = (
+            _Computed(node, stable, scope.fill(self.module).bound)
+            if stable and not nested
+            else None
+        )
         for call in calls:
-            self.call(index, call, scope, method, comprehension_names, receivers, stable)
+            self.call(index, call, scope, method, comprehension_names, receivers, stable, computed)
         for inner in functions:
             self.function(inner, scope, nested=True, method=method)
         for inner_class in classes:
@@ -999,8 +1030,9 @@ class _Summariser:
         comprehension_names: set[str],
         receivers: dict[str, str],
         stable: frozenset[str],
+        computed: _Computed | None = None,
     ) -> None:
-        passes = _passes(call, stable) if stable else ()
+        passes = _passes(call, stable, computed) if stable else ()
         func = call.func
         if isinstance(func, ast.Name):
             self.name_call(index, func.id, scope, comprehension_names, passes)
@@ -1126,21 +1158,193 @@ def _documented(
     return raises, documents
 
 
-def _passes(call: ast.Call, stable: frozenset[str]) -> Passes:
-    """Which of a call's arguments are the caller's own parameters passed unchanged: (the
-    argument's position, or its keyword; the parameter). Positions stop at the first `*x`,
-    after which no position is known."""
+def _passes(call: ast.Call, stable: frozenset[str], computed: _Computed | None = None) -> Passes:
+    """Which of a call's arguments are made of the caller's own parameters: (the argument's
+    position, or its keyword; the parameter passed unchanged, or the expression computing the
+    argument, see `_Computed`). Positions stop at the first `*x`, after which no position is
+    known."""
     found: list[tuple[int | str, str]] = []
+
+    def made(value: ast.expr) -> str | None:
+        if isinstance(value, ast.Name) and value.id in stable:
+            return value.id
+        return None if computed is None else computed.text(value, call.lineno)
+
     for position, argument in enumerate(call.args):
         if isinstance(argument, ast.Starred):
             break
-        if isinstance(argument, ast.Name) and argument.id in stable:
-            found.append((position, argument.id))
+        text = made(argument)
+        if text is not None:
+            found.append((position, text))
     for keyword in call.keywords:
-        value = keyword.value
-        if keyword.arg is not None and isinstance(value, ast.Name) and value.id in stable:
-            found.append((keyword.arg, value.id))
+        if keyword.arg is not None:
+            text = made(keyword.value)
+            if text is not None:
+                found.append((keyword.arg, text))
     return tuple(found)
+
+
+class _Computed:
+    """Arguments a function computes from its own parameters: an expression reading at least
+    one parameter the function never rebinds, names from outside the function (`_pair`,
+    `torch.float32`) and locals bound once by a plain `name = value` ahead of the call (read
+    through that value, up to `_COMPUTED_DEPTH` deep), written out with `ast.unparse`
+    (parenthesised where the grammar needs it). Refused: any other local (a loop variable,
+    one bound twice, one whose contents the function changes with `x.append(...)` or `x[i] =
+    ...`), lambdas, `:=`, `await`, `yield` and starred parts, and a text over
+    MAX_COMPUTED characters."""
+
+    _REFUSED = (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Starred)
+
+    def __init__(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, stable: frozenset[str], bound: set[str]
+    ) -> None:
+        self.node = node
+        self.stable = stable
+        self.bound = bound
+        self.parameters = frozenset(parameter_names(node))
+        self._once: dict[str, ast.Assign | ast.AnnAssign | None] | None = None
+        self._changed: set[str] | None = None
+
+    def text(self, value: ast.expr, line: int) -> str | None:
+        found = self._expanded(value, line, 0)
+        if found is None or not found[1]:
+            return None
+        text = _unparsed(found[0])
+        return text if text is not None and len(text) <= MAX_COMPUTED else None
+
+    def _expanded(self, value: ast.expr, line: int, depth: int) -> tuple[ast.expr, bool] | None:
+        """`value` with its locals replaced by what they were bound to, and whether it reads
+        a parameter; None when it reads something refused."""
+        if any(isinstance(node, self._REFUSED) for node in ast.walk(value)):
+            return None
+        values: dict[str, ast.expr] = {}
+        reads = False
+        for name in free_names(value):
+            if name in self.stable:
+                reads = True
+            elif name in self.bound:
+                local = self._local(name, line) if depth < _COMPUTED_DEPTH else None
+                inner = None if local is None else self._expanded(local, line, depth + 1)
+                if inner is None:
+                    return None
+                values[name] = inner[0]
+                reads = reads or inner[1]
+        return (_replaced(value, values) if values else value), reads
+
+    def _local(self, name: str, line: int) -> ast.expr | None:
+        """The value of the local's one plain binding, made before `line`, where nothing
+        changes what it holds afterwards."""
+        if name in self.parameters:
+            # Rebound: the value its binding reads is the parameter's first value.
+            return None
+        if self._once is None:
+            names = self.bound - self.parameters
+            self._once = _bindings(self.node.body, names)
+            self._changed = _changed_in_place(self.node.body, names)
+        binding = self._once.get(name)
+        assert self._changed is not None
+        if binding is None or binding.value is None or name in self._changed:
+            return None
+        return binding.value if binding.lineno < line else None
+
+
+def _changed_in_place(body: list[ast.stmt], names: set[str]) -> set[str]:
+    """Of `names`, those the function body may change without rebinding them: a method
+    called on them (`x.append(...)`), an item or attribute of them assigned or deleted."""
+    found: set[str] = set()
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                holder = node.func.value
+            elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(
+                node.ctx, ast.Store | ast.Del
+            ):
+                holder = node.value
+            else:
+                continue
+            if isinstance(holder, ast.Name) and holder.id in names:
+                found.add(holder.id)
+    return found
+
+
+def _replaced(value: ast.expr, values: dict[str, ast.expr]) -> ast.expr:
+    """A copy of `value` with each free name of `values` replaced by its expression."""
+
+    class Replace(ast.NodeTransformer):
+        def __init__(self, inner: frozenset[str]) -> None:
+            self.inner = inner
+
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in values and node.id not in self.inner:
+                return values[node.id]
+            return node
+
+        def bound_inside(self, node: ast.AST) -> ast.AST:
+            # Names a comprehension or a lambda binds are its own, not the ones replaced.
+            own = frozenset(
+                n.id if isinstance(n, ast.Name) else n.arg
+                for n in ast.walk(node)
+                if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+                or isinstance(n, ast.arg)
+            )
+            return Replace(self.inner | own).generic_visit(node)
+
+        visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = bound_inside
+        visit_Lambda = bound_inside
+
+    replaced: ast.expr = Replace(frozenset()).visit(copy.deepcopy(value))
+    return replaced
+
+
+def _unparsed(node: ast.expr) -> str | None:
+    """The expression written out; None where `ast.unparse` cannot (an f-string whose field
+    needs a backslash, before Python 3.12)."""
+    try:
+        return ast.unparse(node)
+    except (ValueError, RecursionError):
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> ast.expr | None:
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _names_read(text: str) -> set[str]:
+    """The names an expression text reads from outside it."""
+    tree = _parsed(text)
+    return set() if tree is None else free_names(tree)
+
+
+def _carried(
+    flow: dict[str, str], passed: dict[str, str], *, node_parameters: Sequence[str]
+) -> dict[str, str]:
+    """One call further back: each parameter of the function asked about that `flow` says
+    in terms of a function's parameters, said in those of a caller of that function, through
+    what the call `passed` (both maps of parameter to a parameter or an expression)."""
+    carried: dict[str, str] = {}
+    parameters = set(node_parameters)
+    for origin, text in flow.items():
+        if text in passed:
+            carried[origin] = passed[text]
+            continue
+        if text.isidentifier():
+            continue
+        tree = _parsed(text)
+        read = _names_read(text) & parameters
+        if tree is None or not read or not read <= passed.keys():
+            continue
+        values = {name: _parsed(passed[name]) for name in read}
+        if any(value is None for value in values.values()):
+            continue
+        composed = _unparsed(_replaced(tree, values))  # type: ignore[arg-type]
+        if composed is not None and len(composed) <= MAX_COMPUTED:
+            carried[origin] = composed
+    return carried
 
 
 def _bindings(

@@ -32,7 +32,7 @@ from catalog.evidence.candidates import def_header
 from catalog.pages.plaintext import code_span
 from extractor.expansion import as_passed, free_names, one_line, substituted
 from extractor.imports import public_rank
-from extractor.written import is_none_test, negated
+from extractor.written import ATOM, is_none_test, level, negated
 
 if TYPE_CHECKING:
     from catalog.evidence.reproduce import Reproduction
@@ -152,6 +152,16 @@ def turned_around(code: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=65536)
+def _operand(text: str) -> str:
+    """An expression's text ready to stand in for a name inside another: in parentheses
+    unless it binds as tightly as a name does."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    return text if level(tree) == ATOM else f"({text})"
+
+
 def _names(code: str) -> frozenset[str]:
     """The names a test reads from the function (not a comprehension's own names)."""
     try:
@@ -165,7 +175,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     """What to pass instead, from the innermost `if` that tests the raising function's
     parameters and nothing the function computes, said of the function itself when it is
     public, else of the nearest public caller that passes its own parameters on to those the
-    test reads (the call graph's `Caller.passes`), in that caller's names.
+    test reads (the call graph's `Caller.passes`), or computes them from its parameters
+    (`Caller.computes`: the test then reads what it computes, `_pair(stride)`), in that
+    caller's names.
 
     Only an enclosing `if` counts: a `guard` holds because an earlier check raised or returned
     otherwise, so turning it around would send the caller into that earlier raise. The test
@@ -185,7 +197,7 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     public = not public_rank("", function)[0]
     found = getattr(source, "callers", None)
     callers = sorted(
-        (caller for caller in (found.callers if found else ()) if caller.passes),
+        (caller for caller in (found.callers if found else ()) if caller.passes or caller.computes),
         key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
     )
     if not public and not callers:
@@ -226,21 +238,39 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             ]
         for caller in callers:
             passes = dict(caller.passes)
-            if not all(name in passes for name in named):
+            computes = {name: (text, reads) for name, text, reads in caller.computes}
+            if not all(name in passes or name in computes for name in named):
                 continue
-            renamed = substituted(code, {name: passes[name] for name in named})
+            values = {
+                name: passes[name] if name in passes else _operand(computes[name][0])
+                for name in named
+            }
+            renamed = substituted(code, values)
             wanted = None if renamed is None else turned_around(renamed)
             if wanted is None:
                 continue
-            which = ", ".join(code_span(passes[name]) for name in named)
-            passed = {passes[name] for name in named}
+            passed = sorted(
+                {passes[name] for name in named if name in passes}.union(
+                    *(computes[name][1] for name in named if name in computes)
+                )
+            )
+            which = ", ".join(code_span(name) for name in passed)
+            if any(name in computes for name in named):
+                # What the caller makes of its arguments is part of the answer.
+                handed = ", ".join(
+                    f"{code_span(computes[name][0])} as {code_span(name)}"
+                    for name in named
+                    if name in computes
+                )
+                how = f"it passes {handed} to"
+            else:
+                how = f"it passes {'them' if len(named) > 1 else 'it'} on to"
             return [
                 KnowledgeItem(
                     kind="remedy",
                     text=(
                         f"Call {code_span(_called(caller.name))} with {which} "
-                        f"such that {code_span(wanted)}: it passes "
-                        f"{'them' if len(named) > 1 else 'it'} on to "
+                        f"such that {code_span(wanted)}: {how} "
                         f"{code_span(function)}, which raises this error when {when}."
                     ),
                     path=source.path,
@@ -250,7 +280,7 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                 *(
                     _said_of(caller.name, name, text, caller.path, line)
                     for name, text, line in caller.documents
-                    if name in passed
+                    if name in set(passed)
                 ),
             ]
     return []

@@ -236,6 +236,53 @@ def test_a_private_check_is_said_of_the_public_caller_that_passes_its_parameters
     assert remedies(helper()) == []
 
 
+def test_a_private_check_is_said_of_what_a_public_caller_computes_from_its_parameters() -> None:
+    """A caller that computes the helper's arguments from its own parameters (`Conv2d`
+    passing `_pair(stride)`): the remedy is said in the caller's parameters through what it
+    computes (parenthesised unless it binds as tightly as a name), and names what it passes;
+    a caller
+    passing the parameters unchanged is still preferred when nearer."""
+    computing = Caller(
+        "pkg.optim.Scaled.__init__",
+        "pkg/optim.py",
+        30,
+        1,
+        (("low", "floor"),),
+        documents=(("factor", "How much faster than the default to learn.", 33),),
+        computes=(("rate", "factor * 0.01", ("factor",)),),
+    )
+    source = _check_rate("not low <= rate", computing)
+    assert remedies(source) == [
+        KnowledgeItem(
+            kind="remedy",
+            text="Call `pkg.optim.Scaled` with `factor`, `floor` such that "
+            "`floor <= (factor * 0.01)`: it passes `factor * 0.01` as `rate` to `_check_rate`, "
+            "which raises this error when `not low <= rate` (line 8).",
+            path="pkg/_checks.py",
+            line=8,
+        ),
+        KnowledgeItem(
+            kind="documented",
+            text="The docstring of `pkg.optim.Scaled` says of `factor`: How much faster than "
+            "the default to learn.",
+            path="pkg/optim.py",
+            line=33,
+        ),
+    ]
+    # An operand that binds less tightly than the test's operator is parenthesised.
+    shifted = replace(computing, computes=(("rate", "factor + 1", ("factor",)),))
+    assert (
+        "`floor <= (factor + 1) * 2`"
+        in remedies(_check_rate("not low <= rate * 2", shifted))[0].text
+    )
+    direct = Caller(
+        "pkg.optim.Rprop.__init__", "pkg/optim.py", 20, 1, (("low", "lo"), ("rate", "r"))
+    )
+    assert remedies(_check_rate("not low <= rate", replace(computing, depth=2), direct))[
+        0
+    ].text.startswith("Call `pkg.optim.Rprop` with `lo`, `r`")
+
+
 def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_raise() -> None:
     """`documented` also gives what the raising function's docstring says of the parameters
     its innermost test reads, what a public caller's docstring says of the arguments a remedy

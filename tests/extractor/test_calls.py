@@ -555,8 +555,8 @@ def _passes(graph: CallGraph, path: str, qualname: str) -> dict[str, dict[str, s
 def test_parameters_passed_on_unchanged_are_followed_to_public_callers(tmp_path: Path) -> None:
     """Each caller says which parameters of the function asked about receive its own
     parameters, unchanged, by position or keyword, through methods, constructors and
-    classmethods; a rebound parameter, a computed argument and positions after `*args` pass
-    nothing."""
+    classmethods; a rebound parameter, a computed argument (see `computes`, next test) and
+    positions after `*args` pass nothing."""
     graph = _graph(
         tmp_path,
         {
@@ -622,6 +622,87 @@ def test_parameters_passed_on_unchanged_are_followed_to_public_callers(tmp_path:
     assert passes["opt.check.by_keyword"] == {"rate": "speed", "low": "floor", "name": "floor"}
     assert passes["opt.check.unbound"] == {"rate": "value", "low": "low"}
     assert passes["opt.check.Optimizer.check_self"] == {}
+
+
+def test_arguments_computed_from_parameters_are_said_in_the_callers_parameters(
+    tmp_path: Path,
+) -> None:
+    """An argument made of the caller's parameters and of names from outside it is carried
+    as the expression, through locals bound once ahead of the call and through further
+    callers (parenthesised as the grammar needs); locals bound twice, changed in place, bound
+    by a loop or after the call, a nested function's arguments, and arguments reading no
+    parameter are not."""
+    graph = _graph(
+        tmp_path,
+        {
+            "nn/__init__.py": "",
+            "nn/conv.py": """\
+                def _pair(x):
+                    return (x, x)
+
+                class _ConvNd:
+                    def __init__(self, channels, stride, padding):
+                        if padding == "same" and any(s != 1 for s in stride):
+                            raise ValueError("strided same padding")
+
+                class Conv2d(_ConvNd):
+                    def __init__(self, channels, stride=1, padding=0):
+                        stride_ = _pair(stride)
+                        padding_ = padding if isinstance(padding, str) else _pair(padding)
+                        super().__init__(channels, stride_, padding_)
+
+                def scaled(size, s):
+                    return Conv2d(size * 2, stride=s + 1)
+
+                def twice(channels, stride):
+                    step = _pair(stride)
+                    step = _pair(step)
+                    _ConvNd(channels, step, "same")
+
+                def grown(channels, stride):
+                    steps = [stride]
+                    steps.append(1)
+                    _ConvNd(channels, steps, "same")
+
+                def looped(channels, strides):
+                    for each in strides:
+                        _ConvNd(channels, _pair(each), "same")
+
+                def late(channels, stride):
+                    if channels:
+                        _ConvNd(channels, after, "same")
+                    after = _pair(stride)
+
+                def constant(channels):
+                    _ConvNd(channels, _pair(1), "same")
+
+                def enclosing(channels, stride):
+                    def inner(c):
+                        _ConvNd(c, _pair(stride), "same")
+                    inner(channels)
+
+                def wordy(channels, stride):
+                    _ConvNd(channels, _pair(stride) + _pair(stride) + _pair(stride) +
+                            _pair(stride) + _pair(stride) + _pair(stride) + _pair(stride), 0)
+                """,
+        },
+    )
+    found = graph.callers("nn/conv.py", "_ConvNd.__init__")
+    assert found is not None
+    computes = {caller.name: caller.computes for caller in found.callers}
+    passes = {caller.name: dict(caller.passes) for caller in found.callers}
+    assert computes["nn.conv.Conv2d.__init__"] == (
+        ("padding", "padding if isinstance(padding, str) else _pair(padding)", ("padding",)),
+        ("stride", "_pair(stride)", ("stride",)),
+    )
+    assert passes["nn.conv.Conv2d.__init__"] == {"channels": "channels"}
+    assert computes["nn.conv.scaled"] == (
+        ("channels", "size * 2", ("size",)),
+        ("stride", "_pair(s + 1)", ("s",)),
+    )
+    for refused in ("twice", "grown", "looped", "late", "constant", "enclosing", "wordy"):
+        assert computes[f"nn.conv.{refused}"] == (), refused
+    assert passes["nn.conv.twice"] == {"channels": "channels"}
 
 
 def test_callers_carry_what_their_docstrings_say(tmp_path: Path) -> None:
