@@ -143,7 +143,7 @@ def _extract(
         # stays, for the call summaries (a factory returns an exception without raising it)
         # and so that a file that does not parse is still a failure.
         return FileResult(display)
-    found = outline(tree, source)
+    found = outline(tree, source, module)
     if not found.raises:
         return FileResult(display)
     file = _File(source, display, module)

@@ -3,6 +3,12 @@
 `raise` is a keyword, so a raise statement starts on a line holding the word; the tree is
 entered only along the statements spanning such lines. The scopes met on the way are recorded
 for qualified-name resolution; libcst only ever sees the expressions found here.
+
+Code that also runs on Python 2 writes `raise X from Y` as a call, `six.raise_from(X, Y)`
+(RAISING_CALLS): such a call statement is a raise too. Where its name resolves to one of
+those functions, the walk puts a `raise X from Y` node in the statement's place in the tree,
+so that everything after it (conditions, handlers, `errcat migrate`'s rewrite of `X`) reads
+it as the raise statement it performs.
 """
 
 from __future__ import annotations
@@ -15,12 +21,16 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from extractor.files import ExtractorError
-from extractor.imports import Scope
+from extractor.imports import ModuleName, Scope, resolve
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+RAISING_CALLS = frozenset({"six.raise_from", "future.utils.raise_from"})
+"""Functions that raise their first argument from their second, as `raise X from Y` does."""
+_RAISE_FROM = "raise_from"
 
 
 class DecodeProblem(ExtractorError):
@@ -97,15 +107,17 @@ class Outline:
     """Raise statements in source order."""
 
 
-def outline(tree: ast.Module, source: str) -> Outline:
+def outline(tree: ast.Module, source: str, module: ModuleName | None = None) -> Outline:
     """Find the raise statements of `tree`, with their scopes.
 
-    Only lines holding the word `raise` are visited: from the module body down, a bisection on
-    statement lines picks the statements that span such a line, so most of the tree is never
-    touched. (The word in a string or comment just leads to no raise statement.)
+    Only lines holding the word `raise` (or `raise_from`) are visited: from the module body
+    down, a bisection on statement lines picks the statements that span such a line, so most
+    of the tree is never touched. (The word in a string or comment just leads to no raise
+    statement.) With `module`, a call statement of RAISING_CALLS is replaced in `tree` by the
+    raise it performs (see the module docstring) and found as one.
     """
     module_scope = Scope("module", tree, None, None)
-    finder = _Finder(module_scope)
+    finder = _Finder(module_scope, module)
     for line in raise_lines(source):
         finder.descend(tree.body, line, module_scope, None)
     finder.raises.sort(key=lambda spot: (spot.node.lineno, spot.node.col_offset))
@@ -113,7 +125,7 @@ def outline(tree: ast.Module, source: str) -> Outline:
 
 
 def raise_lines(source: str) -> list[int]:
-    """1-based numbers of the lines holding the word `raise`, ascending."""
+    """1-based numbers of the lines holding the word `raise` or `raise_from`, ascending."""
     if "\r" in source:
         source = source.replace("\r\n", "\n").replace("\r", "\n")
     lines: list[int] = []
@@ -124,6 +136,8 @@ def raise_lines(source: str) -> list[int]:
     while start != -1:
         end = start + 5
         before = source[start - 1] if start else " "
+        if source.startswith(_RAISE_FROM, start):
+            end = start + len(_RAISE_FROM)
         after = source[end] if end < len(source) else " "
         if not _is_name_char(before) and not _is_name_char(after):
             line += source.count("\n", position, start)
@@ -150,8 +164,42 @@ _COMPOUND_BODIES = {
 }
 
 
+class RaiseFromCall(ast.Raise):
+    """The raise a call statement of RAISING_CALLS performs: a raise node whose `exc` and
+    `cause` are the call's arguments, at the call statement's place."""
+
+
+def raise_from_call(statement: ast.stmt) -> RaiseFromCall | None:
+    """`raise X from Y` placed where a call statement `...raise_from(X, Y)` stands (two
+    positional arguments, nothing else), whatever the name resolves to; None for any other
+    statement. `errcat migrate` takes the scan's word that the call is one of RAISING_CALLS."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return None
+    call = statement.value
+    func = call.func
+    named = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if (
+        named != _RAISE_FROM
+        or len(call.args) != 2
+        or call.keywords
+        or any(isinstance(argument, ast.Starred) for argument in call.args)
+    ):
+        return None
+    return ast.copy_location(RaiseFromCall(exc=call.args[0], cause=call.args[1]), statement)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
 class _Finder:
-    def __init__(self, module_scope: Scope) -> None:
+    def __init__(self, module_scope: Scope, module: ModuleName | None = None) -> None:
+        self.module = module
         self.raises: list[Spot] = []
         self.scopes: dict[int, Scope] = {id(module_scope.node): module_scope}
         self.starts: dict[int, list[int]] = {}
@@ -171,7 +219,21 @@ class _Finder:
             end = statement.end_lineno or statement.lineno
             if end < line:
                 break
+            if isinstance(statement, ast.Expr) and self.module is not None:
+                raised = self.raised_by_call(statement, scope, self.module)
+                if raised is not None:
+                    body[index] = statement = raised
             self.statement(statement, line, scope, function)
+
+    @staticmethod
+    def raised_by_call(statement: ast.Expr, scope: Scope, module: ModuleName) -> ast.Raise | None:
+        raised = raise_from_call(statement)
+        if raised is None:
+            return None
+        assert isinstance(statement.value, ast.Call)
+        dotted = _dotted(statement.value.func)
+        resolved = None if dotted is None else resolve(dotted, scope, module)
+        return raised if resolved in RAISING_CALLS else None
 
     def statement(
         self, node: ast.stmt, line: int, scope: Scope, function: FunctionNode | None

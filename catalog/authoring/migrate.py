@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from catalog.authoring.import_style import DEFAULT_LINE_LENGTH, ImportStyle
 from catalog.core.errors import FindingsError
+from extractor.locate import RaiseFromCall, raise_from_call
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
@@ -144,7 +145,9 @@ def migrate_source(
             # The variable must hold an instance: the class is called even without arguments.
             edits.append(_replace(src, call, rewrite, style.line_length, bare=False))
             continue
-        edits.append(_replace(src, node.exc, rewrite, style.line_length))
+        # `six.raise_from(X, err)` hands `X` on as a value: it stays an instance.
+        bare = not isinstance(node, RaiseFromCall)
+        edits.append(_replace(src, node.exc, rewrite, style.line_length, bare=bare))
         replaced.append((node, rewrite))
     if pending:
         missing = ", ".join(f"{line}:{column}" for line, column in sorted(pending))
@@ -263,6 +266,13 @@ def _statements_on(body: list[ast.stmt], lines: list[int], kind: type[_S]) -> It
             if lines[index] == statement.lineno:
                 yield statement
             continue
+        if kind is ast.Raise and lines[index] == statement.lineno:
+            # `six.raise_from(X(...), err)`, which the scan reads as `raise X(...) from err`:
+            # its `X(...)` is rewritten in place.
+            raised = raise_from_call(statement)
+            if raised is not None:
+                yield raised  # type: ignore[misc]
+                continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(statement, field, None)
             if inner:
@@ -626,14 +636,13 @@ def _plain_store(statement: ast.stmt) -> str | None:
 
 
 def _blocks(node: ast.AST) -> Iterator[list[ast.stmt]]:
-    """Every statement list under `node`, nested functions' and classes' included."""
+    """Every statement list under `node`, nested functions' and classes' included, each once
+    (an `except` handler's and a `case`'s body are their own nodes' `body`)."""
     for child in ast.walk(node):
         for field in ("body", "orelse", "finalbody"):
             value = getattr(child, field, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 yield value
-        for holder in (*getattr(child, "handlers", ()), *getattr(child, "cases", ())):
-            yield holder.body
 
 
 def _top_level_bindings(tree: ast.Module, module: str, src: _Source) -> tuple[set[str], set[str]]:

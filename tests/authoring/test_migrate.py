@@ -411,6 +411,28 @@ def test_force_single_line_new_section_is_one_block() -> None:
     )
 
 
+def test_a_message_variable_in_an_except_handler_left_unused_is_removed() -> None:
+    """A handler's body, like any block, loses the message variable only its raise read."""
+    source = textwrap.dedent("""\
+        def f(a):
+            try:
+                return int(a)
+            except ValueError as exc:
+                msg = f"bad {a}"
+                raise TypeError(msg) from exc
+    """)
+    assert migrate(source, Rewrite(6, 9, "Bad", {"a": "a"})) == textwrap.dedent("""\
+        from runtime.errors import Bad
+
+
+        def f(a):
+            try:
+                return int(a)
+            except ValueError as exc:
+                raise Bad(a=a) from exc
+    """)
+
+
 def test_a_message_variable_left_unused_is_removed() -> None:
     """`msg = f"..."` (and `msg += ...`) read only by the rewritten raise go with it; a
     variable read elsewhere, or assigned with a comment on its line, stays."""
