@@ -146,6 +146,7 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                         condition.locals,
                         condition.expanded,
                         condition.depends,
+                        condition.instance,
                     )
                     for condition in site.conditions
                 ),
@@ -208,5 +209,15 @@ def _condition(
     local: Any,
     expanded: str | None,
     depends: Any,
+    instance: Any = (),
 ) -> Condition:
-    return Condition(kind, code, line, subject, tuple(local), expanded, tuple(depends))
+    return Condition(
+        kind,
+        code,
+        line,
+        subject,
+        tuple(local),
+        expanded,
+        tuple(depends),
+        tuple((attribute, parameter) for attribute, parameter in instance),
+    )

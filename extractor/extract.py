@@ -31,6 +31,7 @@ from extractor.expansion import free_names, one_line, substituted
 from extractor.fields import spliced, split_field
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, parameter_names, resolve
+from extractor.instance import constructor_attributes, with_instance
 from extractor.literals import TEXT_FUNCTIONS, TEXT_METHODS, escape, gettext_argument
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import (
@@ -174,6 +175,7 @@ class _File:
         self._globals: Counter[str] | None = None
         self._builders: dict[int, Scope] = {}
         self._building = 0
+        self._constructed: dict[int, dict[str, str]] = {}
 
     def column(self, line: int, byte_offset: int) -> int:
         """0-based character column of a UTF-8 byte offset on a 1-based line."""
@@ -413,10 +415,25 @@ class _File:
                 outer = outer.parent
             bound = frozenset(names)
         try:
-            return conditions(scope.node.body, spot.node, self, bound, parameters)
+            found = conditions(scope.node.body, spot.node, self, bound, parameters)
         except RecursionError:
             # Derived facts are extra: code nested too deeply for them still yields its site.
             return ()
+        owner = scope.parent
+        if (
+            found
+            and parameters
+            and isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and owner is not None
+            and isinstance(owner.node, ast.ClassDef)
+            and scope.node.name != "__init__"
+            and not _decorated_static(scope.node)
+        ):
+            attributes = self._constructed.get(id(owner.node))
+            if attributes is None:
+                attributes = self._constructed[id(owner.node)] = constructor_attributes(owner.node)
+            found = with_instance(found, parameters[0], attributes)
+        return found
 
     def signature(self, function: FunctionNode) -> str:
         """The function's decorators and header as written, up to the header's colon.
@@ -1140,6 +1157,14 @@ def _passed(call: ast.Call, function: ast.FunctionDef) -> dict[str, ast.expr]:
         if keyword.arg in named:
             passed[keyword.arg] = keyword.value
     return passed
+
+
+def _decorated_static(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a method takes no instance (`@staticmethod`, `@classmethod`)."""
+    return any(
+        isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod")
+        for decorator in function.decorator_list
+    )
 
 
 def _dotted(node: ast.expr) -> str | None:

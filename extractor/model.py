@@ -64,6 +64,10 @@ class Condition:
     depends: tuple[str, ...] = ()
     """For an `if` reading `locals` with no `expanded` form: the function's parameters those
     locals are computed from by any of their bindings (a superset, any path), sorted."""
+    instance: tuple[tuple[str, str], ...] = ()
+    """For an `if` in a method: the attributes of the instance its test reads that the
+    class's `__init__` sets from one of its parameters and nothing else in the class changes
+    (`extractor.instance`): (attribute, the constructor's parameter), sorted."""
 
 
 @dataclass(frozen=True)

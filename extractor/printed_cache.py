@@ -104,8 +104,17 @@ def _decoded(values: Any) -> RaiseSite:
     if fields["context"] is not None:
         fields["context"] = SourceContext(*fields["context"])
     fields["conditions"] = tuple(
-        Condition(kind, code, line, subject, tuple(local), expanded, tuple(depends))
-        for kind, code, line, subject, local, expanded, depends in fields["conditions"]
+        Condition(
+            kind,
+            code,
+            line,
+            subject,
+            tuple(local),
+            expanded,
+            tuple(depends),
+            tuple((attribute, parameter) for attribute, parameter in instance),
+        )
+        for kind, code, line, subject, local, expanded, depends, instance in fields["conditions"]
     )
     fields["documented"] = tuple(Documented(*item) for item in fields["documented"])
     return RaiseSite(**fields)

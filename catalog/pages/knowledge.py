@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from catalog.evidence.candidates import def_header
@@ -152,6 +152,65 @@ def turned_around(code: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=65536)
+def _made_with(
+    code: str, others: frozenset[str], instance: Sequence[tuple[str, str]]
+) -> dict[str, str]:
+    """`self.<attribute>` -> the constructor's parameter it holds, for a test that reads the
+    instance only through such attributes (and no other parameter the caller does not
+    pass); empty otherwise."""
+    held = dict(instance)
+    if not held or len(others) != 1:
+        return {}
+    (name,) = others
+    try:
+        tree = ast.parse(f"(\n{code}\n)", mode="eval")
+    except SyntaxError:
+        return {}
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name:
+            parent = parents.get(id(node))
+            if not (isinstance(parent, ast.Attribute) and parent.attr in held):
+                return {}
+            found[f"{name}.{parent.attr}"] = held[parent.attr]
+    return found
+
+
+def _instance_remedy(
+    function: str, code: str, named: Sequence[str], made: Mapping[str, str], when: str
+) -> KnowledgeItem | None:
+    """The remedy of a method's test that reads the instance through attributes its
+    constructor set from its parameters: in the method's arguments where it reads some
+    (the attributes said as what the instance was made with), else in the constructor's."""
+    owner = function.rpartition(".")[0]
+    held = " and ".join(
+        f"{code_span(attribute)} is the {code_span(parameter)} it was made with"
+        for attribute, parameter in sorted(made.items())
+    )
+    if named:
+        wanted = turned_around(code)
+        if wanted is None:
+            return None
+        which = ", ".join(code_span(name) for name in named)
+        text = (
+            f"Call {code_span(_called(function))} with {which} such that {code_span(wanted)}, "
+            f"where {held}: it raises this error when {when}."
+        )
+    else:
+        renamed = substituted(code, dict(made))
+        wanted = None if renamed is None else turned_around(renamed)
+        if wanted is None:
+            return None
+        which = ", ".join(code_span(parameter) for parameter in sorted(set(made.values())))
+        text = (
+            f"Make the {code_span(owner)} with {which} such that {code_span(wanted)}: "
+            f"{code_span(function.rpartition('.')[2])} raises this error when {when}, where "
+            f"{held}."
+        )
+    return KnowledgeItem(kind="remedy", text=text)
+
+
 def _operand(text: str) -> str:
     """An expression's text ready to stand in for a name inside another: in parentheses
     unless it binds as tightly as a name does."""
@@ -213,12 +272,20 @@ def remedies(source: Source) -> list[KnowledgeItem]:
         written = one_line(condition.code)
         read = _names(code)
         named = sorted(read & parameters)
-        # `self` and `cls` are the instance and the class, not what the caller passes.
-        if not named or read & (every_parameter - parameters):
+        # `self` and `cls` are the instance and the class, not what the caller passes; the
+        # instance counts through what its constructor was passed (`Condition.instance`).
+        others = read & (every_parameter - parameters)
+        made = _made_with(code, others, condition.instance)
+        if not (named or made) or (others and not made):
             continue
         when = f"{code_span(written)} (line {condition.line})"
         if code != written:
             when += f", that is when {code_span(code)}"
+        if public and made:
+            item = _instance_remedy(function, code, named, made, when)
+            if item is not None:
+                return [replace(item, path=source.path, line=condition.line)]
+            continue
         if public:
             wanted = turned_around(code)
             if wanted is None:
@@ -236,6 +303,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                     line=condition.line,
                 )
             ]
+        if made:
+            # A caller elsewhere may hold another instance: said only of the method itself.
+            continue
         for caller in callers:
             passes = dict(caller.passes)
             computes = {name: (text, reads) for name, text, reads in caller.computes}

@@ -156,6 +156,40 @@ def test_a_test_of_what_the_function_computes_counts_in_what_it_was_passed() -> 
     assert "such that `not (input.dim() != 4 and weight)`" in remedies(spread)[0].text
 
 
+def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed() -> None:
+    """A method's test reading attributes its class's constructor set from its parameters:
+    said in the method's arguments with the attributes explained, or, where it reads none
+    of them, in the constructor's; any other read of the instance gives no remedy."""
+    held = (("input_size", "input_size"), ("proj", "proj_size"))
+    checked = _source(
+        "RNN.check_input",
+        "def check_input(self, input):",
+        Condition("if", "self.input_size != input.size(-1)", 4, instance=held),
+    )
+    assert remedies(checked)[0].text == (
+        "Call `RNN.check_input` with `input` such that `self.input_size == input.size(-1)`, "
+        "where `self.input_size` is the `input_size` it was made with: it raises this error "
+        "when `self.input_size != input.size(-1)` (line 4)."
+    )
+    constructed = _source(
+        "RNN.forward", "def forward(self, x):", Condition("if", "self.proj > 0", 4, instance=held)
+    )
+    assert remedies(constructed)[0].text == (
+        "Make the `RNN` with `proj_size` such that `not (proj_size > 0)`: `forward` raises "
+        "this error when `self.proj > 0` (line 4), where `self.proj` is the `proj_size` it was "
+        "made with."
+    )
+    for other in ("self.proj > self.limit", "self.proj > len(self)", "self.reset() or x"):
+        unknown = _source(
+            "RNN.forward", "def forward(self, x):", Condition("if", other, 4, instance=held)
+        )
+        assert remedies(unknown) == [], other
+    private = _source(
+        "_RNN.forward", "def forward(self, x):", Condition("if", "self.proj > x", 4, instance=held)
+    )
+    assert remedies(private) == []
+
+
 def test_a_test_of_loop_items_asks_every_item_to_pass() -> None:
     """A test of a loop's item (the extractor says it of the items, `any(...)`) gives a
     remedy over all of them, turned around inside (`all(...)`)."""

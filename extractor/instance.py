@@ -1,0 +1,129 @@
+"""What a class's constructor sets on the instance from its own parameters.
+
+A method's test that reads the instance (`if self.input_size != input.size(-1):`) depends on
+how the instance was made when the attribute is one the class's `__init__` sets from a
+parameter and nothing else in the class changes: a caller avoids the raise through the
+constructor's argument as much as through the method's. Such an attribute is recorded on the
+condition (`Condition.instance`) as (attribute, the constructor's parameter).
+
+An attribute counts when the class's own `__init__` (in its body, not inherited) sets it once,
+by a plain `self.<attribute> = <parameter>` statement directly in its body (not under an `if`,
+a loop or a `try`), the parameter never bound again there; and no other method of the class
+(nested functions included) stores or deletes an attribute of that name on anything, nor
+calls `setattr`/`delattr` with its name as a literal. A subclass may still change it: that
+is beyond one class's text, and said nowhere here.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Sequence
+
+from extractor.imports import parameter_names
+from extractor.model import Condition
+
+_SETTERS = frozenset({"setattr", "delattr", "object.__setattr__", "object.__delattr__"})
+
+
+def constructor_attributes(klass: ast.ClassDef) -> dict[str, str]:
+    """Attribute -> the `__init__` parameter it holds, as the module docstring says."""
+    init = next(
+        (
+            statement
+            for statement in klass.body
+            if isinstance(statement, ast.FunctionDef) and statement.name == "__init__"
+        ),
+        None,
+    )
+    if init is None:
+        return {}
+    names = parameter_names(init)
+    if not names:
+        return {}
+    instance, parameters = names[0], set(names[1:])
+    rebound = {
+        node.id
+        for node in ast.walk(init)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del)
+    }
+    found: dict[str, str] = {}
+    for statement in init.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(target := statement.targets[0], ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == instance
+            and isinstance(statement.value, ast.Name)
+            and statement.value.id in parameters - rebound
+        ):
+            found[target.attr] = statement.value.id
+    stored = _stored_attributes(klass, init)
+    return {
+        attribute: parameter for attribute, parameter in found.items() if stored[attribute] == 1
+    }
+
+
+def _stored_attributes(klass: ast.ClassDef, init: ast.FunctionDef) -> dict[str, int]:
+    """How often each attribute name is stored or deleted in the class's functions (a
+    `setattr` with a literal name counts; the `__init__` statements counted once each)."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(klass):
+        name = None
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+            name = node.attr
+        elif (
+            isinstance(node, ast.Call)
+            and _dotted(node.func) in _SETTERS
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            name = node.args[1].value
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+    # A method of the class named like the attribute (a property) is not plain state.
+    for statement in klass.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and statement is not init:
+            counts[statement.name] = counts.get(statement.name, 0) + 2
+    return counts
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def with_instance(
+    found: Sequence[Condition], instance: str, attributes: dict[str, str]
+) -> tuple[Condition, ...]:
+    """`found` with `instance` filled on each `if` whose test reads attributes of the
+    instance (named `instance` in the method) that `attributes` holds."""
+    result = []
+    for condition in found:
+        if condition.kind == "if" and condition.code and attributes:
+            read = _read_attributes(condition.expanded or condition.code, instance)
+            held = tuple(sorted((name, attributes[name]) for name in read if name in attributes))
+            if held:
+                condition = dataclasses.replace(condition, instance=held)
+        result.append(condition)
+    return tuple(result)
+
+
+def _read_attributes(code: str, instance: str) -> set[str]:
+    try:
+        tree = ast.parse(f"(\n{code}\n)", mode="eval")
+    except SyntaxError:
+        return set()
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == instance
+    }

@@ -1,0 +1,66 @@
+"""A method's test of the instance, through what the class's constructor set from its own
+parameters (`Condition.instance`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from extractor import extract_source
+
+SOURCE = """\
+class RNN:
+    def __init__(self, input_size, hidden_size, mode="tanh", layers=1):
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        if mode:
+            self.mode = mode
+        layers = int(layers)
+        self.layers = layers
+        self.scale = 2
+
+    def check_input(self, input):
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"expected {self.input_size} features")
+        if self.mode == "relu6" and self.hidden_size > 3:
+            raise ValueError("mode and size")
+        if self.layers < 1 or self.scale > input:
+            raise ValueError("layers")
+
+    def resize(self, hidden_size):
+        self.hidden_size = hidden_size
+
+    @staticmethod
+    def plain(self):
+        if self.input_size:
+            raise ValueError("static")
+
+
+class Narrow(RNN):
+    def check(self, x):
+        if self.input_size != x:
+            raise ValueError("inherited")
+"""
+
+
+def _instance(line: int) -> tuple[tuple[str, str], ...]:
+    result = extract_source(textwrap.dedent(SOURCE), "pkg/rnn.py", "pkg.rnn")
+    (site,) = [site for site in result.sites if site.line == line]
+    return site.conditions[0].instance
+
+
+def test_attributes_the_constructor_set_from_its_parameters_are_recorded() -> None:
+    assert _instance(13) == (("input_size", "input_size"),)
+
+
+def test_attributes_set_conditionally_elsewhere_from_locals_or_constants_are_not() -> None:
+    # `mode` is set under an `if`, `hidden_size` again by `resize`, `layers` from a rebound
+    # parameter and `scale` from a constant.
+    assert _instance(15) == ()
+    assert _instance(17) == ()
+
+
+def test_only_methods_of_the_class_defining_the_constructor_read_it() -> None:
+    # A static method's first parameter is no instance; a subclass without a constructor of
+    # its own is not followed to its base's.
+    assert _instance(25) == ()
+    assert _instance(31) == ()
