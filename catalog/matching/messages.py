@@ -28,9 +28,10 @@ and a `For further information visit .../errors/<id>/` note is the entry of that
 right after its own message line is not counted twice). Any other class before the colon
 (`packaging.version.InvalidVersion: ...`, `ValueError: ...`) narrows the candidates to the
 entries raised as that class, the message deciding among them; when none of them matches, every
-entry is tried, as for a bare message. Text before the colon that does not read as a class (its
-last part is not CapWords and the catalog knows no class or name of it: `torch.nn.functional:
-bad value`) may be the message's own, so the whole line is tried too, the most specific match
+entry is tried, as for a bare message. Text before the colon that does not read as a class (the
+catalog knows no class or name of it, and it is not a CapWords name that is dotted, as a
+traceback prints a class, or built in: `torch.nn.functional: bad value`, `Softmax2d: expected
+...`) may be the message's own, so the whole line is tried too, the most specific match
 winning. Blanks that end a template are optional: pasting a line, or logging it, loses them.
 Entries whose class is not generated (qualified names,
 built-ins such as `SystemExit`) are known by that class: it is what a traceback prints, so even
@@ -750,7 +751,9 @@ class MessageMatcher:
             if found:
                 return found
             candidates = list(self._candidates(rest))
-            if not _reads_as_class(name, named, self.untyped_class(qualified) is not None):
+            if not _reads_as_class(
+                name, qualified, named, self.untyped_class(qualified) is not None
+            ):
                 # `torch.nn.functional: bad value`: the text before the colon may be the
                 # message's own, so the whole line competes with the text after the colon.
                 whole = list(self._candidates(text))
@@ -860,11 +863,94 @@ def _ends(qualified: str) -> str:
     return f"{parts[0]}.{parts[-1]}" if len(parts) > 1 else qualified
 
 
-def _reads_as_class(name: str, named: int | None, untyped: bool) -> bool:
-    """Whether the text before a colon reads as an exception class: its last part is CapWords
-    (as classes are named: `ValueError`, `InvalidVersion`), or the catalog knows it as an
-    entry's class or name. `torch.nn.functional` or `cuda` may be the message's own text."""
-    return untyped or named is not None or _CLASS_NAME.match(name) is not None
+BUILTIN_EXCEPTIONS = frozenset(
+    [
+        "ArithmeticError",
+        "AssertionError",
+        "AttributeError",
+        "BaseException",
+        "BaseExceptionGroup",
+        "BlockingIOError",
+        "BrokenPipeError",
+        "BufferError",
+        "BytesWarning",
+        "ChildProcessError",
+        "ConnectionAbortedError",
+        "ConnectionError",
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "DeprecationWarning",
+        "EOFError",
+        "EncodingWarning",
+        "EnvironmentError",
+        "Exception",
+        "ExceptionGroup",
+        "FileExistsError",
+        "FileNotFoundError",
+        "FloatingPointError",
+        "FutureWarning",
+        "GeneratorExit",
+        "IOError",
+        "ImportError",
+        "ImportWarning",
+        "IndentationError",
+        "IndexError",
+        "InterruptedError",
+        "IsADirectoryError",
+        "KeyError",
+        "KeyboardInterrupt",
+        "LookupError",
+        "MemoryError",
+        "ModuleNotFoundError",
+        "NameError",
+        "NotADirectoryError",
+        "NotImplementedError",
+        "OSError",
+        "OverflowError",
+        "PendingDeprecationWarning",
+        "PermissionError",
+        "ProcessLookupError",
+        "PythonFinalizationError",
+        "RecursionError",
+        "ReferenceError",
+        "ResourceWarning",
+        "RuntimeError",
+        "RuntimeWarning",
+        "StopAsyncIteration",
+        "StopIteration",
+        "SyntaxError",
+        "SyntaxWarning",
+        "SystemError",
+        "SystemExit",
+        "TabError",
+        "TimeoutError",
+        "TypeError",
+        "UnboundLocalError",
+        "UnicodeDecodeError",
+        "UnicodeEncodeError",
+        "UnicodeError",
+        "UnicodeTranslateError",
+        "UnicodeWarning",
+        "UserWarning",
+        "ValueError",
+        "Warning",
+        "ZeroDivisionError",
+    ]
+)
+"""The built-in exception classes of Pythons 3.9 to 3.13, fixed so that every Python (and the
+browser, whose script lists the same names) reads a line alike."""
+
+
+def _reads_as_class(name: str, qualified: str, named: int | None, untyped: bool) -> bool:
+    """Whether the text before a colon reads as an exception class: the catalog knows it as an
+    entry's class or name; or its last part is CapWords (as classes are named: `ValueError`,
+    `InvalidVersion`) and it is either dotted, as a traceback prints every class but the
+    built-in ones (`packaging.version.InvalidVersion`), or a built-in class. `torch.nn.
+    functional`, `cuda` or `Softmax2d` (a module's name starting its own message) may be the
+    message's own text."""
+    if untyped or named is not None:
+        return True
+    return _CLASS_NAME.match(name) is not None and ("." in qualified or name in BUILTIN_EXCEPTIONS)
 
 
 def _most_specific(*found: list[MatchResult]) -> list[MatchResult]:

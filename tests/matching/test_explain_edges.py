@@ -44,6 +44,11 @@ CATALOG = """\
         exception: ValueError
         status: draft
         message: "bad size for the cache"
+      - id: "00000000000000e7"
+        name: PoolBadSize
+        exception: ValueError
+        status: draft
+        message: "Pool2d: bad size for the cache"
 """
 
 
@@ -126,6 +131,9 @@ def test_a_log_finds_a_template_ending_in_a_blank_without_its_blank(
         ("ValueError: bad shape", ["e4"]),
         ("ValueError: bad size for the cache", ["e6"]),
         ("KeyError: bad size for the cache", ["e6"]),
+        ("Pool2d: bad size for the cache", ["e7"]),
+        ("MyError: bad size for the cache", ["e5"]),
+        ("pkg.MyError: bad size for the cache", ["e6"]),
         ("builtins.KeyError: bad shape", ["e4"]),
         ("bad shape", ["e4"]),
     ],
@@ -133,9 +141,10 @@ def test_a_log_finds_a_template_ending_in_a_blank_without_its_blank(
 def test_a_module_path_before_a_colon_is_read_as_part_of_the_message(
     project: Path, capsys: pytest.CaptureFixture[str], query: str, expected: list[str]
 ) -> None:
-    """`torch.nn.functional: ...` names no exception class (a class name is CapWords, or one
-    the catalog knows): the whole line and the text after the colon are both tried, the most
-    specific match winning. `KeyError: ...` still reads as a class and its message."""
+    """`torch.nn.functional: ...` or `Pool2d: ...` names no exception class (one the catalog
+    knows, or a CapWords name that is dotted, as tracebacks print classes, or built in): the
+    whole line and the text after the colon are both tried, the most specific match winning.
+    `KeyError: ...` and `pkg.MyError: ...` still read as a class and its message."""
     assert explained(project, query, capsys) == expected
 
 

@@ -50,6 +50,25 @@
   const TRAILING_SPACE = new RegExp("[" + SPACE + "]+$");
   // The last part of what reads as a class name before a colon: CapWords.
   const CLASS_NAME = /^_*[A-Z]/;
+  // Python's built-in exception classes (3.9 to 3.13): messages.py's BUILTIN_EXCEPTIONS.
+  const BUILTIN_EXCEPTIONS = new Set([
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
+    "BaseExceptionGroup", "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning",
+    "ChildProcessError", "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError",
+    "ConnectionResetError", "DeprecationWarning", "EOFError", "EncodingWarning",
+    "EnvironmentError", "Exception", "ExceptionGroup", "FileExistsError", "FileNotFoundError",
+    "FloatingPointError", "FutureWarning", "GeneratorExit", "IOError", "ImportError",
+    "ImportWarning", "IndentationError", "IndexError", "InterruptedError", "IsADirectoryError",
+    "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError", "ModuleNotFoundError",
+    "NameError", "NotADirectoryError", "NotImplementedError", "OSError", "OverflowError",
+    "PendingDeprecationWarning", "PermissionError", "ProcessLookupError",
+    "PythonFinalizationError", "RecursionError", "ReferenceError", "ResourceWarning",
+    "RuntimeError", "RuntimeWarning", "StopAsyncIteration", "StopIteration", "SyntaxError",
+    "SyntaxWarning", "SystemError", "SystemExit", "TabError", "TimeoutError", "TypeError",
+    "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError",
+    "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError", "Warning",
+    "ZeroDivisionError",
+  ]);
   const SEPARATOR_RUN = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^`{|}~]/g;
   // What bytes.split() splits on (the Python matcher splits UTF-8 bytes).
   const ASCII_SPACE = /[ \t\n\r\v\f]+/;
@@ -494,7 +513,8 @@
         if (found.length) return found;
         const candidates = this.candidates(rest);
         if (!(this.untypedClass(qualified) !== null || named !== undefined ||
-              CLASS_NAME.test(name))) {
+              (CLASS_NAME.test(name) &&
+               (qualified.includes(".") || BUILTIN_EXCEPTIONS.has(name))))) {
           // `torch.nn.functional: bad value`: the text before the colon may be the message's
           // own, so the whole line competes with the text after the colon.
           const whole = this.candidates(text);
