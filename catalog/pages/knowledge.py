@@ -9,9 +9,10 @@ Nothing here is authored in the catalog: each item is read from the package (see
   entry by reading (`catalog.evidence.tested`) or, more often and exactly, by what its
   expectation caught when `errcat reproduce` ran the tests (`catalog.evidence.suite`);
 - `remedy`: the raise sits under an `if` that tests only parameters of the public function that
-  raises it, so a caller avoids it by passing values for which the test is false; the test is
-  turned around by `extractor.written.negated`, exactly (`not a <= b` gives `a <= b`,
-  `x is None` gives `x is not None`, `x < 0` gives `not (x < 0)`);
+  raises it (or of the instance a public method is called on), so a caller avoids it by
+  passing values for which the test is false; the test is turned around by
+  `extractor.written.negated`, exactly (`not a <= b` gives `a <= b`, `x is None` gives `x is
+  not None`, `x < 0` gives `not (x < 0)`);
 - `reproduced`: a call `errcat reproduce` ran and saw raise this entry at its site
   (`reproduced_items`, from the results `catalog.evidence.reproduce` stores beside the catalog).
 
@@ -152,53 +153,50 @@ def turned_around(code: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=65536)
-def _made_with(
-    code: str, others: frozenset[str], instance: Sequence[tuple[str, str]]
-) -> dict[str, str]:
-    """`self.<attribute>` -> the constructor's parameter it holds, for a test that reads the
-    instance only through such attributes (and no other parameter the caller does not
-    pass); empty otherwise."""
-    held = dict(instance)
-    if not held or len(others) != 1:
-        return {}
-    (name,) = others
+def _instance_reads(code: str, others: frozenset[str]) -> set[str] | None:
+    """The attributes a test reads of the instance (`self.requires_grad`, `self.dim` of
+    `self.dim()`), where the only parameter it reads that the caller does not pass is the
+    instance, `self`, and only through attributes; None otherwise (a class's `cls`, `self`
+    passed whole)."""
+    if others != {"self"}:
+        return None
     try:
         tree = ast.parse(f"(\n{code}\n)", mode="eval")
     except SyntaxError:
-        return {}
+        return None
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    found: dict[str, str] = {}
+    found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == name:
+        if isinstance(node, ast.Name) and node.id == "self":
             parent = parents.get(id(node))
-            if not (isinstance(parent, ast.Attribute) and parent.attr in held):
-                return {}
-            found[f"{name}.{parent.attr}"] = held[parent.attr]
+            if not isinstance(parent, ast.Attribute):
+                return None
+            found.add(parent.attr)
     return found
 
 
 def _instance_remedy(
-    function: str, code: str, named: Sequence[str], made: Mapping[str, str], when: str
+    function: str,
+    code: str,
+    named: Sequence[str],
+    read: set[str],
+    instance: Sequence[tuple[str, str]],
+    when: str,
 ) -> KnowledgeItem | None:
-    """The remedy of a method's test that reads the instance through attributes its
-    constructor set from its parameters: in the method's arguments where it reads some
-    (the attributes said as what the instance was made with), else in the constructor's."""
+    """The remedy of a public method's test that reads the instance through the attributes
+    `read`: where the constructor set each from its parameters (`instance`) and the test
+    reads no argument of the method, in the constructor's arguments; else in the method's
+    arguments and the instance it is called on, which must then be read through public
+    attributes only (the state users see), those the constructor set explained."""
+    held = dict(instance)
+    made = {f"self.{name}": held[name] for name in sorted(read) if name in held}
     owner = function.rpartition(".")[0]
-    held = " and ".join(
+    explained = " and ".join(
         f"{code_span(attribute)} is the {code_span(parameter)} it was made with"
-        for attribute, parameter in sorted(made.items())
+        for attribute, parameter in made.items()
     )
-    if named:
-        wanted = turned_around(code)
-        if wanted is None:
-            return None
-        which = ", ".join(code_span(name) for name in named)
-        text = (
-            f"Call {code_span(_called(function))} with {which} such that {code_span(wanted)}, "
-            f"where {held}: it raises this error when {when}."
-        )
-    else:
-        renamed = substituted(code, dict(made))
+    if made and not named and len(made) == len(read):
+        renamed = substituted(code, made)
         wanted = None if renamed is None else turned_around(renamed)
         if wanted is None:
             return None
@@ -206,8 +204,20 @@ def _instance_remedy(
         text = (
             f"Make the {code_span(owner)} with {which} such that {code_span(wanted)}: "
             f"{code_span(function.rpartition('.')[2])} raises this error when {when}, where "
-            f"{held}."
+            f"{explained}."
         )
+        return KnowledgeItem(kind="remedy", text=text)
+    if any(name.startswith("_") for name in read if name not in held):
+        return None
+    wanted = turned_around(code)
+    if wanted is None:
+        return None
+    which = f"with {', '.join(code_span(name) for name in named)} " if named else ""
+    where = f", where {explained}" if explained else ""
+    text = (
+        f"Call {code_span(_called(function))} {which}on an instance such that "
+        f"{code_span(wanted)}{where}: it raises this error when {when}."
+    )
     return KnowledgeItem(kind="remedy", text=text)
 
 
@@ -242,9 +252,12 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     otherwise, so turning it around would send the caller into that earlier raise. The test
     must read a parameter, and no local of the function (`age > max_age`, `age` computed
     inside: no value of the parameters is known to avoid it; the extractor lists them as the
-    condition's `locals`) nor the instance (`self.closed`); names from outside the function
-    (`torch.float16`, `ScriptModule`, a module constant, a built-in such as `len`) and names a
-    comprehension in the test binds are read as they are.
+    condition's `locals`); names from outside the function (`torch.float16`, `ScriptModule`, a
+    module constant, a built-in such as `len`) and names a comprehension in the test binds are
+    read as they are. A public method's test may read the instance it is called on through
+    its attributes (`_instance_remedy`): those its constructor set from its parameters
+    (`Condition.instance`) are said as what it was made with, and any other must be public
+    (`self.requires_grad`, not `self._closed`), the state users see of it.
     """
     function = getattr(source, "function", None)
     signature = getattr(source, "signature", None)
@@ -275,14 +288,22 @@ def remedies(source: Source) -> list[KnowledgeItem]:
         # `self` and `cls` are the instance and the class, not what the caller passes; the
         # instance counts through what its constructor was passed (`Condition.instance`).
         others = read & (every_parameter - parameters)
-        made = _made_with(code, others, condition.instance)
-        if not (named or made) or (others and not made):
+        instance_read = _instance_reads(code, others) if others else None
+        if (others and not instance_read) or not (named or instance_read):
             continue
         when = f"{code_span(written)} (line {condition.line})"
         if code != written:
             when += f", that is when {code_span(code)}"
-        if public and made:
-            item = _instance_remedy(function, code, named, made, when)
+        if instance_read:
+            # A caller elsewhere may hold another instance: said only of a public method, not
+            # of a constructor (no instance exists before it) nor of a function whose first
+            # parameter is merely called `self`.
+            owner, _, method = function.rpartition(".")
+            item = (
+                _instance_remedy(function, code, named, instance_read, condition.instance, when)
+                if public and owner and method not in ("__init__", "__new__")
+                else None
+            )
             if item is not None:
                 return [replace(item, path=source.path, line=condition.line)]
             continue
@@ -303,9 +324,6 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                     line=condition.line,
                 )
             ]
-        if made:
-            # A caller elsewhere may hold another instance: said only of the method itself.
-            continue
         for caller in callers:
             passes = dict(caller.passes)
             computes = {name: (text, reads) for name, text, reads in caller.computes}

@@ -159,7 +159,9 @@ def test_a_test_of_what_the_function_computes_counts_in_what_it_was_passed() -> 
 def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed() -> None:
     """A method's test reading attributes its class's constructor set from its parameters:
     said in the method's arguments with the attributes explained, or, where it reads none
-    of them, in the constructor's; any other read of the instance gives no remedy."""
+    of them, in the constructor's. Other public attributes of the instance are said as they
+    are; a private one, or the instance passed whole, gives no remedy, nor does a private
+    method."""
     held = (("input_size", "input_size"), ("proj", "proj_size"))
     checked = _source(
         "RNN.check_input",
@@ -167,9 +169,19 @@ def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed()
         Condition("if", "self.input_size != input.size(-1)", 4, instance=held),
     )
     assert remedies(checked)[0].text == (
-        "Call `RNN.check_input` with `input` such that `self.input_size == input.size(-1)`, "
-        "where `self.input_size` is the `input_size` it was made with: it raises this error "
-        "when `self.input_size != input.size(-1)` (line 4)."
+        "Call `RNN.check_input` with `input` on an instance such that `self.input_size == "
+        "input.size(-1)`, where `self.input_size` is the `input_size` it was made with: it "
+        "raises this error when `self.input_size != input.size(-1)` (line 4)."
+    )
+    # The instance's public state, set by anything, is part of what the caller chooses.
+    hooked = _source(
+        "Tensor.register_hook",
+        "def register_hook(self, hook):",
+        Condition("if", "not self.requires_grad", 4),
+    )
+    assert remedies(hooked)[0].text == (
+        "Call `Tensor.register_hook` on an instance such that `self.requires_grad`: it raises "
+        "this error when `not self.requires_grad` (line 4)."
     )
     constructed = _source(
         "RNN.forward", "def forward(self, x):", Condition("if", "self.proj > 0", 4, instance=held)
@@ -179,7 +191,14 @@ def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed()
         "this error when `self.proj > 0` (line 4), where `self.proj` is the `proj_size` it was "
         "made with."
     )
-    for other in ("self.proj > self.limit", "self.proj > len(self)", "self.reset() or x"):
+    # Not a method (a function whose first parameter is called `self`), or a constructor.
+    for function, signature in (
+        ("nll_loss", "def nll_loss(self, target):"),
+        ("RNN.__init__", "def __init__(self, mode):"),
+    ):
+        plain = _source(function, signature, Condition("if", "self.dim() > 2", 4))
+        assert remedies(plain) == [], function
+    for other in ("self.proj > self._limit", "self.proj > len(self)", "self._reset() or x"):
         unknown = _source(
             "RNN.forward", "def forward(self, x):", Condition("if", other, 4, instance=held)
         )
@@ -374,8 +393,10 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
             "def loads(s, max_age=None):",
             Condition("if", "age > max_age", 3, None, ("age",)),
         ),
-        # The instance's state is not what the caller passes.
-        ("Pool.take", "def take(self, n):", Condition("if", "n > self.size", 3)),
+        # The instance's private state is not what its users see.
+        ("Pool.take", "def take(self, n):", Condition("if", "n > self._size", 3)),
+        # The instance passed whole.
+        ("Pool.take", "def take(self, n):", Condition("if", "n > len(self)", 3)),
         # No parameter at all: a module's state.
         ("start", "def start(n):", Condition("if", "not _initialized", 3)),
     ],
