@@ -38,6 +38,7 @@ from extractor.written import ATOM, is_none_test, level, negated
 if TYPE_CHECKING:
     from catalog.evidence.reproduce import Reproduction
     from catalog.pages.sources import Source
+    from extractor.calls import Caller
     from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
@@ -377,8 +378,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
 def documented(source: Source, exception: str | None = None) -> list[KnowledgeItem]:
     """What docstrings say of this error: the raising function's raises section, as the
     site's record holds it; what the function's docstring says of the parameters its
-    innermost test reads; and the raises sections of the nearest public callers that name the
-    entry's class (`exception`), each said as theirs."""
+    innermost test reads, and what the nearest public caller's says of those it passes on to
+    them; and the raises sections of the nearest public callers that name the entry's class
+    (`exception`), each said as theirs."""
     items = []
     for note in getattr(source, "documented", ()):
         if not note.text:
@@ -393,11 +395,14 @@ def documented(source: Source, exception: str | None = None) -> list[KnowledgeIt
         )
     function = getattr(source, "function", None)
     found = getattr(source, "callers", None)
-    if function and found is not None and found.documents:
-        read = _innermost_reads(source)
+    read = _innermost_reads(source) if function and found is not None else frozenset()
+    if found is not None and found.documents:
         for name, text, line in found.documents:
             if name in read:
-                items.append(_said_of(function, name, text, source.path, line))
+                items.append(_said_of(str(function), name, text, source.path, line))
+    if found is not None and read:
+        undocumented = read - {name for name, _text, _line in found.documents}
+        items += _passed_on_documents(found.callers, undocumented)
     if exception and found is not None:
         short = exception.rpartition(".")[2]
         named = [
@@ -419,6 +424,22 @@ def documented(source: Source, exception: str | None = None) -> list[KnowledgeIt
                 )
             )
     return items
+
+
+def _passed_on_documents(callers: Sequence[Caller], read: frozenset[str]) -> list[KnowledgeItem]:
+    """What the nearest public caller's docstring says of its parameters that it passes on,
+    unchanged, to those the innermost test reads: the meaning the user gave them, where the
+    raising function documents none (a private helper). The nearest such caller only, for
+    at most MAX_CALLER_DOCS of its parameters."""
+    for caller in sorted(callers, key=lambda caller: (caller.depth, caller.name)):
+        passed = {own for name, own in caller.passes if name in read}
+        said = [entry for entry in caller.documents if entry[0] in passed]
+        if said:
+            return [
+                _said_of(caller.name, name, text, caller.path, line)
+                for name, text, line in said[:MAX_CALLER_DOCS]
+            ]
+    return []
 
 
 def _called(name: str) -> str:

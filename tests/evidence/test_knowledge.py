@@ -338,8 +338,10 @@ def test_a_private_check_is_said_of_what_a_public_caller_computes_from_its_param
 
 def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_raise() -> None:
     """`documented` also gives what the raising function's docstring says of the parameters
-    its innermost test reads, what a public caller's docstring says of the arguments a remedy
-    through it names, and the raises sections of public callers naming the entry's class."""
+    its innermost test reads (or, where it says nothing of them, what the nearest public
+    caller's says of the arguments it passes on to them), what a public caller's docstring
+    says of the arguments a remedy through it names, and the raises sections of public
+    callers naming the entry's class."""
     adam = Caller(
         "pkg.optim.Adam.__init__",
         "pkg/optim.py",
@@ -366,6 +368,11 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
     )
     assert [item.text for item in documented(computed)] == [
         "The docstring of `_check_rate` says of `low`: the floor."
+    ]
+    # A helper that documents nothing: the nearest public caller's word for what it passes.
+    bare = _check_rate("rate < low", adam)
+    assert [item.text for item in documented(bare)] == [
+        "The docstring of `pkg.optim.Adam` says of `lr`: learning rate (default: 1e-3)."
     ]
     narrow = replace(source, conditions=(Condition("if", "rate < 0", 8),))
     remedy, said = remedies(narrow)
