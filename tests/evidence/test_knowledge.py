@@ -374,6 +374,8 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
     assert [item.text for item in documented(bare)] == [
         "The docstring of `pkg.optim.Adam` says of `lr`: learning rate (default: 1e-3)."
     ]
+    computing = replace(adam, passes=(), computes=(("rate", "lr * 2", ("lr",)),))
+    assert documented(_check_rate("rate < low", computing)) == documented(bare)
     narrow = replace(source, conditions=(Condition("if", "rate < 0", 8),))
     remedy, said = remedies(narrow)
     assert remedy.kind == "remedy" and "Call `pkg.optim.Adam` with `lr`" in remedy.text
