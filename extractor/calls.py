@@ -1007,15 +1007,23 @@ class _Summariser:
         if binding != _PLAIN:
             every.discard(positional[0].arg)
         stable = frozenset(every - set(_bindings(node.body, every)) - comprehension_names)
+        # A parameter bound again only after a call still holds the caller's argument there
+        # (`_mha_shape_check(query, attn_mask)`, then `attn_mask = ...`), unless a loop
+        # around the call may run a later binding first.
+        later, loops = _later_bindings(node.body, set(every) - stable - comprehension_names)
         # A nested function reads its enclosing one's locals as if they came from outside:
         # what it computes from them is not said in its own parameters.
         computed = (
             _Computed(node, stable, scope.fill(self.module).bound)
-            if stable and not nested
+            if (stable or later) and not nested
             else None
         )
         for call in calls:
-            self.call(index, call, scope, method, comprehension_names, receivers, stable, computed)
+            here = stable
+            if later and not any(start <= call.lineno <= end for start, end in loops):
+                end = call.end_lineno or call.lineno
+                here = stable | {name for name, first in later.items() if first > end}
+            self.call(index, call, scope, method, comprehension_names, receivers, here, computed)
         for inner in functions:
             self.function(inner, scope, nested=True, method=method)
         for inner_class in classes:
@@ -1168,7 +1176,7 @@ def _passes(call: ast.Call, stable: frozenset[str], computed: _Computed | None =
     def made(value: ast.expr) -> str | None:
         if isinstance(value, ast.Name) and value.id in stable:
             return value.id
-        return None if computed is None else computed.text(value, call.lineno)
+        return None if computed is None else computed.text(value, call.lineno, stable)
 
     for position, argument in enumerate(call.args):
         if isinstance(argument, ast.Starred):
@@ -1206,14 +1214,18 @@ class _Computed:
         self._once: dict[str, ast.Assign | ast.AnnAssign | None] | None = None
         self._changed: set[str] | None = None
 
-    def text(self, value: ast.expr, line: int) -> str | None:
-        found = self._expanded(value, line, 0)
+    def text(self, value: ast.expr, line: int, stable: frozenset[str] | None = None) -> str | None:
+        """`value` written out in the parameters (`stable`: those holding the caller's
+        arguments at this call, by default the function's never rebound ones)."""
+        found = self._expanded(value, line, 0, self.stable if stable is None else stable)
         if found is None or not found[1]:
             return None
         text = _unparsed(found[0])
         return text if text is not None and len(text) <= MAX_COMPUTED else None
 
-    def _expanded(self, value: ast.expr, line: int, depth: int) -> tuple[ast.expr, bool] | None:
+    def _expanded(
+        self, value: ast.expr, line: int, depth: int, stable: frozenset[str]
+    ) -> tuple[ast.expr, bool] | None:
         """`value` with its locals replaced by what they were bound to, and whether it reads
         a parameter; None when it reads something refused."""
         if any(isinstance(node, self._REFUSED) for node in ast.walk(value)):
@@ -1221,11 +1233,11 @@ class _Computed:
         values: dict[str, ast.expr] = {}
         reads = False
         for name in free_names(value):
-            if name in self.stable:
+            if name in stable:
                 reads = True
             elif name in self.bound:
                 local = self._local(name, line) if depth < _COMPUTED_DEPTH else None
-                inner = None if local is None else self._expanded(local, line, depth + 1)
+                inner = None if local is None else self._expanded(local, line, depth + 1, stable)
                 if inner is None:
                     return None
                 values[name] = inner[0]
@@ -1247,6 +1259,45 @@ class _Computed:
         if binding is None or binding.value is None or name in self._changed:
             return None
         return binding.value if binding.lineno < line else None
+
+
+def _later_bindings(
+    body: list[ast.stmt], names: set[str]
+) -> tuple[dict[str, int], list[tuple[int, int]]]:
+    """Of `names` (parameters a function binds again), the line of each one's first plain
+    binding (an assignment, augmented or annotated, a `for` or `with` target, `:=`, `del`),
+    for those bound only so; and the lines of every loop of the body. Not entering nested
+    definitions. A name also bound by an `except ... as`, an import, a `match` pattern or
+    declared `global`/`nonlocal` is left out: its first binding is not worth reading out."""
+    first: dict[str, int] = {}
+    odd: set[str] = set()
+    loops: list[tuple[int, int]] = []
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            loops.append((node.lineno, node.end_lineno or node.lineno))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            if node.id in names:
+                first[node.id] = min(first.get(node.id, node.lineno), node.lineno)
+        elif isinstance(node, ast.ExceptHandler) and node.name in names:
+            odd.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            odd.update(
+                (alias.asname or alias.name).partition(".")[0]
+                for alias in node.names
+                if (alias.asname or alias.name).partition(".")[0] in names
+            )
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            odd.update(name for name in node.names if name in names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name in names:
+            odd.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest in names:
+            odd.add(node.rest)
+        todo.extend(ast.iter_child_nodes(node))
+    return {name: line for name, line in first.items() if name not in odd}, loops
 
 
 def _changed_in_place(body: list[ast.stmt], names: set[str]) -> set[str]:

@@ -555,8 +555,9 @@ def _passes(graph: CallGraph, path: str, qualname: str) -> dict[str, dict[str, s
 def test_parameters_passed_on_unchanged_are_followed_to_public_callers(tmp_path: Path) -> None:
     """Each caller says which parameters of the function asked about receive its own
     parameters, unchanged, by position or keyword, through methods, constructors and
-    classmethods; a rebound parameter, a computed argument (see `computes`, next test) and
-    positions after `*args` pass nothing."""
+    classmethods; a parameter rebound before the call (or in a loop around it, or caught
+    into), a computed argument (see `computes`, next test) and positions after `*args` pass
+    nothing."""
     graph = _graph(
         tmp_path,
         {
@@ -608,6 +609,22 @@ def test_parameters_passed_on_unchanged_are_followed_to_public_callers(tmp_path:
 
                 def unbound(opt, value, low):
                     Optimizer._validate(opt, value, low)
+
+                def rebinds_after(lr, floor):
+                    _check_rate(lr, low=floor)
+                    floor = 0
+
+                def rebinds_in_loop(lr):
+                    for _ in range(2):
+                        _check_rate(lr)
+                        lr = lr * 2
+
+                def caught_as(lr):
+                    _check_rate(lr)
+                    try:
+                        pass
+                    except ValueError as lr:
+                        pass
                 """,
         },
     )
@@ -622,6 +639,10 @@ def test_parameters_passed_on_unchanged_are_followed_to_public_callers(tmp_path:
     assert passes["opt.check.by_keyword"] == {"rate": "speed", "low": "floor", "name": "floor"}
     assert passes["opt.check.unbound"] == {"rate": "value", "low": "low"}
     assert passes["opt.check.Optimizer.check_self"] == {}
+    # Bound again only after the call: the argument is still the caller's there.
+    assert passes["opt.check.rebinds_after"] == {"rate": "lr", "low": "floor"}
+    assert passes["opt.check.rebinds_in_loop"] == {}
+    assert passes["opt.check.caught_as"] == {}
 
 
 def test_arguments_computed_from_parameters_are_said_in_the_callers_parameters(
