@@ -49,6 +49,7 @@ from extractor.expansion import free_names
 from extractor.imports import (
     ModuleName,
     Scope,
+    dotted_name,
     import_from_base,
     module_name_for,
     parameter_names,
@@ -839,15 +840,6 @@ def summarise(data: bytes, module: ModuleName) -> Summary:
             gc.enable()
 
 
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
-
-
 def _own_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
     """The statement lists inside a compound statement that run in the same scope."""
     for name in ("body", "orelse", "finalbody"):
@@ -937,7 +929,7 @@ class _Summariser:
         if isinstance(node, ast.Subscript):
             # `Generic[T]`, `Protocol[T]`: only the subscripted name can matter.
             node = node.value
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted is None:
             return ""
         return resolve(dotted, scope, self.module) or ""
@@ -1065,7 +1057,7 @@ class _Summariser:
             ):
                 self.calls.append((index, _SUPER, method.class_qualname, func.attr, passes))
                 return
-        dotted = _dotted(func)
+        dotted = dotted_name(func)
         if dotted is None or dotted.partition(".")[0] in comprehension_names:
             return
         target = resolve(dotted, scope, self.module)
@@ -1468,7 +1460,7 @@ def _class_named(expression: ast.expr) -> str | None:
             expression = ast.parse(expression.value, mode="eval").body
         except SyntaxError:
             return None
-    if isinstance(expression, ast.Subscript) and _dotted(expression.value) in (
+    if isinstance(expression, ast.Subscript) and dotted_name(expression.value) in (
         "Optional",
         "typing.Optional",
     ):
@@ -1477,7 +1469,7 @@ def _class_named(expression: ast.expr) -> str | None:
         sides = [expression.left, expression.right]
         kept = [side for side in sides if not _is_none(side)]
         return _class_named(kept[0]) if len(kept) == 1 else None
-    return _dotted(expression)
+    return dotted_name(expression)
 
 
 def _is_none(expression: ast.expr) -> bool:

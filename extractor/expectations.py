@@ -32,7 +32,7 @@ from importlib.util import decode_source
 from pathlib import Path
 
 from extractor.files import display_path, printable
-from extractor.imports import ModuleName, Scope, module_name_for, resolve
+from extractor.imports import ModuleName, Scope, dotted_name, module_name_for, resolve
 from extractor.model import ScanFailure
 
 MAX_CODE_LINES = 25
@@ -221,7 +221,7 @@ class _Reader:
                 return None
         elif not isinstance(func, ast.Name) or func.id != "raises":
             return None
-        dotted = _dotted(func)
+        dotted = dotted_name(func)
         if dotted is not None and resolve(dotted, scope, self.module) in _PYTEST_RAISES:
             return "pytest"
         return None
@@ -257,21 +257,10 @@ def _made_once(name: str, scope: Scope) -> ast.Call | None:
     return made if stores == 1 else None
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _classes(node: ast.expr) -> list[str]:
     """The dotted names of an expected-class argument: one name, or a tuple of them."""
     elements = node.elts if isinstance(node, ast.Tuple) else [node]
-    names = [_dotted(element) for element in elements]
+    names = [dotted_name(element) for element in elements]
     return [name for name in names if name is not None]
 
 
@@ -299,7 +288,7 @@ def _literal_pattern(node: ast.expr, scope: Scope, module: ModuleName) -> str | 
         and isinstance(node.args[0], ast.Constant)
         and isinstance(node.args[0].value, str)
     ):
-        dotted = _dotted(node.func)
+        dotted = dotted_name(node.func)
         if dotted is not None and resolve(dotted, scope, module) == "re.escape":
             return re.escape(node.args[0].value)
     return None

@@ -30,7 +30,7 @@ from extractor.docstrings import raises_entries
 from extractor.expansion import free_names, one_line, substituted
 from extractor.fields import spliced, split_field
 from extractor.fstrings import joined_template
-from extractor.imports import ModuleName, Scope, parameter_names, resolve
+from extractor.imports import ModuleName, Scope, dotted_name, parameter_names, resolve
 from extractor.instance import constructor_attributes, with_instance
 from extractor.literals import TEXT_FUNCTIONS, TEXT_METHODS, escape, gettext_argument
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
@@ -233,7 +233,7 @@ class _File:
             and isinstance(exc.func, ast.Attribute)
             and exc.func.attr == "with_traceback"
             and isinstance(exc.func.value, ast.Call)
-            and (built_by := _dotted(exc.func.value.func)) is not None
+            and (built_by := dotted_name(exc.func.value.func)) is not None
             and not (resolve(built_by, spot.scope, self.module) or "").startswith("builtins.")
         ):
             # `raise X(...).with_traceback(tb)` raises the X built. Only for a class that is
@@ -260,7 +260,7 @@ class _File:
             isinstance(exc, ast.Call)
             and len(exc.args) == 2
             and not exc.keywords
-            and (dotted := _dotted(exc.func)) is not None
+            and (dotted := dotted_name(exc.func)) is not None
             and resolve(dotted, spot.scope, self.module) == "typing.cast"
         ):
             exc = exc.args[1]  # `typing.cast(T, value)` is `value` at run time
@@ -277,12 +277,12 @@ class _File:
                     or self.just_assigned(spot, exc.id)
                     or self.built_beside_caught(spot, exc.id)
                 )
-                if isinstance(built, ast.Call) and _dotted(built.func) is not None:
+                if isinstance(built, ast.Call) and dotted_name(built.func) is not None:
                     # `err = X(...); raise err` raises what `raise X(...)` would.
                     via = exc.id
                     exc = built
         if isinstance(exc, ast.Call):
-            exception = _dotted(exc.func)
+            exception = dotted_name(exc.func)
             if exception is not None:
                 message = _message(exc)
                 if message is not None:
@@ -293,7 +293,7 @@ class _File:
                 )
                 arguments = tuple(self.text(argument) for argument in exc.args)
         elif exc is not None:
-            exception = _dotted(exc)
+            exception = dotted_name(exc)
         qualified_name = None if exception is None else resolve(exception, spot.scope, self.module)
         return RaiseSite(
             path=self.display,
@@ -704,7 +704,7 @@ class _File:
             return True
         if isinstance(func, ast.Attribute) and func.attr == "join":
             return isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
-        if gettext_argument(_dotted(func), len(node.args)) is not None:
+        if gettext_argument(dotted_name(func), len(node.args)) is not None:
             return True
         if isinstance(func, ast.Attribute) and func.attr in TEXT_METHODS:
             # `.strip()` of literal text, or of a call that gives literal text.
@@ -722,7 +722,7 @@ class _File:
             or not isinstance(node.args[0], ast.Constant | ast.JoinedStr)
         ):
             return False
-        dotted = _dotted(func)
+        dotted = dotted_name(func)
         return dotted is not None and resolve(dotted, scope, self.module) in TEXT_FUNCTIONS
 
     def follow(self, spot: Spot, name: str) -> cst.BaseExpression | Binding | None:
@@ -907,7 +907,7 @@ class _File:
             spot.node.lineno,
             spot.node.col_offset,
         )
-        if before and isinstance(value, ast.Call) and _dotted(value.func) is not None:
+        if before and isinstance(value, ast.Call) and dotted_name(value.func) is not None:
             return value
         return None
 
@@ -1167,16 +1167,6 @@ def _decorated_static(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     )
 
 
-def _dotted(node: ast.expr) -> str | None:
-    """`a.b.C` for a chain of names and attributes; None for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
-
-
 def _message(call: ast.Call) -> ast.expr | None:
     """The first positional argument, unless an unpacking comes first."""
     if not call.args or isinstance(call.args[0], ast.Starred):
@@ -1335,7 +1325,7 @@ def _tests_exception(test: ast.expr, name: str, qualify: Callable[[str], str | N
     kinds = test.args[1]
     options = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
     return any(
-        (dotted := _dotted(option)) is not None and qualify(dotted) in _EXCEPTION_BASES
+        (dotted := dotted_name(option)) is not None and qualify(dotted) in _EXCEPTION_BASES
         for option in options
     )
 
@@ -1343,7 +1333,7 @@ def _tests_exception(test: ast.expr, name: str, qualify: Callable[[str], str | N
 def _builds_class(call: ast.Call, scope: Scope, module: ModuleName) -> bool:
     """Whether a call may construct an exception here: of a class name (CapWords, as classes
     are named) or of a built-in exception; a method's result (`cache.get(...)`) is not."""
-    dotted = _dotted(call.func)
+    dotted = dotted_name(call.func)
     if dotted is None:
         return True
     last = dotted.rpartition(".")[2]

@@ -62,6 +62,19 @@ def parameter_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [argument.arg for argument in (*every, arguments.kwarg) if argument is not None]
 
 
+def dotted_name(node: ast.expr) -> str | None:
+    """`a.b.C` for a chain of names and attributes (as written, before any resolving); None
+    for anything else (a call, a subscript, `super()`)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
 def target_names(target: ast.expr, into: set[str]) -> None:
     """Add to `into` every name an assignment target (`a`, `a, *b`, `[a, (b, c)]`) binds."""
     if isinstance(target, ast.Name):

@@ -20,7 +20,7 @@ import ast
 import dataclasses
 from collections.abc import Sequence
 
-from extractor.imports import parameter_names
+from extractor.imports import dotted_name, parameter_names
 from extractor.model import Condition
 
 _SETTERS = frozenset({"setattr", "delattr", "object.__setattr__", "object.__delattr__"})
@@ -75,7 +75,7 @@ def _stored_attributes(klass: ast.ClassDef, init: ast.FunctionDef) -> dict[str, 
             name = node.attr
         elif (
             isinstance(node, ast.Call)
-            and _dotted(node.func) in _SETTERS
+            and dotted_name(node.func) in _SETTERS
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
             and isinstance(node.args[1].value, str)
@@ -88,15 +88,6 @@ def _stored_attributes(klass: ast.ClassDef, init: ast.FunctionDef) -> dict[str, 
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and statement is not init:
             counts[statement.name] = counts.get(statement.name, 0) + 2
     return counts
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
 
 
 def with_instance(

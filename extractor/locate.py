@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from extractor.files import ExtractorError
-from extractor.imports import ModuleName, Scope, resolve
+from extractor.imports import ModuleName, Scope, dotted_name, resolve
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -188,15 +188,6 @@ def raise_from_call(statement: ast.stmt) -> RaiseFromCall | None:
     return ast.copy_location(RaiseFromCall(exc=call.args[0], cause=call.args[1]), statement)
 
 
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
-
-
 class _Finder:
     def __init__(self, module_scope: Scope, module: ModuleName | None = None) -> None:
         self.module = module
@@ -231,7 +222,7 @@ class _Finder:
         if raised is None:
             return None
         assert isinstance(statement.value, ast.Call)
-        dotted = _dotted(statement.value.func)
+        dotted = dotted_name(statement.value.func)
         resolved = None if dotted is None else resolve(dotted, scope, module)
         return raised if resolved in RAISING_CALLS else None
 

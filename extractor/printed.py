@@ -44,7 +44,7 @@ from pathlib import Path
 from extractor.calls import CallGraph, call_graph
 from extractor.extract import _File
 from extractor.fields import runs, split_field
-from extractor.imports import ModuleName, Scope, module_name_for, resolve
+from extractor.imports import ModuleName, Scope, dotted_name, module_name_for, resolve
 from extractor.literals import escape, gettext_argument
 from extractor.locate import Spot, decode
 from extractor.model import FileResult, RaiseSite, ScanReport
@@ -360,7 +360,7 @@ class Printed:
     ) -> str | None:
         """The class a parameter defaults to, where the function never rebinds it."""
         default = _defaults(node).get(name)
-        dotted = None if default is None else _dotted(default)
+        dotted = None if default is None else dotted_name(default)
         if dotted is None or _rebinds(node, name):
             return None
         qualified = resolve(dotted, scope.parent or scope, module.module)
@@ -569,7 +569,7 @@ class Printed:
                 bindings[parameter.arg] = _literal(default.value)
             else:
                 bindings[parameter.arg] = _value(parameter.arg)
-                named = None if default is None else _dotted(default)
+                named = None if default is None else dotted_name(default)
                 if classes is not None and named is not None:
                     classes[parameter.arg] = named
         for star in (spec.vararg, spec.kwarg):
@@ -592,7 +592,7 @@ class Printed:
             raise _Unresolved(
                 f"returns {context.module.source(value)}, whose class errcat cannot tell"
             )
-        dotted = _dotted(value.func)
+        dotted = dotted_name(value.func)
         if dotted is None:
             raise _Unresolved("builds its exception from an expression errcat cannot read")
         # `raise exc(msg)` of a parameter the call left to its default class: that class.
@@ -736,7 +736,7 @@ class Printed:
     ) -> tuple[str, str] | None:
         """The (path, qualname) of the function a call statement calls, where the graph's
         rules find it (a method of `self`'s class, a function through the imports)."""
-        dotted = _dotted(func)
+        dotted = dotted_name(func)
         if dotted is None:
             return None
         root, _, attribute = dotted.partition(".")
@@ -1010,7 +1010,7 @@ class Printed:
         except _Unresolved:
             return False
         return any(
-            (_dotted(d) or "").rpartition(".")[2] in ("property", "cached_property")
+            (dotted_name(d) or "").rpartition(".")[2] in ("property", "cached_property")
             for d in node.decorator_list
         )
 
@@ -1238,15 +1238,6 @@ def _addends(node: ast.BinOp) -> list[ast.expr] | None:
     return None if left is None else [*left, node.right]
 
 
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
-
-
 def _first_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     positional = [*node.args.posonlyargs, *node.args.args]
     return positional[0].arg if positional else None
@@ -1339,7 +1330,7 @@ def _base_inits(
         ):
             yield statement, call, None
             continue
-        named = _dotted(func.value)
+        named = dotted_name(func.value)
         if named is not None:
             yield statement, call, named
 
@@ -1451,7 +1442,7 @@ class _SourceReader:
         if isinstance(node, ast.Name) and node.id in bindings:
             return bindings[node.id]
         if isinstance(node, ast.Call):
-            index = gettext_argument(_dotted(node.func), len(node.args))
+            index = gettext_argument(dotted_name(node.func), len(node.args))
             if index is not None:
                 return self.expand(node.args[index])
             func = node.func

@@ -102,6 +102,12 @@ _OLDEST_PYTHON_EXCEPTIONS = frozenset(
 )
 """The built-in exception classes of Python 3.7 (the oldest served), listed once by hand."""
 
+EVERY_BUILTIN_EXCEPTION = _OLDEST_PYTHON_EXCEPTIONS | frozenset(
+    ["BaseExceptionGroup", "EncodingWarning", "ExceptionGroup", "PythonFinalizationError"]
+)
+"""The built-in exception classes of any Python from 3.7 to 3.13, whichever errcat runs on
+(what a pasted traceback may name; the search box's script lists the same names)."""
+
 _NOT_FROM_MESSAGE = frozenset({"UnicodeDecodeError", "UnicodeEncodeError", "UnicodeTranslateError"})
 
 TYPED_BUILTINS = frozenset(

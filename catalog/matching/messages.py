@@ -60,6 +60,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from catalog.core.exceptions import EVERY_BUILTIN_EXCEPTION
 from catalog.matching.frames import raised_at
 
 if TYPE_CHECKING:
@@ -863,84 +864,6 @@ def _ends(qualified: str) -> str:
     return f"{parts[0]}.{parts[-1]}" if len(parts) > 1 else qualified
 
 
-BUILTIN_EXCEPTIONS = frozenset(
-    [
-        "ArithmeticError",
-        "AssertionError",
-        "AttributeError",
-        "BaseException",
-        "BaseExceptionGroup",
-        "BlockingIOError",
-        "BrokenPipeError",
-        "BufferError",
-        "BytesWarning",
-        "ChildProcessError",
-        "ConnectionAbortedError",
-        "ConnectionError",
-        "ConnectionRefusedError",
-        "ConnectionResetError",
-        "DeprecationWarning",
-        "EOFError",
-        "EncodingWarning",
-        "EnvironmentError",
-        "Exception",
-        "ExceptionGroup",
-        "FileExistsError",
-        "FileNotFoundError",
-        "FloatingPointError",
-        "FutureWarning",
-        "GeneratorExit",
-        "IOError",
-        "ImportError",
-        "ImportWarning",
-        "IndentationError",
-        "IndexError",
-        "InterruptedError",
-        "IsADirectoryError",
-        "KeyError",
-        "KeyboardInterrupt",
-        "LookupError",
-        "MemoryError",
-        "ModuleNotFoundError",
-        "NameError",
-        "NotADirectoryError",
-        "NotImplementedError",
-        "OSError",
-        "OverflowError",
-        "PendingDeprecationWarning",
-        "PermissionError",
-        "ProcessLookupError",
-        "PythonFinalizationError",
-        "RecursionError",
-        "ReferenceError",
-        "ResourceWarning",
-        "RuntimeError",
-        "RuntimeWarning",
-        "StopAsyncIteration",
-        "StopIteration",
-        "SyntaxError",
-        "SyntaxWarning",
-        "SystemError",
-        "SystemExit",
-        "TabError",
-        "TimeoutError",
-        "TypeError",
-        "UnboundLocalError",
-        "UnicodeDecodeError",
-        "UnicodeEncodeError",
-        "UnicodeError",
-        "UnicodeTranslateError",
-        "UnicodeWarning",
-        "UserWarning",
-        "ValueError",
-        "Warning",
-        "ZeroDivisionError",
-    ]
-)
-"""The built-in exception classes of Pythons 3.9 to 3.13, fixed so that every Python (and the
-browser, whose script lists the same names) reads a line alike."""
-
-
 def _reads_as_class(name: str, qualified: str, named: int | None, untyped: bool) -> bool:
     """Whether the text before a colon reads as an exception class: the catalog knows it as an
     entry's class or name; or its last part is CapWords (as classes are named: `ValueError`,
@@ -950,7 +873,9 @@ def _reads_as_class(name: str, qualified: str, named: int | None, untyped: bool)
     message's own text."""
     if untyped or named is not None:
         return True
-    return _CLASS_NAME.match(name) is not None and ("." in qualified or name in BUILTIN_EXCEPTIONS)
+    return _CLASS_NAME.match(name) is not None and (
+        "." in qualified or name in EVERY_BUILTIN_EXCEPTION
+    )
 
 
 def _most_specific(*found: list[MatchResult]) -> list[MatchResult]:

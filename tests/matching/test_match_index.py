@@ -361,3 +361,26 @@ def test_a_class_is_found_by_the_public_path_its_package_re_exports_it_under() -
     ):
         assert [r.id for r in matcher.match(query)] == ["00000000000000c6"], query
     assert matcher.match("otherpkg.TooManyRedirects") == []
+
+
+def test_the_browser_lists_the_built_in_exception_classes_python_does() -> None:
+    """A bare built-in class before a colon reads as a class in both matchers: the script's
+    list is errcat's, and that list holds every built-in exception of this Python."""
+    import builtins
+    import re
+
+    from catalog.core.exceptions import EVERY_BUILTIN_EXCEPTION
+
+    text = SCRIPT.read_text(encoding="utf-8")
+    listed = re.search(r"const BUILTIN_EXCEPTIONS = new Set\(\[(.*?)\]\);", text, re.DOTALL)
+    assert listed is not None
+    assert set(re.findall(r'"(\w+)"', listed.group(1))) == EVERY_BUILTIN_EXCEPTION
+    here = {
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type)
+        and issubclass(value, BaseException)
+        and not name.startswith("_")
+        and name != "WindowsError"
+    }
+    assert here <= EVERY_BUILTIN_EXCEPTION
