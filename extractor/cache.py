@@ -188,7 +188,7 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
                 keywords=tuple((name, value) for name, value in keywords),
                 arguments=None if arguments is None else tuple(arguments),
                 context=None if context is None else SourceContext(*context),
-                conditions=tuple(_condition(*condition) for condition in conditions),
+                conditions=tuple(condition_from(*condition) for condition in conditions),
                 signature=signature,
                 via=via,
                 documented=tuple(Documented(*item) for item in documented),
@@ -201,7 +201,7 @@ def result_from_record(record: tuple[Any, ...], display: str) -> FileResult:
     )
 
 
-def _condition(
+def condition_from(
     kind: str,
     code: str | None,
     line: int,
@@ -209,8 +209,9 @@ def _condition(
     local: Any,
     expanded: str | None,
     depends: Any,
-    instance: Any = (),
+    instance: Any,
 ) -> Condition:
+    """A condition from its fields as a cache stores them (sequences as lists or tuples)."""
     return Condition(
         kind,
         code,

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from extractor.cache import Cache
-from extractor.model import Condition, Documented, FileResult, RaiseSite, ScanReport, SourceContext
+from extractor.cache import Cache, condition_from
+from extractor.model import Documented, FileResult, RaiseSite, ScanReport, SourceContext
 
 CACHE_PREFIX = "printed-"
 _CHANGEABLE = tuple(field.name for field in dataclasses.fields(RaiseSite))
@@ -103,19 +103,7 @@ def _decoded(values: Any) -> RaiseSite:
     fields = dict(zip(_CHANGEABLE, values, strict=True))
     if fields["context"] is not None:
         fields["context"] = SourceContext(*fields["context"])
-    fields["conditions"] = tuple(
-        Condition(
-            kind,
-            code,
-            line,
-            subject,
-            tuple(local),
-            expanded,
-            tuple(depends),
-            tuple((attribute, parameter) for attribute, parameter in instance),
-        )
-        for kind, code, line, subject, local, expanded, depends, instance in fields["conditions"]
-    )
+    fields["conditions"] = tuple(condition_from(*record) for record in fields["conditions"])
     fields["documented"] = tuple(Documented(*item) for item in fields["documented"])
     return RaiseSite(**fields)
 
