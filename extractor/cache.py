@@ -220,5 +220,5 @@ def condition_from(
         tuple(local),
         expanded,
         tuple(depends),
-        tuple((attribute, parameter) for attribute, parameter in instance),
+        tuple((attribute, parameter, said, line) for attribute, parameter, said, line in instance),
     )

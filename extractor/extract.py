@@ -31,7 +31,7 @@ from extractor.expansion import free_names, one_line, substituted
 from extractor.fields import spliced, split_field
 from extractor.fstrings import joined_template
 from extractor.imports import ModuleName, Scope, dotted_name, parameter_names, resolve
-from extractor.instance import constructor_attributes, with_instance
+from extractor.instance import Held, constructor_attributes, with_instance
 from extractor.literals import TEXT_FUNCTIONS, TEXT_METHODS, escape, gettext_argument
 from extractor.locate import DecodeProblem, FunctionNode, Spot, decode, outline, split_lines
 from extractor.model import (
@@ -175,7 +175,7 @@ class _File:
         self._globals: Counter[str] | None = None
         self._builders: dict[int, Scope] = {}
         self._building = 0
-        self._constructed: dict[int, dict[str, str]] = {}
+        self._constructed: dict[int, dict[str, Held]] = {}
 
     def column(self, line: int, byte_offset: int) -> int:
         """0-based character column of a UTF-8 byte offset on a 1-based line."""

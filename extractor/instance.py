@@ -6,6 +6,10 @@ parameter and nothing else in the class changes: a caller avoids the raise throu
 constructor's argument as much as through the method's. Such an attribute is recorded on the
 condition (`Condition.instance`) as (attribute, the constructor's parameter).
 
+The record also carries what the class's docstring or its `__init__`'s says of that
+parameter (the `__init__`'s first), with its file line, so that a page can say what the value
+is meant to be.
+
 An attribute counts when the class's own `__init__` (in its body, not inherited) sets it once,
 by a plain `self.<attribute> = <parameter>` statement directly in its body (not under an `if`,
 a loop or a `try`), the parameter never bound again there; and no other method of the class
@@ -20,14 +24,20 @@ import ast
 import dataclasses
 from collections.abc import Sequence
 
+from extractor.docstrings import parameter_entries
 from extractor.imports import dotted_name, parameter_names
 from extractor.model import Condition
 
 _SETTERS = frozenset({"setattr", "delattr", "object.__setattr__", "object.__delattr__"})
 
 
-def constructor_attributes(klass: ast.ClassDef) -> dict[str, str]:
-    """Attribute -> the `__init__` parameter it holds, as the module docstring says."""
+Held = tuple[str, str, str, int]
+"""(attribute, the constructor's parameter it holds, what a docstring says of that parameter or
+"", the 1-based file line of that entry or 0)."""
+
+
+def constructor_attributes(klass: ast.ClassDef) -> dict[str, Held]:
+    """Attribute -> what the module docstring says is recorded of it."""
     init = next(
         (
             statement
@@ -60,8 +70,27 @@ def constructor_attributes(klass: ast.ClassDef) -> dict[str, str]:
         ):
             found[target.attr] = statement.value.id
     stored = _stored_attributes(klass, init)
+    said = {**_parameter_docs(klass), **_parameter_docs(init)}
     return {
-        attribute: parameter for attribute, parameter in found.items() if stored[attribute] == 1
+        attribute: (attribute, parameter, *said.get(parameter, ("", 0)))
+        for attribute, parameter in found.items()
+        if stored[attribute] == 1
+    }
+
+
+def _parameter_docs(node: ast.ClassDef | ast.FunctionDef) -> dict[str, tuple[str, int]]:
+    """Parameter -> (what the node's docstring says of it, the entry's file line)."""
+    first = node.body[0] if node.body else None
+    if not (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return {}
+    line = first.value.lineno
+    return {
+        entry.name: (entry.text, line + entry.line_offset)
+        for entry in parameter_entries(first.value.value)
     }
 
 
@@ -91,7 +120,7 @@ def _stored_attributes(klass: ast.ClassDef, init: ast.FunctionDef) -> dict[str, 
 
 
 def with_instance(
-    found: Sequence[Condition], instance: str, attributes: dict[str, str]
+    found: Sequence[Condition], instance: str, attributes: dict[str, Held]
 ) -> tuple[Condition, ...]:
     """`found` with `instance` filled on each `if` whose test reads attributes of the
     instance (named `instance` in the method) that `attributes` holds."""
@@ -99,7 +128,7 @@ def with_instance(
     for condition in found:
         if condition.kind == "if" and condition.code and attributes:
             read = _read_attributes(condition.expanded or condition.code, instance)
-            held = tuple(sorted((name, attributes[name]) for name in read if name in attributes))
+            held = tuple(sorted(attributes[name] for name in read if name in attributes))
             if held:
                 condition = dataclasses.replace(condition, instance=held)
         result.append(condition)

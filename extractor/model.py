@@ -64,10 +64,12 @@ class Condition:
     depends: tuple[str, ...] = ()
     """For an `if` reading `locals` with no `expanded` form: the function's parameters those
     locals are computed from by any of their bindings (a superset, any path), sorted."""
-    instance: tuple[tuple[str, str], ...] = ()
+    instance: tuple[tuple[str, str, str, int], ...] = ()
     """For an `if` in a method: the attributes of the instance its test reads that the
     class's `__init__` sets from one of its parameters and nothing else in the class changes
-    (`extractor.instance`): (attribute, the constructor's parameter), sorted."""
+    (`extractor.instance`): (attribute, the constructor's parameter, what the class's or its
+    `__init__`'s docstring says of that parameter or "", that entry's file line or 0),
+    sorted."""
 
 
 @dataclass(frozen=True)

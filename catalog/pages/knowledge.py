@@ -181,7 +181,7 @@ def _instance_remedy(
     code: str,
     named: Sequence[str],
     read: set[str],
-    instance: Sequence[tuple[str, str]],
+    instance: Sequence[tuple[str, str, str, int]],
     when: str,
 ) -> KnowledgeItem | None:
     """The remedy of a public method's test that reads the instance through the attributes
@@ -189,7 +189,7 @@ def _instance_remedy(
     reads no argument of the method, in the constructor's arguments; else in the method's
     arguments and the instance it is called on, which must then be read through public
     attributes only (the state users see), those the constructor set explained."""
-    held = dict(instance)
+    held = {attribute: parameter for attribute, parameter, _said, _line in instance}
     made = {f"self.{name}": held[name] for name in sorted(read) if name in held}
     owner = function.rpartition(".")[0]
     explained = " and ".join(
@@ -306,7 +306,15 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                 else None
             )
             if item is not None:
-                return [replace(item, path=source.path, line=condition.line)]
+                return [
+                    replace(item, path=source.path, line=condition.line),
+                    # What the class says the constructor's arguments the test reads are.
+                    *(
+                        _said_of(function.rpartition(".")[0], parameter, said, source.path, line)
+                        for attribute, parameter, said, line in condition.instance
+                        if said and attribute in instance_read
+                    ),
+                ]
             continue
         if public:
             wanted = turned_around(code)

@@ -162,16 +162,27 @@ def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed()
     of them, in the constructor's. Other public attributes of the instance are said as they
     are; a private one, or the instance passed whole, gives no remedy, nor does a private
     method."""
-    held = (("input_size", "input_size"), ("proj", "proj_size"))
+    held = (
+        ("input_size", "input_size", "Features of each input.", 2),
+        ("proj", "proj_size", "", 0),
+    )
     checked = _source(
         "RNN.check_input",
         "def check_input(self, input):",
         Condition("if", "self.input_size != input.size(-1)", 4, instance=held),
     )
-    assert remedies(checked)[0].text == (
+    remedy, said = remedies(checked)
+    assert remedy.text == (
         "Call `RNN.check_input` with `input` on an instance such that `self.input_size == "
         "input.size(-1)`, where `self.input_size` is the `input_size` it was made with: it "
         "raises this error when `self.input_size != input.size(-1)` (line 4)."
+    )
+    # What the class's docstring says that constructor argument is, where it says anything.
+    assert (said.kind, said.text, said.path, said.line) == (
+        "documented",
+        "The docstring of `RNN` says of `input_size`: Features of each input.",
+        "pkg/m.py",
+        2,
     )
     # The instance's public state, set by anything, is part of what the caller chooses.
     hooked = _source(

@@ -7,8 +7,14 @@ import textwrap
 
 from extractor import extract_source
 
-SOURCE = """\
+SOURCE = '''\
 class RNN:
+    """A recurrent layer.
+
+    Args:
+        input_size: The number of features each input has.
+    """
+
     def __init__(self, input_size, hidden_size, mode="tanh", layers=1):
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -39,28 +45,30 @@ class Narrow(RNN):
     def check(self, x):
         if self.input_size != x:
             raise ValueError("inherited")
-"""
+'''
 
 
-def _instance(line: int) -> tuple[tuple[str, str], ...]:
+def _instance(line: int) -> tuple[tuple[str, str, str, int], ...]:
     result = extract_source(textwrap.dedent(SOURCE), "pkg/rnn.py", "pkg.rnn")
     (site,) = [site for site in result.sites if site.line == line]
     return site.conditions[0].instance
 
 
 def test_attributes_the_constructor_set_from_its_parameters_are_recorded() -> None:
-    assert _instance(13) == (("input_size", "input_size"),)
+    assert _instance(19) == (
+        ("input_size", "input_size", "The number of features each input has.", 5),
+    )
 
 
 def test_attributes_set_conditionally_elsewhere_from_locals_or_constants_are_not() -> None:
     # `mode` is set under an `if`, `hidden_size` again by `resize`, `layers` from a rebound
     # parameter and `scale` from a constant.
-    assert _instance(15) == ()
-    assert _instance(17) == ()
+    assert _instance(21) == ()
+    assert _instance(23) == ()
 
 
 def test_only_methods_of_the_class_defining_the_constructor_read_it() -> None:
     # A static method's first parameter is no instance; a subclass without a constructor of
     # its own is not followed to its base's.
-    assert _instance(25) == ()
     assert _instance(31) == ()
+    assert _instance(37) == ()
