@@ -265,9 +265,12 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     conditions = getattr(source, "conditions", ())
     if not function or not signature:
         return []
-    # Public as `public_rank` counts it: no private part (`__init__`, `__call__` are how a
-    # public class is called).
-    public = not public_rank("", function)[0]
+    # No private part: a `__dunder__` method is how users reach a public class's behaviour
+    # (`Class(...)`, `obj[i]`, `with obj:`), not a private name.
+    public = all(
+        not part.startswith("_") or (part.startswith("__") and part.endswith("__"))
+        for part in function.split(".")
+    )
     found = getattr(source, "callers", None)
     callers = sorted(
         (caller for caller in (found.callers if found else ()) if caller.passes or caller.computes),
@@ -294,7 +297,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             continue
         when = f"{code_span(written)} (line {condition.line})"
         if code != written:
-            when += f", that is when {code_span(code)}"
+            # Exact for locals and loop items; for a parameter filled in when None (`x is None
+            # or (...)`) the raise only may follow: "can only hold when" is true of both.
+            when += f", which can only hold when {code_span(code)}"
         if instance_read:
             # A caller elsewhere may hold another instance: said only of a public method, not
             # of a constructor (no instance exists before it) nor of a function whose first
@@ -454,7 +459,7 @@ def _passed_on_documents(callers: Sequence[Caller], read: frozenset[str]) -> lis
 
 def _called(name: str) -> str:
     """How users call a function: a constructor by its class."""
-    return name.removesuffix(".__init__")
+    return name.removesuffix(".__init__").removesuffix(".__new__")
 
 
 def _said_of(function: str, name: str, text: str, path: str, line: int) -> KnowledgeItem:

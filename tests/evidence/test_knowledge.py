@@ -138,6 +138,38 @@ def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
     ]
 
 
+def test_dunder_methods_are_how_users_reach_a_public_class() -> None:
+    """`__new__` is called as the class, `__getitem__` by indexing: both are public; a
+    parameter filled in when None is said as what the caller must pass, a condition that can
+    only hold then."""
+    made = _source(
+        "Results.List.__new__",
+        "def __new__(cls, contained=None):",
+        Condition(
+            "if",
+            "not isinstance(contained, list)",
+            6,
+            None,
+            ("contained",),
+            "contained is None or (not isinstance(contained, list))",
+        ),
+    )
+    assert remedies(made)[0].text == (
+        "Call `Results.List` with `contained` such that `contained is not None and "
+        "isinstance(contained, list)`: it raises this error when `not isinstance(contained, "
+        "list)` (line 6), which can only hold when `contained is None or (not "
+        "isinstance(contained, list))`."
+    )
+    indexed = _source(
+        "Stack.__getitem__", "def __getitem__(self, idx):", Condition("if", "idx < 0", 4)
+    )
+    assert "Call `Stack.__getitem__` with `idx` such that `not (idx < 0)`" in (
+        remedies(indexed)[0].text
+    )
+    hidden = _source("Stack._get", "def _get(self, idx):", Condition("if", "idx < 0", 4))
+    assert remedies(hidden) == []
+
+
 def test_a_test_of_what_the_function_computes_counts_in_what_it_was_passed() -> None:
     """A test reading locals gives a remedy through the extractor's `expanded`, said as
     written and as expanded; a test written over lines reads as one line."""
@@ -148,7 +180,7 @@ def test_a_test_of_what_the_function_computes_counts_in_what_it_was_passed() -> 
     )
     assert remedies(computed)[0].text == (
         "Call `conv` with `input` such that `input.dim() == 4`: it raises this error when "
-        "`ndim != 4` (line 5), that is when `input.dim() != 4`."
+        "`ndim != 4` (line 5), which can only hold when `input.dim() != 4`."
     )
     spread = _source(
         "conv", "def conv(input, weight):", Condition("if", "input.dim() != 4\n    and weight", 5)
@@ -239,7 +271,7 @@ def test_a_test_of_loop_items_asks_every_item_to_pass() -> None:
     assert remedies(looped)[0].text == (
         "Call `step` with `params` such that "
         "`all(not (p.grad is not None and p.grad.is_sparse) for p in params)`: it raises this "
-        "error when `p.grad is not None and p.grad.is_sparse` (line 6), that is when "
+        "error when `p.grad is not None and p.grad.is_sparse` (line 6), which can only hold when "
         "`any(p.grad is not None and p.grad.is_sparse for p in params)`."
     )
     assert turned_around('any(q.dtype != lr for g in gs for q in g["params"] if q)') == (
