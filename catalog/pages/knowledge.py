@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
+_CONSTRUCTING = frozenset({"__init__", "__new__", "__post_init__"})
+"""Methods that run while the instance is made: no instance exists for a caller to choose."""
 MAX_CALLER_DOCS = 3
 """Raises sections of public callers an entry lists, nearest first."""
 MAX_TESTED = 5
@@ -307,7 +309,7 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             owner, _, method = function.rpartition(".")
             item = (
                 _instance_remedy(function, code, named, instance_read, condition.instance, when)
-                if public and owner and method not in ("__init__", "__new__")
+                if public and owner and method not in _CONSTRUCTING
                 else None
             )
             if item is not None:

@@ -238,6 +238,7 @@ def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed()
     for function, signature in (
         ("nll_loss", "def nll_loss(self, target):"),
         ("RNN.__init__", "def __init__(self, mode):"),
+        ("Signature.__post_init__", "def __post_init__(self):"),
     ):
         plain = _source(function, signature, Condition("if", "self.dim() > 2", 4))
         assert remedies(plain) == [], function
