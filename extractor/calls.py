@@ -45,7 +45,7 @@ from typing import Any
 
 from extractor.cache import Cache
 from extractor.docstrings import parameter_entries, raises_entries
-from extractor.expansion import free_names
+from extractor.expansion import binding_reads, free_names
 from extractor.imports import (
     ModuleName,
     Scope,
@@ -94,10 +94,11 @@ Summary = tuple[Any, ...]
 """A file's summary as cached: module, is_package, functions, classes, imports, stars, calls."""
 Documents = tuple[tuple[str, str, int], ...]
 """Entries of a docstring's section: (exception or parameter name, text, 1-based file line)."""
-Passes = tuple[tuple[int | str, str], ...]
+Passes = tuple[tuple[int | str, str, tuple[str, ...]], ...]
 """A call's arguments made of the calling function's own parameters: (position in the call or
 keyword, the parameter's name when passed unchanged, else the expression computing the
-argument from the parameters, see `_Computed`)."""
+argument from the parameters (see `_Computed`), else ""; the parameters the argument depends
+on, through the locals it reads, by any of their bindings)."""
 MAX_COMPUTED = 100
 """Characters an argument computed from the caller's parameters may take, written out; a
 longer one says too little to be worth a remedy."""
@@ -131,6 +132,10 @@ class Caller:
     its own parameters, those parameters): arguments that are not passed unchanged but made
     of the caller's parameters and of names from outside it, along the calls found
     (`Conv2d(stride=...)` passes `_pair(stride)` to `_ConvNd.__init__`'s `stride`)."""
+    feeds: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(parameter of the function asked about, this caller's parameters its value depends
+    on): a superset of `passes` and `computes`, also through what the caller computes in
+    ways no exact expression says (locals bound in branches, parameters it rebinds)."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +223,9 @@ class CallGraph:
         self._passes: dict[tuple[int, int], dict[str, str]] = {}
         """(callee, caller) → {callee's parameter: the caller's parameter passed to it
         unchanged, or the expression over the caller's parameters computing it}."""
+        self._feeds: dict[tuple[int, int], dict[str, frozenset[str]]] = {}
+        """(callee, caller) → {callee's parameter: the caller's parameters its value depends
+        on}."""
         self._top_classes: dict[str, set[str]] = {}
         self._exports: dict[str, list[str]] | None = None
         self._public_names: dict[int, str | None] = {}
@@ -306,6 +314,10 @@ class CallGraph:
         flows: dict[int, dict[str, str]] = {
             start: {name: name for name in self._functions[start].parameters}
         }
+        # And which of its own parameters each parameter of the start depends on.
+        fed: dict[int, dict[str, frozenset[str]]] = {
+            start: {name: frozenset((name,)) for name in self._functions[start].parameters}
+        }
         for level in range(1, depth + 1):
             following: list[int] = []
             on_level: set[int] = set()
@@ -318,13 +330,24 @@ class CallGraph:
                         if flow and passed
                         else {}
                     )
+                    feeds = _fed(fed.get(node), self._feeds.get((node, caller)))
                     if caller in seen:
                         # Reached on this level by another call too: keep what passes most.
-                        if caller in on_level and len(carried) > len(flows.get(caller, ())):
-                            flows[caller] = carried
+                        if caller in on_level and (
+                            len(carried) > len(flows.get(caller, ()))
+                            or len(feeds) > len(fed.get(caller, ()))
+                        ):
+                            if len(carried) > len(flows.get(caller, ())):
+                                flows[caller] = carried
+                            if len(feeds) > len(fed.get(caller, ())):
+                                fed[caller] = feeds
                             if caller in found:
                                 found[caller] = self._caller(
-                                    caller, found[caller].name, level, carried
+                                    caller,
+                                    found[caller].name,
+                                    level,
+                                    flows.get(caller, {}),
+                                    fed.get(caller, {}),
                                 )
                         continue
                     seen.add(caller)
@@ -332,10 +355,12 @@ class CallGraph:
                     on_level.add(caller)
                     if carried:
                         flows[caller] = carried
+                    if feeds:
+                        fed[caller] = feeds
                     function = self._functions[caller]
                     name = self._public(caller)
                     if name is not None:
-                        found[caller] = self._caller(caller, name, level, carried)
+                        found[caller] = self._caller(caller, name, level, carried, feeds)
             frontier = following
         bounded = any(
             caller not in seen for node in frontier for caller in self._callers.get(node, ())
@@ -352,7 +377,14 @@ class CallGraph:
             function.documents,
         )
 
-    def _caller(self, index: int, name: str, depth: int, carried: dict[str, str]) -> Caller:
+    def _caller(
+        self,
+        index: int,
+        name: str,
+        depth: int,
+        carried: dict[str, str],
+        feeds: dict[str, frozenset[str]],
+    ) -> Caller:
         function = self._functions[index]
         passes = {origin: text for origin, text in carried.items() if text.isidentifier()}
         computes = tuple(
@@ -360,7 +392,7 @@ class CallGraph:
             for origin, text in sorted(carried.items())
             if origin not in passes
         )
-        passed = set(passes.values()).union(*(reads for _, _, reads in computes))
+        passed = set(passes.values()).union(*(reads for _, _, reads in computes), *feeds.values())
         return Caller(
             name,
             function.path,
@@ -370,6 +402,7 @@ class CallGraph:
             function.raises,
             tuple(entry for entry in function.documents if entry[0] in passed),
             computes,
+            tuple((origin, tuple(sorted(params))) for origin, params in sorted(feeds.items())),
         )
 
     def _public(self, index: int) -> str | None:
@@ -504,6 +537,7 @@ class CallGraph:
             # Calling the class passes its arguments to the inherited `__init__` as they are.
             parameters = self._functions[inherited].parameters[1:]
             self._passes[(inherited, index)] = {name: name for name in parameters}
+            self._feeds[(inherited, index)] = {name: frozenset((name,)) for name in parameters}
 
     def _add_calls(self, path: str, summary: Summary) -> None:
         calls = summary[6]
@@ -549,14 +583,24 @@ class CallGraph:
             bound = function.binding != _PLAIN
         shift = 1 if bound else 0
         mapping: dict[str, str] = {}
-        for slot, name in passes:
+        feeds: dict[str, frozenset[str]] = {}
+        for slot, text, depends in passes:
             if isinstance(slot, str):
-                if slot in function.parameters[shift:]:
-                    mapping[slot] = name
+                parameter = slot if slot in function.parameters[shift:] else None
             elif slot + shift < function.positional:
-                mapping[function.parameters[slot + shift]] = name
+                parameter = function.parameters[slot + shift]
+            else:
+                parameter = None
+            if parameter is None:
+                continue
+            if text:
+                mapping[parameter] = text
+            if depends:
+                feeds[parameter] = frozenset(depends)
         if len(mapping) > len(self._passes.get((callee, caller), ())):
             self._passes[(callee, caller)] = mapping
+        if len(feeds) > len(self._feeds.get((callee, caller), ())):
+            self._feeds[(callee, caller)] = feeds
 
     def _resolve(self, name: str, chased: int = 0) -> int | None:
         """The function an absolute dotted name calls (a class: its `__init__`), or None."""
@@ -721,7 +765,7 @@ def _answer_record(found: Callers | None) -> Any:
     if found is None:
         return None
     callers = tuple(
-        (c.name, c.path, c.line, c.depth, c.passes, c.raises, c.documents, c.computes)
+        (c.name, c.path, c.line, c.depth, c.passes, c.raises, c.documents, c.computes, c.feeds)
         for c in found.callers
     )
     return (found.function, found.public, callers, found.depth, found.bounded, found.documents)
@@ -1010,12 +1054,15 @@ class _Summariser:
             if (stable or later) and not nested
             else None
         )
+        depends = _Depends(node.body, every)
         for call in calls:
             here = stable
             if later and not any(start <= call.lineno <= end for start, end in loops):
                 end = call.end_lineno or call.lineno
                 here = stable | {name for name, first in later.items() if first > end}
-            self.call(index, call, scope, method, comprehension_names, receivers, here, computed)
+            self.call(
+                index, call, scope, method, comprehension_names, receivers, here, computed, depends
+            )
         for inner in functions:
             self.function(inner, scope, nested=True, method=method)
         for inner_class in classes:
@@ -1031,8 +1078,9 @@ class _Summariser:
         receivers: dict[str, str],
         stable: frozenset[str],
         computed: _Computed | None = None,
+        depends: _Depends | None = None,
     ) -> None:
-        passes = _passes(call, stable, computed) if stable else ()
+        passes = _passes(call, stable, computed, depends)
         func = call.func
         if isinstance(func, ast.Name):
             self.name_call(index, func.id, scope, comprehension_names, passes)
@@ -1158,30 +1206,64 @@ def _documented(
     return raises, documents
 
 
-def _passes(call: ast.Call, stable: frozenset[str], computed: _Computed | None = None) -> Passes:
-    """Which of a call's arguments are made of the caller's own parameters: (the argument's
-    position, or its keyword; the parameter passed unchanged, or the expression computing the
-    argument, see `_Computed`). Positions stop at the first `*x`, after which no position is
-    known."""
-    found: list[tuple[int | str, str]] = []
+def _passes(
+    call: ast.Call,
+    stable: frozenset[str],
+    computed: _Computed | None = None,
+    depends: _Depends | None = None,
+) -> Passes:
+    """Which of a call's arguments are made of the caller's own parameters (see `Passes`).
+    Positions stop at the first `*x`, after which no position is known."""
+    found: list[tuple[int | str, str, tuple[str, ...]]] = []
 
-    def made(value: ast.expr) -> str | None:
+    def add(slot: int | str, value: ast.expr) -> None:
+        text = None
         if isinstance(value, ast.Name) and value.id in stable:
-            return value.id
-        return None if computed is None else computed.text(value, call.lineno, stable)
+            text = value.id
+        elif computed is not None and stable:
+            text = computed.text(value, call.lineno, stable)
+        reads = () if depends is None else depends.of(value)
+        if text is not None or reads:
+            found.append((slot, text or "", reads))
 
     for position, argument in enumerate(call.args):
         if isinstance(argument, ast.Starred):
             break
-        text = made(argument)
-        if text is not None:
-            found.append((position, text))
+        add(position, argument)
     for keyword in call.keywords:
         if keyword.arg is not None:
-            text = made(keyword.value)
-            if text is not None:
-                found.append((keyword.arg, text))
+            add(keyword.arg, keyword.value)
     return tuple(found)
+
+
+class _Depends:
+    """The parameters an expression of a function depends on: those it reads, and those the
+    locals it reads are computed from by any of their bindings (`extractor.expansion.
+    binding_reads`), up to `_DEPENDS_DEPTH` locals deep. A superset on any path: good for
+    saying which arguments matter, never for a remedy."""
+
+    _DEPENDS_DEPTH = 3
+
+    def __init__(self, body: list[ast.stmt], parameters: set[str]) -> None:
+        self.body = body
+        self.parameters = parameters
+        self._reads: dict[str, set[str]] | None = None
+
+    def of(self, value: ast.expr) -> tuple[str, ...]:
+        if not self.parameters:
+            return ()
+        names = free_names(value)
+        found = names & self.parameters
+        todo = names - self.parameters
+        if todo:
+            if self._reads is None:
+                self._reads = binding_reads(self.body)
+            seen: set[str] = set()
+            for _level in range(self._DEPENDS_DEPTH):
+                todo = {read for name in todo - seen for read in self._reads.get(name, ())}
+                seen |= todo
+                found |= todo & self.parameters
+        return tuple(sorted(found))
 
 
 class _Computed:
@@ -1361,6 +1443,22 @@ def _names_read(text: str) -> set[str]:
     """The names an expression text reads from outside it."""
     tree = _parsed(text)
     return set() if tree is None else free_names(tree)
+
+
+def _fed(
+    fed: dict[str, frozenset[str]] | None, feeds: dict[str, frozenset[str]] | None
+) -> dict[str, frozenset[str]]:
+    """One call further back: each parameter of the function asked about that `fed` says
+    depends on a function's parameters, said in those of a caller of that function, through
+    what each argument of the call depends on (`feeds`)."""
+    if not fed or not feeds:
+        return {}
+    carried: dict[str, frozenset[str]] = {}
+    for origin, parameters in fed.items():
+        reached = frozenset().union(*(feeds.get(name, frozenset()) for name in parameters))
+        if reached:
+            carried[origin] = reached
+    return carried
 
 
 def _carried(

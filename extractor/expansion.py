@@ -338,7 +338,7 @@ def _may_change_attribute(statement: ast.stmt, attribute: str) -> bool:
     return False
 
 
-def _binding_reads(body: list[ast.stmt]) -> dict[str, set[str]]:
+def binding_reads(body: list[ast.stmt]) -> dict[str, set[str]]:
     """For each name a function body binds by assignment, loop or `with`, the names the
     binding statements read (their values, iterables and context expressions)."""
     found: dict[str, set[str]] = {}
@@ -510,7 +510,7 @@ class Expander:
         them reads (an assignment's value, a loop's iterable, a `with` item), through locals
         bound so in turn, sorted. Any binding counts, on any path: a superset of what the
         test's value depends on, where no exact value could be said."""
-        reads = _binding_reads(self.body)
+        reads = binding_reads(self.body)
         seen: set[str] = set()
         todo = set(names)
         for _level in range(self._DEPENDS_DEPTH):

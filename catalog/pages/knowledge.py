@@ -442,13 +442,15 @@ def documented(source: Source, exception: str | None = None) -> list[KnowledgeIt
 
 
 def _passed_on_documents(callers: Sequence[Caller], read: frozenset[str]) -> list[KnowledgeItem]:
-    """What the nearest public caller's docstring says of its parameters that it passes on
-    (unchanged, or computed from them) to those the innermost test reads: the meaning the user gave them, where the
+    """What the nearest public caller's docstring says of its parameters that the arguments
+    it gives those the innermost test reads depend on (passed unchanged, computed from them,
+    `Caller.feeds`): the meaning the user gave them, where the
     raising function documents none (a private helper). The nearest such caller only, for
     at most MAX_CALLER_DOCS of its parameters."""
     for caller in sorted(callers, key=lambda caller: (caller.depth, caller.name)):
         passed = {own for name, own in caller.passes if name in read}.union(
-            *(reads for name, _text, reads in caller.computes if name in read)
+            *(reads for name, _text, reads in caller.computes if name in read),
+            *(params for name, params in caller.feeds if name in read),
         )
         said = [entry for entry in caller.documents if entry[0] in passed]
         if said:

@@ -420,6 +420,9 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
     ]
     computing = replace(adam, passes=(), computes=(("rate", "lr * 2", ("lr",)),))
     assert documented(_check_rate("rate < low", computing)) == documented(bare)
+    # An argument no exact text says, but which depends on `lr`.
+    feeding = replace(adam, passes=(), feeds=(("rate", ("lr",)),))
+    assert documented(_check_rate("rate < low", feeding)) == documented(bare)
     narrow = replace(source, conditions=(Condition("if", "rate < 0", 8),))
     remedy, said = remedies(narrow)
     assert remedy.kind == "remedy" and "Call `pkg.optim.Adam` with `lr`" in remedy.text

@@ -726,6 +726,43 @@ def test_arguments_computed_from_parameters_are_said_in_the_callers_parameters(
     assert passes["nn.conv.twice"] == {"channels": "channels"}
 
 
+def test_what_each_argument_depends_on_is_carried_where_no_exact_text_is(tmp_path: Path) -> None:
+    """`feeds`: the caller's parameters each argument depends on, through locals bound in
+    branches and parameters bound again, and through further callers; the instance is not
+    a parameter a caller passes."""
+    graph = _graph(
+        tmp_path,
+        {
+            "ad/__init__.py": "",
+            "ad/grad.py": """\
+                def _make_grads(outputs, grads):
+                    for out, grad in zip(outputs, grads):
+                        if grad is None and out.numel() != 1:
+                            raise RuntimeError("grad can be implicitly created only for scalars")
+
+                def backward(tensors, grad_tensors=None, retain=False):
+                    tensors = (tensors,) if isinstance(tensors, int) else tuple(tensors)
+                    if grad_tensors is None:
+                        grads = [None] * len(tensors)
+                    else:
+                        grads = list(grad_tensors)
+                    _make_grads(tensors, grads)
+
+                class Tensor:
+                    def backward(self, gradient=None):
+                        backward(self, gradient)
+                """,
+        },
+    )
+    found = graph.callers("ad/grad.py", "_make_grads")
+    assert found is not None
+    by_name = {caller.name: caller for caller in found.callers}
+    direct = by_name["ad.grad.backward"]
+    assert (direct.passes, direct.computes) == ((), ())
+    assert direct.feeds == (("grads", ("grad_tensors", "tensors")), ("outputs", ("tensors",)))
+    assert by_name["ad.grad.Tensor.backward"].feeds == (("grads", ("gradient",)),)
+
+
 def test_callers_carry_what_their_docstrings_say(tmp_path: Path) -> None:
     """A caller brings its raises section and the entries for the parameters it passes on; the
     function asked about brings its own parameter entries, a constructor its class's too, and
