@@ -1266,12 +1266,18 @@ class _Depends:
         return tuple(sorted(found))
 
 
+_PACKED = (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)
+"""Arguments that pack values together (`(mesh, dim)`): the callee tells such a pack from its
+other kinds of argument before testing it, which a test said of the pack alone leaves out."""
+
+
 class _Computed:
     """Arguments a function computes from its own parameters: an expression reading at least
     one parameter the function never rebinds, names from outside the function (`_pair`,
     `torch.float32`) and locals bound once by a plain `name = value` ahead of the call (read
     through that value, up to `_COMPUTED_DEPTH` deep), written out with `ast.unparse`
-    (parenthesised where the grammar needs it). Refused: any other local (a loop variable,
+    (parenthesised where the grammar needs it). Refused: a pack of values (`_PACKED`), any
+    other local (a loop variable,
     one bound twice, one whose contents the function changes with `x.append(...)` or `x[i] =
     ...`), lambdas, `:=`, `await`, `yield` and starred parts, and a text over
     MAX_COMPUTED characters."""
@@ -1292,7 +1298,7 @@ class _Computed:
         """`value` written out in the parameters (`stable`: those holding the caller's
         arguments at this call, by default the function's never rebound ones)."""
         found = self._expanded(value, line, 0, self.stable if stable is None else stable)
-        if found is None or not found[1]:
+        if found is None or not found[1] or isinstance(found[0], _PACKED):
             return None
         text = _unparsed(found[0])
         return text if text is not None and len(text) <= MAX_COMPUTED else None

@@ -651,8 +651,8 @@ def test_arguments_computed_from_parameters_are_said_in_the_callers_parameters(
     """An argument made of the caller's parameters and of names from outside it is carried
     as the expression, through locals bound once ahead of the call and through further
     callers (parenthesised as the grammar needs); locals bound twice, changed in place, bound
-    by a loop or after the call, a nested function's arguments, and arguments reading no
-    parameter are not."""
+    by a loop or after the call, a nested function's arguments, packs of values and arguments
+    reading no parameter are not."""
     graph = _graph(
         tmp_path,
         {
@@ -702,6 +702,9 @@ def test_arguments_computed_from_parameters_are_said_in_the_callers_parameters(
                         _ConvNd(c, _pair(stride), "same")
                     inner(channels)
 
+                def packed(channels, stride):
+                    _ConvNd(channels, (stride, stride), "same")
+
                 def wordy(channels, stride):
                     _ConvNd(channels, _pair(stride) + _pair(stride) + _pair(stride) +
                             _pair(stride) + _pair(stride) + _pair(stride) + _pair(stride), 0)
@@ -721,7 +724,7 @@ def test_arguments_computed_from_parameters_are_said_in_the_callers_parameters(
         ("channels", "size * 2", ("size",)),
         ("stride", "_pair(s + 1)", ("s",)),
     )
-    for refused in ("twice", "grown", "looped", "late", "constant", "enclosing", "wordy"):
+    for refused in ("twice", "grown", "looped", "late", "constant", "enclosing", "packed", "wordy"):
         assert computes[f"nn.conv.{refused}"] == (), refused
     assert passes["nn.conv.twice"] == {"channels": "channels"}
 
