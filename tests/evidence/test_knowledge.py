@@ -242,6 +242,12 @@ def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed()
     ):
         plain = _source(function, signature, Condition("if", "self.dim() > 2", 4))
         assert remedies(plain) == [], function
+    hidden = _source(
+        "RNN.forward",
+        "def forward(self, x):",
+        Condition("if", "self._cache is None", 4, instance=(("_cache", "_cache", "", 0),)),
+    )
+    assert remedies(hidden) == []
     for other in ("self.proj > self._limit", "self.proj > len(self)", "self._reset() or x"):
         unknown = _source(
             "RNN.forward", "def forward(self, x):", Condition("if", other, 4, instance=held)
