@@ -136,6 +136,9 @@ class Caller:
     """(parameter of the function asked about, this caller's parameters its value depends
     on): a superset of `passes` and `computes`, also through what the caller computes in
     ways no exact expression says (locals bound in branches, parameters it rebinds)."""
+    same_instance: bool = False
+    """Every call on the way is a method calling another of its own instance (`self.m(...)`,
+    `super().m(...)`): the caller and the function asked about see the same `self`."""
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,8 @@ class CallGraph:
         """(callee, caller) → {callee's parameter: the caller's parameter passed to it
         unchanged, or the expression over the caller's parameters computing it}."""
         self._feeds: dict[tuple[int, int], dict[str, frozenset[str]]] = {}
+        self._on_self: set[tuple[int, int]] = set()
+        """(callee, caller) pairs where the caller calls the callee on its own instance."""
         """(callee, caller) → {callee's parameter: the caller's parameters its value depends
         on}."""
         self._top_classes: dict[str, set[str]] = {}
@@ -314,6 +319,8 @@ class CallGraph:
         flows: dict[int, dict[str, str]] = {
             start: {name: name for name in self._functions[start].parameters}
         }
+        # Whether the instance is the start's own all the way (only `self.` calls).
+        on_self: dict[int, bool] = {start: True}
         # And which of its own parameters each parameter of the start depends on.
         fed: dict[int, dict[str, frozenset[str]]] = {
             start: {name: frozenset((name,)) for name in self._functions[start].parameters}
@@ -331,6 +338,7 @@ class CallGraph:
                         else {}
                     )
                     feeds = _fed(fed.get(node), self._feeds.get((node, caller)))
+                    same = on_self.get(node, False) and (node, caller) in self._on_self
                     if caller in seen:
                         # Reached on this level by another call too: keep what passes most.
                         if caller in on_level and (
@@ -348,6 +356,7 @@ class CallGraph:
                                     level,
                                     flows.get(caller, {}),
                                     fed.get(caller, {}),
+                                    on_self.get(caller, False),
                                 )
                         continue
                     seen.add(caller)
@@ -357,10 +366,11 @@ class CallGraph:
                         flows[caller] = carried
                     if feeds:
                         fed[caller] = feeds
+                    on_self[caller] = same
                     function = self._functions[caller]
                     name = self._public(caller)
                     if name is not None:
-                        found[caller] = self._caller(caller, name, level, carried, feeds)
+                        found[caller] = self._caller(caller, name, level, carried, feeds, same)
             frontier = following
         bounded = any(
             caller not in seen for node in frontier for caller in self._callers.get(node, ())
@@ -384,6 +394,7 @@ class CallGraph:
         depth: int,
         carried: dict[str, str],
         feeds: dict[str, frozenset[str]],
+        same_instance: bool = False,
     ) -> Caller:
         function = self._functions[index]
         passes = {origin: text for origin, text in carried.items() if text.isidentifier()}
@@ -403,6 +414,7 @@ class CallGraph:
             tuple(entry for entry in function.documents if entry[0] in passed),
             computes,
             tuple((origin, tuple(sorted(params))) for origin, params in sorted(feeds.items())),
+            same_instance,
         )
 
     def _public(self, index: int) -> str | None:
@@ -566,6 +578,8 @@ class CallGraph:
                 )
             if callee is not None and callee != caller:
                 self._callers.setdefault(callee, set()).add(caller)
+                if kind in (_SELF, _SUPER):
+                    self._on_self.add((callee, caller))
                 if passes:
                     self._add_passes(callee, caller, kind, target, passes)
 
@@ -765,7 +779,18 @@ def _answer_record(found: Callers | None) -> Any:
     if found is None:
         return None
     callers = tuple(
-        (c.name, c.path, c.line, c.depth, c.passes, c.raises, c.documents, c.computes, c.feeds)
+        (
+            c.name,
+            c.path,
+            c.line,
+            c.depth,
+            c.passes,
+            c.raises,
+            c.documents,
+            c.computes,
+            c.feeds,
+            c.same_instance,
+        )
         for c in found.callers
     )
     return (found.function, found.public, callers, found.depth, found.bounded, found.documents)

@@ -2,9 +2,12 @@
 
 An `if` test that reads names the function computes (`ndim = input.dim()` before `if ndim !=
 4:`) is also given `expanded`, in terms of what the function was passed (`input.dim() != 4`),
-where that is exact: each such local has one binding in the whole function, a plain `name =
-value` that runs before the `if` on the way to it (a statement of a block the way passes
-through, ahead of the way on), no statement after it up to the `if` names the local (so
+where that is exact: each such local has one binding in the whole function, or, bound more
+than once, none between its last plain assignment ahead of the `if` and the `if` itself
+(bindings after the test cannot reach it: `idx = operator.index(idx)`, the check, then `idx +=
+len(self)`), a plain `name = value` that runs before the `if` on the way to it (a statement
+of a block the way passes through, ahead of the way on), no statement after it up to the
+`if` names the local (so
 nothing appended to a list or rebound it meanwhile), no loop around the test that began after
 it changes it in any pass, and the value's own locals are replaced the same way. A parameter
 the function binds again above the test (`lr = abs(lr)`) is such a local too, its value read
@@ -369,6 +372,30 @@ def binding_reads(body: list[ast.stmt]) -> dict[str, set[str]]:
     return found
 
 
+def _binding_lines(body: list[ast.stmt], name: str) -> list[int]:
+    """The lines where a function body binds `name` (any binding but a nested scope's own)."""
+    lines: list[int] = []
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                lines.append(node.lineno)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if (
+            isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+        ) or (
+            isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name == name
+        ):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.alias) and (node.asname or node.name).partition(".")[0] == name:
+            lines.append(getattr(node, "lineno", 0))
+        todo.extend(ast.iter_child_nodes(node))
+    return lines
+
+
 def _assigned_name(statement: ast.Assign | ast.AnnAssign) -> str | None:
     """The name a `name = value` or `name: T = value` statement binds, or None."""
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -412,7 +439,6 @@ class Expander:
         self.bound = bound
         self.parameters = parameters
         self.source = source
-        self._singles: dict[str, ast.Assign | ast.AnnAssign] | None = None
         self.before: list[ast.stmt] = []
         """The statements that run ahead of the way to the raise so far, in order."""
         self.items: set[str] = set()
@@ -420,6 +446,8 @@ class Expander:
         self.around: list[tuple[ast.stmt, int]] = []
         """Every loop whose body is on the way (`for`, `while`), with how many statements of
         `before` ran ahead of it: a value set ahead of a loop must hold in every pass."""
+        self._test_line = 0
+        """The line of the test `expanded` works on."""
         self.loops: list[tuple[ast.For, int]] = []
         """The `for` loops whose body is on the way, outermost first, each with how many
         statements of `before` ran ahead of it."""
@@ -437,6 +465,7 @@ class Expander:
         read = {name for test in tests for name in free_names(test)}
         values = {}
         self.items = targets = set()
+        self._test_line = line
         defaulted = []
         for name in sorted(read & self.locals_at(line)):
             value = self._value(name, len(self.before), self._DEPTH)
@@ -602,13 +631,40 @@ class Expander:
         what the function was passed, as of just before `self.before[until]`."""
         if depth == 0:
             return None
-        if self._singles is None:
-            self._singles = _bindings_of(self.body)[1]
-        assignment = self._singles.get(name)
+        first, singles, _counts = _bindings_of(self.body)
+        if first.get(name) == 0:
+            return None  # a nested function's `nonlocal` may rebind it at any time
+        # Its one assignment; or, bound more than once, the last plain assignment that ran
+        # ahead of the test: what a binding after the test does cannot reach it (`idx =
+        # operator.index(idx)`, the check, then `idx += len(self)`), `_held` refuses one
+        # changed between, and a loop around the test that could bring a later binding
+        # round again.
+        assignment = singles.get(name)
+        if assignment is None:
+            assignment = self._last_assignment(name, until)
+            # Where the value is read: the statement `until` names, or the test itself.
+            read_at = self.before[until].lineno - 1 if until < len(self.before) else self._test_line
+            if assignment is not None and any(
+                (assignment.end_lineno or assignment.lineno) < bound <= read_at
+                for bound in _binding_lines(self.body, name)
+            ):
+                # Bound again between, somewhere `before` does not list: in the header of a
+                # statement the way enters (`if (n := 2) and n > 3:`, a `for` target).
+                return None
         if assignment is None or assignment.value is None:
             return None
         at = self._held(assignment, until, lambda statement: _may_change(statement, name))
         return None if at is None else self._rendered(assignment, at, depth)
+
+    def _last_assignment(self, name: str, until: int) -> ast.Assign | ast.AnnAssign | None:
+        """The last statement ahead of `self.before[until]` that is a plain `name = value`."""
+        for statement in reversed(self.before[:until]):
+            if (
+                isinstance(statement, ast.Assign)
+                or (isinstance(statement, ast.AnnAssign) and statement.value is not None)
+            ) and _assigned_name(statement) == name:
+                return statement
+        return None
 
     def _held(
         self, assignment: ast.stmt, until: int, changes: Callable[[ast.stmt], bool]

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
+_WHOLE = {"len": "__len__", "bool": "__bool__", "isinstance": "__class__", "type": "__class__"}
+"""Built-ins a test may hand the instance whole to, and what of it they read."""
 _CONSTRUCTING = frozenset({"__init__", "__new__", "__post_init__"})
 """Methods that run while the instance is made: no instance exists for a caller to choose."""
 MAX_CALLER_DOCS = 3
@@ -172,10 +174,24 @@ def _instance_reads(code: str, others: frozenset[str]) -> set[str] | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == "self":
             parent = parents.get(id(node))
-            if not isinstance(parent, ast.Attribute):
+            if isinstance(parent, ast.Attribute):
+                found.add(parent.attr)
+            elif (
+                isinstance(parent, ast.Call)
+                and isinstance(parent.func, ast.Name)
+                and parent.func.id in _WHOLE
+                and parent.args[:1] == [node]
+            ):
+                # `len(self)`, `isinstance(self, T)`: what users see of it too.
+                found.add(_WHOLE[parent.func.id])
+            else:
                 return None
-            found.add(parent.attr)
     return found
+
+
+def _private(name: str) -> bool:
+    """A name users are not meant to read: a leading underscore, dunders aside."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 def _instance_remedy(
@@ -212,7 +228,7 @@ def _instance_remedy(
             f"{explained}."
         )
         return KnowledgeItem(kind="remedy", text=text)
-    if any(name.startswith("_") for name in read if name not in held):
+    if any(_private(name) for name in read if name not in held):
         return None
     wanted = turned_around(code)
     if wanted is None:
@@ -309,12 +325,14 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             # of a constructor (no instance exists before it) nor of a function whose first
             # parameter is merely called `self`.
             owner, _, method = function.rpartition(".")
-            item = (
-                _instance_remedy(function, code, named, instance_read, condition.instance, when)
-                if public and owner and method not in _CONSTRUCTING
-                else None
-            )
-            if item is not None:
+            if not owner or method in _CONSTRUCTING:
+                continue
+            if public:
+                item = _instance_remedy(
+                    function, code, named, instance_read, condition.instance, when
+                )
+                if item is None:
+                    continue
                 return [
                     replace(item, path=source.path, line=condition.line),
                     # What the class says the constructor's arguments the test reads are.
@@ -324,8 +342,11 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                         if said and attribute in instance_read
                     ),
                 ]
-            continue
-        if public:
+            # A private method: through public methods that call it on their own instance,
+            # where the test reads only the state users see of it.
+            if any(_private(name) for name in instance_read):
+                continue
+        elif public:
             wanted = turned_around(code)
             if wanted is None:
                 continue
@@ -343,6 +364,8 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                 )
             ]
         for caller in callers:
+            if instance_read and not caller.same_instance:
+                continue
             passes = dict(caller.passes)
             computes = {name: (text, reads) for name, text, reads in caller.computes}
             if not all(name in passes or name in computes for name in named):
@@ -361,6 +384,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                 )
             )
             which = ", ".join(code_span(name) for name in passed)
+            which = f"with {which} " if which else ""
+            if instance_read:
+                which += "on an instance "
             if any(name in computes for name in named):
                 # What the caller makes of its arguments is part of the answer.
                 handed = ", ".join(
@@ -370,12 +396,14 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                 )
                 how = f"it passes {handed} to"
             else:
-                how = f"it passes {'them' if len(named) > 1 else 'it'} on to"
+                how = (
+                    f"it passes {'them' if len(named) > 1 else 'it'} on to" if named else "it calls"
+                )
             return [
                 KnowledgeItem(
                     kind="remedy",
                     text=(
-                        f"Call {code_span(_called(caller.name))} with {which} "
+                        f"Call {code_span(_called(caller.name))} {which}"
                         f"such that {code_span(wanted)}: {how} "
                         f"{code_span(function)}, which raises this error when {when}."
                     ),

@@ -248,7 +248,7 @@ def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed()
         Condition("if", "self._cache is None", 4, instance=(("_cache", "_cache", "", 0),)),
     )
     assert remedies(hidden) == []
-    for other in ("self.proj > self._limit", "self.proj > len(self)", "self._reset() or x"):
+    for other in ("self.proj > self._limit", "self.proj > size(self)", "self._reset() or x"):
         unknown = _source(
             "RNN.forward", "def forward(self, x):", Condition("if", other, 4, instance=held)
         )
@@ -386,6 +386,35 @@ def test_a_private_check_is_said_of_what_a_public_caller_computes_from_its_param
     ].text.startswith("Call `pkg.optim.Rprop` with `lo`, `r`")
 
 
+def test_a_private_method_s_test_of_the_instance_is_said_of_public_methods_on_it() -> None:
+    """A private method reading the state users see of the instance (`len(self)`, public
+    attributes): said of a public method that calls it on its own instance, never of a
+    caller holding some other instance."""
+    from catalog.pages.api import DerivedSource
+
+    def indexed(*callers: Caller) -> Source:
+        return DerivedSource(
+            path="pkg/seq.py",
+            line=9,
+            column=9,
+            function="Seq._item",
+            url=None,
+            snippet=None,
+            signature="def _item(self, items, idx):",
+            conditions=(Condition("if", "not -len(self) <= idx < len(self)", 8),),
+            callers=Callers("pkg.seq.Seq._item", False, callers, 3, False, ()),
+        )
+
+    own = Caller("pkg.Seq.__getitem__", "pkg/seq.py", 3, 1, (("idx", "idx"),), same_instance=True)
+    other = replace(own, name="pkg.use", same_instance=False)
+    assert remedies(indexed(own))[0].text == (
+        "Call `pkg.Seq.__getitem__` with `idx` on an instance such that `-len(self) <= idx < "
+        "len(self)`: it passes it on to `Seq._item`, which raises this error when `not "
+        "-len(self) <= idx < len(self)` (line 8)."
+    )
+    assert remedies(indexed(other)) == []
+
+
 def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_raise() -> None:
     """`documented` also gives what the raising function's docstring says of the parameters
     its innermost test reads (or, where it says nothing of them, what the nearest public
@@ -458,7 +487,7 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
         # The instance's private state is not what its users see.
         ("Pool.take", "def take(self, n):", Condition("if", "n > self._size", 3)),
         # The instance passed whole.
-        ("Pool.take", "def take(self, n):", Condition("if", "n > len(self)", 3)),
+        ("Pool.take", "def take(self, n):", Condition("if", "n > size_of(self)", 3)),
         # No parameter at all: a module's state.
         ("start", "def start(n):", Condition("if", "not _initialized", 3)),
     ],

@@ -815,3 +815,33 @@ def test_callers_carry_what_their_docstrings_say(tmp_path: Path) -> None:
     assert init.documents == (("lr", "learning rate.", 14),)
     assert init.raises == (("ValueError", "if lr is negative.", 18),)
     assert by_name["opt.check.SGD"].documents == (("lr", "how far each step goes.", 28),)
+
+
+def test_callers_on_the_same_instance_are_marked(tmp_path: Path) -> None:
+    """`same_instance`: every call on the way is `self.m(...)` or `super().m(...)`; a call on
+    some other value of the class is not."""
+    graph = _graph(
+        tmp_path,
+        {
+            "seq/__init__.py": "",
+            "seq/core.py": """\
+                class Seq:
+                    def _item(self, idx):
+                        if idx >= len(self):
+                            raise IndexError(idx)
+
+                    def get(self, idx):
+                        return self._item(idx)
+
+                    def first(self):
+                        return self.get(0)
+
+                def peek(seq: Seq, idx):
+                    return seq._item(idx)
+                """,
+        },
+    )
+    found = graph.callers("seq/core.py", "Seq._item")
+    assert found is not None
+    same = {caller.name: caller.same_instance for caller in found.callers}
+    assert same == {"seq.core.Seq.get": True, "seq.core.Seq.first": True, "seq.core.peek": False}

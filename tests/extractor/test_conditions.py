@@ -505,6 +505,33 @@ def test_locals_are_replaced_by_their_only_value_where_that_is_exact() -> None:
     assert _expanded(shadow) == [("any(n > 3 for n in a)", "any(n > 3 for n in a)")]
 
 
+def test_the_last_assignment_ahead_of_the_test_holds_whatever_comes_after() -> None:
+    """A local (or parameter) bound more than once reads as the last plain assignment that
+    ran ahead of the test, when nothing between changes it: bindings after the test cannot
+    reach it (outside a loop around both)."""
+    source = """\
+        import operator
+
+        def get(self, idx, a):
+            idx = operator.index(idx)
+            if not (-len(self) <= idx < len(self)):
+                raise Target
+            if idx < 0:
+                idx += len(self)
+            b = a
+            b = b * 2
+            if b > 3:
+                raise Other
+        """
+    assert _expanded(source) == [
+        (
+            "not (-len(self) <= idx < len(self))",
+            "not (-len(self) <= operator.index(idx) < len(self))",
+        )
+    ]
+    assert _expanded(source, "Other") == [("b > 3", "(a * 2) > 3")]
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -522,8 +549,8 @@ def test_locals_are_replaced_by_their_only_value_where_that_is_exact() -> None:
         # Assigned after the test, or in a loop ahead of it.
         "if m > 3:\n    raise Target\nm = 1",
         "for x in a:\n    n = x\nif n > 3:\n    raise Target",
-        # A value that reads a local bound twice.
-        "k = 1\nk = 2\nn = k + len(a)\nif n > 3:\n    raise Target",
+        # A value that reads a local a branch may bind again.
+        "k = 1\nif b:\n    k = 2\nn = k + len(a)\nif n > 3:\n    raise Target",
         # A nested function rebinds it.
         "n = len(a)\ndef g():\n    nonlocal n\n    n = 0\ng()\nif n > 3:\n    raise Target",
     ],
@@ -558,9 +585,10 @@ def test_a_parameter_bound_again_above_the_test_is_a_local() -> None:
         ("lr",),
         "abs(lr) > 3 or n > 3",
     )
+    # Bound twice above the test: each value read through the one before.
     twice = "def f(lr):\n    lr = abs(lr)\n    lr = lr + 1\n    if lr > 3:\n        raise Target\n"
     ((_code, expanded),) = _expanded(twice)
-    assert expanded is None
+    assert expanded == "(abs(lr) + 1) > 3"
 
 
 def test_a_test_of_a_loop_item_is_said_of_the_loop_items() -> None:
