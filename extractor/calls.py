@@ -1032,8 +1032,10 @@ class _Summariser:
             binding = _CLASSMETHOD if _decorated(node, "classmethod") else _METHOD
         documented = _documented(node, parameters)
         if node.name == "__init__" and isinstance(parent.node, ast.ClassDef):
-            # A class's docstring commonly says what constructing it takes and raises.
-            from_class = _documented(parent.node, parameters)
+            # A class's docstring commonly says what constructing it takes and raises: all of
+            # it where `*args`/`**kwargs` take what it names (`RNN(..., nonlinearity=...)`).
+            taken_whole = arguments.vararg is not None or arguments.kwarg is not None
+            from_class = _documented(parent.node, None if taken_whole else parameters)
             documented = (documented[0] + from_class[0], documented[1] + from_class[1])
         self.functions.append(
             (qualname, node.lineno, nested, parameters, len(positional), binding, documented)

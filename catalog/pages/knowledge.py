@@ -508,14 +508,32 @@ def _said_of(function: str, name: str, text: str, path: str, line: int) -> Knowl
 def _innermost_reads(source: Source) -> frozenset[str]:
     """The names the innermost `if` test of the raise reads (through its locals' values
     where the extractor could say them, else what it reads itself and the parameters its
-    locals are computed from), or none."""
+    locals are computed from), or none. In a constructor, an attribute it reads of the
+    instance counts by its name too: `self.nonlinearity` is, by the convention constructors
+    keep, what the parameter `nonlinearity` was made into."""
     for condition in getattr(source, "conditions", ()):
         if condition.kind == "if" and condition.code:
             code = as_passed(condition)
-            if code:
-                return _names(code)
-            return _names(condition.code) | frozenset(condition.depends)
+            names = _names(code) if code else _names(condition.code) | set(condition.depends)
+            if str(getattr(source, "function", "")).endswith(".__init__"):
+                names |= _self_attributes(code or condition.code)
+            return frozenset(names)
     return frozenset()
+
+
+def _self_attributes(code: str) -> frozenset[str]:
+    """The attributes a test reads of `self`."""
+    try:
+        tree = ast.parse(f"(\n{code}\n)", mode="eval")
+    except SyntaxError:
+        return frozenset()
+    return frozenset(
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
 
 
 @dataclass(frozen=True)

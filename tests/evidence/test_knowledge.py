@@ -415,6 +415,30 @@ def test_a_private_method_s_test_of_the_instance_is_said_of_public_methods_on_it
     assert remedies(indexed(other)) == []
 
 
+def test_a_constructor_s_test_of_an_attribute_reads_the_parameter_of_its_name() -> None:
+    """In `__init__`, `self.nonlinearity` is what the parameter `nonlinearity` was made into
+    (taken from `**kwargs` here): the class's docstring entry for that name is given."""
+    from catalog.pages.api import DerivedSource
+
+    said = (("nonlinearity", "The non-linearity to use, 'tanh' or 'relu'.", 6),)
+    source = DerivedSource(
+        path="nn/rnn.py",
+        line=12,
+        column=9,
+        function="RNN.__init__",
+        url=None,
+        snippet=None,
+        signature="def __init__(self, *args, **kwargs):",
+        conditions=(Condition("if", 'self.nonlinearity not in ("tanh", "relu")', 11),),
+        callers=Callers("nn.rnn.RNN.__init__", True, (), 3, False, said),
+    )
+    assert [item.text for item in documented(source)] == [
+        "The docstring of `RNN` says of `nonlinearity`: The non-linearity to use, 'tanh' or 'relu'."
+    ]
+    method = replace(source, function="RNN.forward", signature="def forward(self, x):")
+    assert documented(method) == []
+
+
 def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_raise() -> None:
     """`documented` also gives what the raising function's docstring says of the parameters
     its innermost test reads (or, where it says nothing of them, what the nearest public

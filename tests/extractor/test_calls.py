@@ -845,3 +845,45 @@ def test_callers_on_the_same_instance_are_marked(tmp_path: Path) -> None:
     assert found is not None
     same = {caller.name: caller.same_instance for caller in found.callers}
     assert same == {"seq.core.Seq.get": True, "seq.core.Seq.first": True, "seq.core.peek": False}
+
+
+def test_a_constructor_taking_kwargs_carries_its_class_s_whole_parameters_section(
+    tmp_path: Path,
+) -> None:
+    """`__init__(self, *args, **kwargs)` takes whatever its class's docstring names: every
+    entry of its parameters section comes along; a constructor naming its parameters keeps
+    only theirs."""
+    graph = _graph(
+        tmp_path,
+        {
+            "nn/__init__.py": "",
+            "nn/rnn.py": """\
+                class RNN:
+                    \"\"\"A layer.
+
+                    Args:
+                        nonlinearity: 'tanh' or 'relu'.
+                        hidden: The hidden size.
+                    \"\"\"
+
+                    def __init__(self, *args, **kwargs):
+                        pass
+
+                class Cell:
+                    \"\"\"A cell.
+
+                    Args:
+                        bias: Whether to add a bias.
+                        hidden: The hidden size.
+                    \"\"\"
+
+                    def __init__(self, hidden):
+                        pass
+                """,
+        },
+    )
+    whole = graph.callers("nn/rnn.py", "RNN.__init__")
+    named = graph.callers("nn/rnn.py", "Cell.__init__")
+    assert whole is not None and named is not None
+    assert [name for name, _text, _line in whole.documents] == ["nonlinearity", "hidden"]
+    assert [name for name, _text, _line in named.documents] == ["hidden"]
