@@ -127,7 +127,7 @@ def with_instance(
     result = []
     for condition in found:
         if condition.kind == "if" and condition.code and attributes:
-            read = _read_attributes(condition.expanded or condition.code, instance)
+            read = read_attributes(condition.expanded or condition.code, instance)
             held = tuple(sorted(attributes[name] for name in read if name in attributes))
             if held:
                 condition = dataclasses.replace(condition, instance=held)
@@ -135,7 +135,8 @@ def with_instance(
     return tuple(result)
 
 
-def _read_attributes(code: str, instance: str) -> set[str]:
+def read_attributes(code: str, instance: str) -> set[str]:
+    """The attributes a test (as written) reads of the name `instance`."""
     try:
         tree = ast.parse(f"(\n{code}\n)", mode="eval")
     except SyntaxError:

@@ -33,6 +33,7 @@ from catalog.evidence.candidates import def_header
 from catalog.pages.plaintext import code_span
 from extractor.expansion import as_passed, free_names, one_line, substituted
 from extractor.imports import public_rank
+from extractor.instance import read_attributes
 from extractor.written import ATOM, is_none_test, level, negated
 
 if TYPE_CHECKING:
@@ -516,24 +517,9 @@ def _innermost_reads(source: Source) -> frozenset[str]:
             code = as_passed(condition)
             names = _names(code) if code else _names(condition.code) | set(condition.depends)
             if str(getattr(source, "function", "")).endswith(".__init__"):
-                names |= _self_attributes(code or condition.code)
+                names |= read_attributes(code or condition.code, "self")
             return frozenset(names)
     return frozenset()
-
-
-def _self_attributes(code: str) -> frozenset[str]:
-    """The attributes a test reads of `self`."""
-    try:
-        tree = ast.parse(f"(\n{code}\n)", mode="eval")
-    except SyntaxError:
-        return frozenset()
-    return frozenset(
-        node.attr
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    )
 
 
 @dataclass(frozen=True)
