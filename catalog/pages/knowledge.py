@@ -288,10 +288,7 @@ def remedies(source: Source) -> list[KnowledgeItem]:
         return []
     # No private part: a `__dunder__` method is how users reach a public class's behaviour
     # (`Class(...)`, `obj[i]`, `with obj:`), not a private name.
-    public = all(
-        not part.startswith("_") or (part.startswith("__") and part.endswith("__"))
-        for part in function.split(".")
-    )
+    public = not any(_private(part) for part in function.split("."))
     found = getattr(source, "callers", None)
     callers = sorted(
         (caller for caller in (found.callers if found else ()) if caller.passes or caller.computes),
