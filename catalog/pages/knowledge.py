@@ -291,7 +291,11 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     public = not any(_private(part) for part in function.split("."))
     found = getattr(source, "callers", None)
     callers = sorted(
-        (caller for caller in (found.callers if found else ()) if caller.passes or caller.computes),
+        (
+            caller
+            for caller in (found.callers if found else ())
+            if caller.passes or caller.computes or caller.same_instance
+        ),
         key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
     )
     if not public and not callers:
@@ -362,7 +366,10 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                 )
             ]
         for caller in callers:
-            if instance_read and not caller.same_instance:
+            if instance_read and (
+                not caller.same_instance or caller.name.rpartition(".")[2] in _CONSTRUCTING
+            ):
+                # Another instance, or one still being made: nothing to call it "on".
                 continue
             passes = dict(caller.passes)
             computes = {name: (text, reads) for name, text, reads in caller.computes}

@@ -413,6 +413,23 @@ def test_a_private_method_s_test_of_the_instance_is_said_of_public_methods_on_it
         "-len(self) <= idx < len(self)` (line 8)."
     )
     assert remedies(indexed(other)) == []
+    assert remedies(indexed(replace(own, name="pkg.Seq.__init__"))) == []
+    # A test of the instance alone: said of a public method calling it on its own instance,
+    # whatever that method passes.
+    emptied = replace(
+        indexed(own),
+        conditions=(Condition("if", "len(self) == 0", 8),),
+        signature="def _item(self):",
+    )
+    assert remedies(
+        replace(
+            emptied,
+            callers=Callers("pkg.seq.Seq._item", False, (replace(own, passes=()),), 3, False, ()),
+        )
+    )[0].text == (
+        "Call `pkg.Seq.__getitem__` on an instance such that `len(self) != 0`: it calls "
+        "`Seq._item`, which raises this error when `len(self) == 0` (line 8)."
+    )
 
 
 def test_a_constructor_s_test_of_an_attribute_reads_the_parameter_of_its_name() -> None:
