@@ -372,26 +372,24 @@ def binding_reads(body: list[ast.stmt]) -> dict[str, set[str]]:
     return found
 
 
-def _binding_lines(body: list[ast.stmt], name: str) -> list[int]:
-    """The lines where a function body binds `name` (any binding but a nested scope's own)."""
-    lines: list[int] = []
+def _binding_lines(body: list[ast.stmt]) -> dict[str, list[int]]:
+    """The lines where a function body binds each name (any binding but a nested scope's own)."""
+    lines: dict[str, list[int]] = {}
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            if node.name == name:
-                lines.append(node.lineno)
+            lines.setdefault(node.name, []).append(node.lineno)
             continue
         if isinstance(node, ast.Lambda):
             continue
-        if (
-            isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
-        ) or (
-            isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name == name
-        ):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.alias) and (node.asname or node.name).partition(".")[0] == name:
-            lines.append(getattr(node, "lineno", 0))
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            lines.setdefault(node.id, []).append(node.lineno)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            lines.setdefault(node.name, []).append(node.lineno)
+        elif isinstance(node, ast.alias):
+            bound = (node.asname or node.name).partition(".")[0]
+            lines.setdefault(bound, []).append(getattr(node, "lineno", 0))
         todo.extend(ast.iter_child_nodes(node))
     return lines
 
@@ -448,6 +446,7 @@ class Expander:
         `before` ran ahead of it: a value set ahead of a loop must hold in every pass."""
         self._test_line = 0
         """The line of the test `expanded` works on."""
+        self._binding_lines: dict[str, list[int]] | None = None
         self.loops: list[tuple[ast.For, int]] = []
         """The `for` loops whose body is on the way, outermost first, each with how many
         statements of `before` ran ahead of it."""
@@ -646,7 +645,7 @@ class Expander:
             read_at = self.before[until].lineno - 1 if until < len(self.before) else self._test_line
             if assignment is not None and any(
                 (assignment.end_lineno or assignment.lineno) < bound <= read_at
-                for bound in _binding_lines(self.body, name)
+                for bound in self._lines().get(name, ())
             ):
                 # Bound again between, somewhere `before` does not list: in the header of a
                 # statement the way enters (`if (n := 2) and n > 3:`, a `for` target).
@@ -655,6 +654,12 @@ class Expander:
             return None
         at = self._held(assignment, until, lambda statement: _may_change(statement, name))
         return None if at is None else self._rendered(assignment, at, depth)
+
+    def _lines(self) -> dict[str, list[int]]:
+        """`_binding_lines` of the body, walked once per expander."""
+        if self._binding_lines is None:
+            self._binding_lines = _binding_lines(self.body)
+        return self._binding_lines
 
     def _last_assignment(self, name: str, until: int) -> ast.Assign | ast.AnnAssign | None:
         """The last statement ahead of `self.before[until]` that is a plain `name = value`."""

@@ -210,7 +210,7 @@ def _instance_remedy(
     attributes only (the state users see), those the constructor set explained."""
     held = {attribute: parameter for attribute, parameter, _said, _line in instance}
     made = {f"self.{name}": held[name] for name in sorted(read) if name in held}
-    if any(parameter.startswith("_") for parameter in made.values()):
+    if any(_private(parameter) for parameter in made.values()):
         return None  # a private argument of the constructor is not for its users to pass
     owner = function.rpartition(".")[0]
     explained = " and ".join(
