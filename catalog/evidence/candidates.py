@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from catalog.evidence.doc_examples import ExampleCall
 from extractor.expansion import as_passed, free_names, one_line, substituted
 
 if TYPE_CHECKING:
@@ -61,11 +62,23 @@ class Candidate:
     """The call as written (`turn('x', -1)`)."""
     names: tuple[str, ...] = ()
     """Other names the call's arguments use, imported from the same module (`Tensor`)."""
+    setup: tuple[str, ...] = ()
+    """Statements the call's arguments need, from a docstring's example (`x = torch.ones(2)`)."""
+    imports: tuple[str, ...] = ()
+    """Import statements the setup and the arguments need besides `names` (`import torch`)."""
+    example: bool = False
+    """Whether its values start from a docstring's example (`catalog.evidence.doc_examples`)."""
+
+    @property
+    def shown(self) -> str:
+        """The call with the statements it needs, as results and pages show it."""
+        return "\n".join((*self.setup, self.call))
 
     @property
     def program(self) -> str:
         imported = ", ".join(dict.fromkeys((self.callee.split(".")[0], *self.names)))
-        return f"from {self.module} import {imported}\n{self.call}\n"
+        lines = (*self.imports, f"from {self.module} import {imported}", self.shown)
+        return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,17 @@ class _Built:
     @property
     def root(self) -> str:
         return self.dotted.split(".")[0]
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A value as a docstring's example writes it (`input`, `(2, 3)`): unknown here, like
+    what the program builds."""
+
+    source: str
+
+    def __repr__(self) -> str:
+        return self.source
 
 
 @dataclass(frozen=True)
@@ -495,16 +519,23 @@ class PublicCaller:
     receiver: Candidate | None = None
     """For a method called on an instance: the call that makes the instance (`Pool(1)`),
     whose names the program imports too."""
+    examples: tuple[ExampleCall, ...] = ()
+    """Its calls in its docstring's examples, their names resolved (`ExampleCall.resolved`)."""
 
 
 def candidates(
-    site: RaiseSite, module: str, callers: Iterable[PublicCaller] = ()
+    site: RaiseSite,
+    module: str,
+    callers: Iterable[PublicCaller] = (),
+    examples: Sequence[ExampleCall] = (),
 ) -> list[Candidate]:
-    """The calls to try for `site`, shortest first; raises ValueError saying why there are none.
+    """The calls to try for `site`, those starting from a docstring's example first, then
+    shortest first; raises ValueError saying why there are none.
 
-    `module` is the import name of the site's file. When the site's own function cannot be
-    called (private, a method) or no values meet its conditions, calls of `callers` are tried
-    instead, in order, with the conditions said in each caller's parameters.
+    `module` is the import name of the site's file; `examples` are the calls of the site's own
+    function in its docstring. When the site's own function cannot be called (private, a
+    method) or no values meet its conditions, calls of `callers` are tried instead, in order,
+    with the conditions said in each caller's parameters.
     """
     if site.function is None:
         raise ValueError("raised at module level, not in a function")
@@ -512,7 +543,7 @@ def candidates(
     if node is None:
         raise ValueError(f"the signature of `{site.function}` is not readable")
     try:
-        return _calls(site.function, node, module, _tests(site))
+        return _calls(site.function, node, module, _tests(site), examples=examples)
     except ValueError as why:
         own = why
     found: list[Candidate] = []
@@ -523,17 +554,32 @@ def candidates(
         if not tests and site.conditions and caller.passes:
             continue  # what it passes on is not what the tests read: the others say more
         with contextlib.suppress(ValueError):
-            calls = _calls(caller.function, caller.node, caller.module, tests, caller.receiver)
+            calls = _calls(
+                caller.function,
+                caller.node,
+                caller.module,
+                tests,
+                caller.receiver,
+                caller.examples,
+            )
             (found if tests else unsteered).extend(calls)
-        if len(found) >= MAX_CANDIDATES:
+        if sum(not c.example for c in found) >= MAX_CANDIDATES:
             break
     if found:
-        return sorted(found, key=lambda c: len(c.call))[:MAX_CANDIDATES]
+        return _ranked(found)
     if unsteered:
         # No caller passes on what the tests read (or nothing is tested): the shortest plain
-        # call of a public caller may still get there; the run says whether it does.
-        return sorted(unsteered, key=lambda c: len(c.call))[:1]
+        # call of a public caller may still get there (one from an example, and one without);
+        # the run says whether it does.
+        return _ranked(unsteered, 1)
     raise own
+
+
+def _ranked(calls: Iterable[Candidate], most: int = MAX_CANDIDATES) -> list[Candidate]:
+    """The shortest `most` calls from examples, then the shortest `most` others."""
+    ordered = sorted(calls, key=lambda c: len(c.shown))
+    from_examples = [c for c in ordered if c.example][:most]
+    return from_examples + [c for c in ordered if not c.example][:most]
 
 
 def _tests(
@@ -579,9 +625,12 @@ def _tests(
     return found if renames is None or steered else []
 
 
-def method_caller(site: RaiseSite, module: str, receiver: Candidate) -> PublicCaller | None:
+def method_caller(
+    site: RaiseSite, module: str, receiver: Candidate, examples: Sequence[ExampleCall] = ()
+) -> PublicCaller | None:
     """The site's own method, called on the instance `receiver` makes (`Pool(1).take(-1)`),
-    as a caller passing each parameter as itself; None for what is no public method."""
+    as a caller passing each parameter as itself; None for what is no public method.
+    `examples` are what the method's arguments may be taken from (`ExampleCall.bound`)."""
     node = def_header(site.signature) if site.signature else None
     if site.function is None or node is None or isinstance(node, ast.AsyncFunctionDef):
         return None
@@ -589,19 +638,29 @@ def method_caller(site: RaiseSite, module: str, receiver: Candidate) -> PublicCa
     if len(parts) != 2 or not all(_public_part(part) for part in parts):
         return None
     parameters = [p.name for p in _parameters(node)][1:]
-    return PublicCaller(module, site.function, node, tuple((n, n) for n in parameters), receiver)
+    passes = tuple((n, n) for n in parameters)
+    return PublicCaller(module, site.function, node, passes, receiver, tuple(examples))
 
 
 def constructor_call(
-    module: str, class_name: str, init: ast.FunctionDef | ast.AsyncFunctionDef | None
+    module: str,
+    class_name: str,
+    init: ast.FunctionDef | ast.AsyncFunctionDef | None,
+    examples: Sequence[ExampleCall] = (),
 ) -> Candidate | None:
-    """The shortest call that makes an instance of `class_name` (`Class()` for a class
-    without an `__init__` of its own), or None when errcat has no values for its
-    parameters."""
+    """The call that makes an instance of `class_name`: as the first of `examples` makes it,
+    or else the shortest errcat has values for (`Class()` for a class without an `__init__` of
+    its own); None when there are none."""
     if init is None:
+        # An inherited `__init__`: the parameters are not known here, the example's call is
+        # taken as written.
+        for example in examples:
+            arguments = [*example.positional, *(f"{k}={v}" for k, v in example.keywords)]
+            call = f"{class_name}({', '.join(arguments)})"
+            return _candidate(module, class_name, call, set(), None, example)
         return Candidate(module, class_name, f"{class_name}()")
     try:
-        return _calls(f"{class_name}.__init__", init, module, [])[0]
+        return _calls(f"{class_name}.__init__", init, module, [], examples=examples)[0]
     except ValueError:
         return None
 
@@ -616,10 +675,37 @@ def _calls(
     module: str,
     conditions: Sequence[ast.expr],
     receiver: Candidate | None = None,
+    examples: Sequence[ExampleCall] = (),
 ) -> list[Candidate]:
     """The calls of `function` (of `module`, defined by `node`) under which none of
-    `conditions` is known to be false, shortest first; ValueError saying why there are none.
-    With `receiver`, `function` is a method called on the instance it makes."""
+    `conditions` is known to be false: those starting from each of `examples` first, then
+    those of made-up values, shortest first; ValueError saying why there are none. With
+    `receiver`, `function` is a method called on the instance it makes."""
+    from_examples: list[Candidate] = []
+    for example in examples:
+        with contextlib.suppress(ValueError):
+            found = _calls_from(function, node, module, conditions, receiver, example)
+            from_examples += [c for c in found if c.call not in {f.call for f in from_examples}]
+    try:
+        made_up = _calls_from(function, node, module, conditions, receiver)
+    except ValueError:
+        if not from_examples:
+            raise
+        made_up = []
+    return _ranked(from_examples) + made_up
+
+
+def _calls_from(
+    function: str,
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    module: str,
+    conditions: Sequence[ast.expr],
+    receiver: Candidate | None = None,
+    example: ExampleCall | None = None,
+) -> list[Candidate]:
+    """`_calls` without or with one `example`: a parameter no condition reads takes the value
+    the example passes, or the value its setup binds to the parameter's name; one a condition
+    reads tries that value after those the conditions suggest."""
     if receiver is not None:
         callee, bound = f"{receiver.call}.{function.rpartition('.')[2]}", True
     else:
@@ -630,12 +716,20 @@ def _calls(
             raise ValueError(f"`{function}` takes no self or cls")
         parameters = parameters[1:]
     by_name = {p.name: p for p in parameters if p.kind not in ("varargs", "varkw")}
+    written = {} if example is None else _written(example, parameters)
+    if example is not None and not written:
+        raise ValueError("the example's arguments do not fit the parameters")
     pools = _pools(conditions, by_name)
+    for name, value in written.items():
+        if name in pools and value not in pools[name]:
+            pools[name].append(value)
     named = {name for condition in conditions for name in free_names(condition)}
     choices: list[list[Any]] = []
     for parameter in by_name.values():
         if pools.get(parameter.name):
             choices.append(pools[parameter.name])
+        elif parameter.name in written:
+            choices.append([written[parameter.name]])
         elif parameter.default is not None:
             choices.append([_SKIP])
         else:
@@ -659,11 +753,12 @@ def _calls(
             name: (_default_value(by_name[name]) if value is _SKIP else value)
             for name, value in values.items()
         }
-        # A value the program builds is unknown here: conditions on it are not judged.
+        # A value the program builds or an example writes is unknown here: conditions on it
+        # are not judged.
         env = {
             name: value
             for name, value in env.items()
-            if value is not _NO_VALUE and not isinstance(value, _Built)
+            if value is not _NO_VALUE and not isinstance(value, _Built | _Written)
         }
         if any(_truth(condition, env) is False for condition in conditions):
             continue
@@ -671,18 +766,17 @@ def _calls(
             (found, values),
             (unbuilt, {n: None if isinstance(v, _Built) else v for n, v in values.items()}),
         ):
+            if example is not None and into is unbuilt:
+                continue  # the example's values are what a bare value would stand in for
             call = _render_call(callee, by_name.values(), chosen)
             if call is None:
                 continue
             built = {value.root for value in chosen.values() if isinstance(value, _Built)}
-            if receiver is None:
-                into.setdefault(call, Candidate(module, callee, call, tuple(sorted(built))))
-            else:
-                # The program imports the class (the receiver's callee) and what either builds.
-                names = tuple(sorted(built | set(receiver.names)))
-                into.setdefault(call, Candidate(module, receiver.callee, call, names))
+            into.setdefault(call, _candidate(module, callee, call, built, receiver, example))
     if not found:
         raise ValueError("no combination of values errcat tried meets the conditions")
+    if example is not None:
+        return list(found.values())
     ranked = sorted(found.values(), key=lambda c: len(c.call))[:MAX_CANDIDATES]
     tried = {candidate.call for candidate in ranked}
     spare = sorted(
@@ -690,6 +784,51 @@ def _calls(
         key=lambda c: len(c.call),
     )
     return ranked + spare[:1]
+
+
+def _candidate(
+    module: str,
+    callee: str,
+    call: str,
+    built: set[str],
+    receiver: Candidate | None,
+    example: ExampleCall | None,
+) -> Candidate:
+    names = set(built)
+    setup: tuple[str, ...] = ()
+    imports: tuple[str, ...] = ()
+    if receiver is not None:
+        # The program imports the class (the receiver's callee) and what either builds.
+        callee = receiver.callee
+        names |= set(receiver.names)
+        setup, imports = receiver.setup, receiver.imports
+    if example is not None:
+        names |= set(example.from_module)
+        setup = tuple(dict.fromkeys((*setup, *example.setup)))
+        imports = tuple(dict.fromkeys((*imports, *example.imports)))
+    from_example = example is not None or (receiver is not None and receiver.example)
+    return Candidate(module, callee, call, tuple(sorted(names)), setup, imports, from_example)
+
+
+def _written(example: ExampleCall, parameters: Sequence[_Parameter]) -> dict[str, _Written]:
+    """The values an example gives each parameter (`parameters` without self); none when its
+    arguments do not fit them."""
+    positional = [p for p in parameters if p.kind in ("positional_only", "positional")]
+    if len(example.positional) > len(positional):
+        return {}
+    given = {
+        parameter.name: _Written(source)
+        for parameter, source in zip(positional, example.positional, strict=False)
+    }
+    by_keyword = {p.name for p in parameters if p.kind in ("positional", "keyword_only")}
+    for name, source in example.keywords:
+        if name not in by_keyword or name in given:
+            return {}
+        given[name] = _Written(source)
+    for parameter in parameters:
+        if parameter.name not in given and parameter.name in example.bound:
+            given[parameter.name] = _Written(parameter.name)
+    return given
 
 
 def _default_value(parameter: _Parameter) -> Any:

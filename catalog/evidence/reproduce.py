@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,8 +50,10 @@ from catalog.evidence.candidates import (
     constructor_call,
     method_caller,
 )
+from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.stored import FileBytes, dump_results, read_results
+from extractor.imports import dotted_name
 
 if TYPE_CHECKING:
     from catalog.core.config import Config
@@ -442,7 +444,7 @@ def _run_job(job: _Job, pool: _Pool, timeout: float) -> None:
         seconds = float(reply.get("seconds", time.monotonic() - started))
         output = _exception_line(reply) if reply.get("ended") == "raised" else ""
         job.attempts.append(
-            Attempt(candidate.call, str(reply.get("ended")), problem, output, seconds)
+            Attempt(candidate.shown, str(reply.get("ended")), problem, output, seconds)
         )
         if problem is None:
             try:
@@ -450,7 +452,11 @@ def _run_job(job: _Job, pool: _Pool, timeout: float) -> None:
             except OSError:
                 continue
             job.reproduction = Reproduction(
-                job.site.path, job.site.line, candidate.call, output, digest(data, candidate.call)
+                job.site.path,
+                job.site.line,
+                candidate.shown,
+                output,
+                digest(data, candidate.shown),
             )
             return
 
@@ -501,7 +507,9 @@ def reproduce(
             site_file = config.root / site.path
             try:
                 module = module_name(config, site_file)
-                found = candidates(site, module, reaching.callers(site))
+                found = candidates(
+                    site, module, reaching.callers(site), reaching.own_examples(site, module)
+                )
                 plan.append(_Job(entry, site, module, site_file, found))
             except ValueError as why:
                 plan.append(SiteOutcome(site.path, site.line, site.function, str(why)))
@@ -549,6 +557,9 @@ class _Reaching:
         self.config = config
         self._graph: Any = None
         self._files: dict[str, ast.Module | None] = {}
+        self._names: dict[str, frozenset[str]] = {}
+        self._package: str | None = None
+        self._submodules: frozenset[str] = frozenset()
 
     def callers(self, site: RaiseSite) -> Iterator[PublicCaller]:
         from catalog.core.project import module_name
@@ -575,7 +586,87 @@ class _Reaching:
                 module = module_name(self.config, self.config.root / caller.path)
             except ValueError:
                 continue
-            yield PublicCaller(module, located[0], located[1], caller.passes)
+            name, node = located
+            examples = self._examples(caller.path, name, module, _parameter_names(node))
+            receiver: Candidate | None = None
+            if _is_method(name, node):
+                # A public method: called on an instance its class's constructor makes.
+                made = self._receiver(caller.path, name, module)
+                if made is None:
+                    continue
+                receiver, setups = made
+                examples = (*examples, *setups)
+            yield PublicCaller(module, name, node, caller.passes, receiver, examples)
+
+    def own_examples(self, site: RaiseSite, module: str) -> tuple[ExampleCall, ...]:
+        """The calls of the site's own function in its docstring's examples, resolved."""
+        if site.function is None:
+            return ()
+        node = self._named(site.path, site.function)
+        if not isinstance(node, ast.FunctionDef):
+            return ()
+        return self._examples(site.path, site.function, module, _parameter_names(node))
+
+    def _examples(
+        self, path: str, function: str, module: str, parameters: Collection[str]
+    ) -> tuple[ExampleCall, ...]:
+        """The calls of `function` (of `path`, imported as `module`) in the examples of its
+        docstring, then of its class's for a method or constructor, with the imports their
+        names need; those naming what errcat cannot import are left out."""
+        from catalog.core.project import package_name
+
+        parts = function.split(".")
+        name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        docstrings = [self._named(path, function)]
+        if len(parts) > 1:
+            docstrings.append(self._named(path, ".".join(parts[:-1])))
+        if self._package is None:
+            self._package = package_name(self.config)
+            self._submodules = frozenset(
+                child.stem
+                for child in self.config.package.iterdir()
+                if (child.suffix == ".py" and child.stem != "__init__")
+                or (child / "__init__.py").is_file()
+            )
+        names = self._top_level(path)
+        found: list[ExampleCall] = []
+        for node in docstrings:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            for example in example_calls(_docstring(node), name, parameters):
+                resolved = example.resolved(self._package, self._submodules, module, names)
+                if resolved is not None and resolved not in found:
+                    found.append(resolved)
+        return tuple(found[:MAX_EXAMPLES])
+
+    def _named(self, path: str, qualified: str) -> ast.AST | None:
+        """The definition of `qualified` (`Class.method`) at the top of `path`'s classes and
+        functions (under module-level `if` and `try` too)."""
+        node: ast.AST | None = self._tree(path)
+        for part in qualified.split("."):
+            if node is None:
+                return None
+            node = next(
+                (
+                    child
+                    for child in _definitions(node)
+                    if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                    and child.name == part
+                ),
+                None,
+            )
+        return node
+
+    def _top_level(self, path: str) -> frozenset[str]:
+        """Names `path` binds at its top level: what an example may import from it."""
+        if path not in self._names:
+            tree = self._tree(path)
+            self._names[path] = (
+                frozenset(name for node in _definitions(tree) for name in _bound_names(node))
+                if tree is not None
+                else frozenset()
+            )
+        return self._names[path]
 
     def _method(self, site: RaiseSite) -> PublicCaller | None:
         """A public method of a module-level class, called on an instance its constructor
@@ -583,10 +674,26 @@ class _Reaching:
         from catalog.core.project import module_name
 
         assert site.function is not None
-        class_name, _, method = site.function.partition(".")
-        if not method or "." in method:
+        try:
+            module = module_name(self.config, self.config.root / site.path)
+        except ValueError:
             return None
-        tree = self._tree(site.path)
+        made = self._receiver(site.path, site.function, module)
+        if made is None:
+            return None
+        receiver, setups = made
+        return method_caller(site, module, receiver, setups)
+
+    def _receiver(
+        self, path: str, method: str, module: str
+    ) -> tuple[Candidate, tuple[ExampleCall, ...]] | None:
+        """The call that makes an instance to call `method` (`Class.name`, of a module-level
+        class of `path`) on, and the setups of the examples it came from, whose names the
+        method's arguments may take (`ExampleCall.without_arguments`)."""
+        class_name, _, name = method.partition(".")
+        if not name or "." in name:
+            return None
+        tree = self._tree(path)
         klass = next(
             (
                 node
@@ -605,12 +712,15 @@ class _Reaching:
             ),
             None,
         )
-        try:
-            module = module_name(self.config, self.config.root / site.path)
-        except ValueError:
+        method_node = self._named(path, method)
+        wanted = _parameter_names(method_node) if isinstance(method_node, ast.FunctionDef) else ()
+        examples = self._examples(path, f"{class_name}.__init__", module, wanted)
+        receiver = constructor_call(module, class_name, init, examples)
+        if receiver is None:
             return None
-        receiver = constructor_call(module, class_name, init)
-        return None if receiver is None else method_caller(site, module, receiver)
+        if not receiver.example:
+            return receiver, ()
+        return receiver, tuple(example.without_arguments() for example in examples)
 
     def _tree(self, path: str) -> ast.Module | None:
         if path not in self._files:
@@ -647,6 +757,63 @@ class _Reaching:
                     # Definitions under `if TYPE_CHECKING:` or `try:` at module level.
                     todo.append((prefix, child))
         return None
+
+
+def _definitions(node: ast.AST) -> Iterator[ast.stmt]:
+    """The statements directly in a module or class body, and in its `if` and `try` blocks
+    (definitions under `if TYPE_CHECKING:` or `try:`)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If | ast.Try):
+            yield from _definitions(child)
+        elif isinstance(child, ast.stmt):
+            yield child
+
+
+def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
+    """A definition's docstring, or the text a class assigns to `__doc__` in its body (a
+    literal, or one made longer by `.format(...)` or `+`: the literal's text is taken)."""
+    found = ast.get_docstring(node)
+    if found is not None or not isinstance(node, ast.ClassDef):
+        return found
+    for statement in node.body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__doc__" for t in statement.targets
+        ):
+            for part in ast.walk(statement.value):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    return part.value
+    return None
+
+
+def _bound_names(statement: ast.stmt) -> Iterator[str]:
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        for alias in statement.names:
+            if alias.name != "*":
+                yield (alias.asname or alias.name).split(".")[0]
+    elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        yield statement.name
+    elif isinstance(statement, ast.Assign | ast.AnnAssign):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    yield node.id
+
+
+def _is_method(qualified: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `qualified` (`Class.name`) is called on an instance: a method, neither a
+    constructor nor a static or class method."""
+    parts = qualified.split(".")
+    if len(parts) != 2 or parts[1] == "__init__":
+        return False
+    decorators = {dotted_name(d) or "" for d in node.decorator_list}
+    return not decorators & {"staticmethod", "classmethod"}
+
+
+def _parameter_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    arguments = node.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    return tuple(argument.arg for argument in every)
 
 
 def _run_parallel(work: list[_Job], pool: _Pool, timeout: float, jobs: int) -> None:

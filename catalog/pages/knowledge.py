@@ -582,7 +582,9 @@ def reproduced_items(reproductions: Iterable[Reproduction]) -> list[KnowledgeIte
         KnowledgeItem(
             kind="reproduced",
             text=(
-                f"Reproduced by errcat: {code_span(r.call)} raised it at "
+                # A call with the statements it needs (from a docstring's example) is shown
+                # as the code alone.
+                f"Reproduced by errcat: {_call_said(r.call)} raised it at "
                 f"{code_span(f'{r.path}:{r.line}')}."
             ),
             code=r.call,
@@ -592,6 +594,10 @@ def reproduced_items(reproductions: Iterable[Reproduction]) -> list[KnowledgeIte
         )
         for r in reproductions
     ]
+
+
+def _call_said(call: str) -> str:
+    return "the code below" if "\n" in call else code_span(call)
 
 
 def knowledge_by_entry(

@@ -39,6 +39,8 @@ WHO_ID = "cccccccccccccccc"
 BOX_ID = "dddddddddddddddd"
 DIVE_ID = "eeeeeeeeeeeeeeee"
 POOL_ID = "ffffffffffffffff"
+PAINT_ID = "abababababababab"
+EASEL_ID = "cdcdcdcdcdcdcdcd"
 
 EXTRA = """\
 import os
@@ -126,6 +128,40 @@ class Pool:
     def take(self, count: int) -> None:
         if count > 10:
             raise ValueError(f"cannot take {count} at once")
+
+
+class Grid:
+    def __init__(self, rows: int, cols: int) -> None:
+        self.rows, self.cols = rows, cols
+
+
+def paint(grid: Grid, color: str) -> None:
+    '''Paint every cell of a grid.
+
+    Example:
+        >>> print("painting")
+        painting
+        >>> g = Grid(2, 3)
+        >>> paint(g, "red")
+    '''
+    if color not in ("red", "blue"):
+        raise ValueError(f"no paint {color} for {grid.rows} rows")
+
+
+class Easel:
+    '''Holds a grid while it is painted.
+
+    >>> easel = Easel(Grid(1, 1))
+    >>> easel.hold(4)
+    '''
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid = grid
+
+    def hold(self, hours: int) -> None:
+        if hours > 8:
+            rows = self.grid.rows
+            raise ValueError(f"cannot hold {rows} rows for {hours} hours")
 """
 
 EXTRA_CATALOG = {
@@ -150,6 +186,8 @@ EXTRA_CATALOG = {
             (BOX_ID, "EmptyBox", "LookupError", "the box is empty: cannot take {count}"),
             (DIVE_ID, "TooDeep", "ValueError", "too deep: {depth} m"),
             (POOL_ID, "TakeTooMany", "ValueError", "cannot take {count} at once"),
+            (PAINT_ID, "NoSuchPaint", "ValueError", "no paint {color} for {grid.rows} rows"),
+            (EASEL_ID, "HeldTooLong", "ValueError", "cannot hold {rows} rows for {hours} hours"),
         ]
     ],
 }
@@ -187,7 +225,8 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert entries[STOP_ID]["call"] == "stop('x')"
     stored = load_reproduced(root / "catalog", root)
     assert set(stored) == {
-        *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID, POOL_ID)
+        *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID, POOL_ID),
+        *(PAINT_ID, EASEL_ID),
     }
     # `box: Box` got an instance of the package's own class.
     assert stored[BOX_ID][0].call == "take(Box(), 1)"
@@ -196,6 +235,11 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert stored[DIVE_ID][0].call == "dive(101)"
     # A method is called on an instance its class's constructor makes.
     assert stored[POOL_ID][0].call == "Pool().take(11)"
+    # A grid errcat cannot make (its class needs arguments) is made as the docstring's example
+    # makes it; the statements the call needs come with it, the others (`print`) do not.
+    assert stored[PAINT_ID][0].call == "g = Grid(2, 3)\npaint(g, 'x')"
+    # A method's instance, as the class's example makes it.
+    assert stored[EASEL_ID][0].call == "Easel(Grid(1, 1)).hold(9)"
     raise_line = EXTRA.splitlines().index('        raise ValueError(f"too deep: {depth} m")') + 1
     assert (stored[DIVE_ID][0].path, stored[DIVE_ID][0].line) == ("widgets/extra.py", raise_line)
     (backwards,) = stored[ACTIVE_ID]
@@ -206,7 +250,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 9, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 11, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
