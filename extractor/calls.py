@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import functools
 import gc
 import hashlib
@@ -139,6 +140,10 @@ class Caller:
     same_instance: bool = False
     """Every call on the way is a method calling another of its own instance (`self.m(...)`,
     `super().m(...)`): the caller and the function asked about see the same `self`."""
+    defined: tuple[str, int] | None = None
+    """For a caller its class inherits (a base's constructor or method, run on this class's
+    instance): the file and the 1-based `def` line of the code that runs; `path` and `line`
+    are then the class's."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +186,9 @@ class _Function:
     """Its docstring's raises section (`extractor.docstrings`)."""
     documents: Documents = ()
     """Its docstring's entries for its parameters (a constructor's: its class's too)."""
+    runs: int | None = None
+    """For a method a class inherits (listed by the class's name): the base's function that
+    runs."""
 
     @property
     def name(self) -> str:
@@ -245,6 +253,7 @@ class CallGraph:
             self._add_definitions(path, summary)
         for path, summary in summaries:
             self._add_calls(path, summary)
+        self._add_overrides()
         self._add_inherited_constructors()
 
     def public_name(self, qualified: str) -> str:
@@ -397,6 +406,7 @@ class CallGraph:
         same_instance: bool = False,
     ) -> Caller:
         function = self._functions[index]
+        ran = self._functions[function.runs if function.runs is not None else index]
         passes = {origin: text for origin, text in carried.items() if text.isidentifier()}
         computes = tuple(
             (origin, text, tuple(sorted(_names_read(text) & set(function.parameters))))
@@ -415,6 +425,7 @@ class CallGraph:
             computes,
             tuple((origin, tuple(sorted(params))) for origin, params in sorted(feeds.items())),
             same_instance,
+            None if function.runs is None else (ran.path, ran.line),
         )
 
     def _public(self, index: int) -> str | None:
@@ -530,6 +541,46 @@ class CallGraph:
         self._stars.setdefault(module, tuple(stars))
         self._top_classes.setdefault(module, {name for name in class_names if "." not in name})
 
+    def _add_overrides(self) -> None:
+        """A method a class inherits calls the class's own overrides of what it calls on
+        `self` (`_InstanceNorm.forward` calls `self._check_input_dim(input)`, which
+        `InstanceNorm3d` defines): the inherited method, listed by the class's name
+        (`InstanceNorm3d.forward`), is then a caller of the override, passing what the base's
+        method passes."""
+        on_self: dict[int, list[int]] = {}
+        for callee, caller in sorted(self._on_self):
+            on_self.setdefault(callee, []).append(caller)
+        for path, module, qualname, line, record, nested, _documented in self._class_sites:
+            made: dict[str, int] = {}
+            for name, own in sorted(record.methods.items()):
+                overridden = self._method(record, name, from_base=True)
+                for base_caller in on_self.get(overridden, []) if overridden is not None else []:
+                    function = self._functions[base_caller]
+                    method = function.qualname.rpartition(".")[2]
+                    if method in record.methods or self._method(record, method) != base_caller:
+                        continue  # the class's own method, or not the one it inherits
+                    index = made.get(method)
+                    if index is None:
+                        index = made[method] = len(self._functions)
+                        self._functions.append(
+                            dataclasses.replace(
+                                function,
+                                path=path,
+                                module=module,
+                                qualname=f"{qualname}.{method}",
+                                line=line,
+                                nested=nested,
+                                runs=base_caller,
+                            )
+                        )
+                    assert overridden is not None
+                    self._callers.setdefault(own, set()).add(index)
+                    self._on_self.add((own, index))
+                    if (overridden, base_caller) in self._passes:
+                        self._passes[(own, index)] = self._passes[(overridden, base_caller)]
+                    if (overridden, base_caller) in self._feeds:
+                        self._feeds[(own, index)] = self._feeds[(overridden, base_caller)]
+
     def _add_inherited_constructors(self) -> None:
         """A class without an `__init__` of its own runs its base's when called: the class is
         then a caller of that `__init__` (`nn.Dropout(...)` reaches its base's checks), listed
@@ -543,7 +594,16 @@ class CallGraph:
             index = len(self._functions)
             raises, documents = documented
             self._functions.append(
-                _Function(path, module, qualname, line, nested, raises=raises, documents=documents)
+                _Function(
+                    path,
+                    module,
+                    qualname,
+                    line,
+                    nested,
+                    raises=raises,
+                    documents=documents,
+                    runs=inherited,
+                )
             )
             self._callers.setdefault(inherited, set()).add(index)
             # Calling the class passes its arguments to the inherited `__init__` as they are.
@@ -790,6 +850,7 @@ def _answer_record(found: Callers | None) -> Any:
             c.computes,
             c.feeds,
             c.same_instance,
+            c.defined,
         )
         for c in found.callers
     )

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from catalog.evidence.doc_examples import ExampleCall
+from catalog.evidence.doc_examples import ExampleCall, needed
 from extractor.expansion import as_passed, free_names, one_line, substituted
 
 if TYPE_CHECKING:
@@ -807,6 +807,8 @@ def _candidate(
         setup = tuple(dict.fromkeys((*setup, *example.setup)))
         imports = tuple(dict.fromkeys((*imports, *example.imports)))
     from_example = example is not None or (receiver is not None and receiver.example)
+    if setup:
+        setup = needed(setup, call)
     return Candidate(module, callee, call, tuple(sorted(names)), setup, imports, from_example)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import doctest
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from extractor.expansion import free_names
@@ -119,6 +119,26 @@ def example_calls(
         if len(found) == MAX_EXAMPLES:
             break
     return tuple(found)
+
+
+def needed(setup: Sequence[str], call: str) -> tuple[str, ...]:
+    """The statements of `setup` that `call` (a call's source) needs, and what those need in
+    turn: an example's value a call does not use leaves its statement out."""
+    statements: list[tuple[str, ast.stmt]] = []
+    for source in setup:
+        try:
+            (statement,) = ast.parse(source).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return tuple(setup)
+        statements.append((source, statement))
+    try:
+        reads = free_names(ast.parse(call, mode="eval"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return tuple(setup)
+    kept = _needing(statements, len(statements), reads)
+    if kept is None:
+        return tuple(setup)
+    return tuple(statements[index][0] for index in sorted(kept))
 
 
 def _call_of(statement: ast.stmt, name: str) -> ast.Call | None:

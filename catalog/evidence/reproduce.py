@@ -579,7 +579,11 @@ class _Reaching:
         )
         steered = [caller for caller in ordered if caller.passes][:MAX_CALLERS]
         for caller in [*steered, *[c for c in ordered if not c.passes][:MAX_PLAIN_CALLERS]]:
-            located = self._definition(caller.path, caller.line)
+            located = (
+                self._definition(caller.path, caller.line)
+                if caller.defined is None
+                else self._inherited(caller.path, caller.line, caller.name, caller.defined)
+            )
             if located is None:
                 continue
             try:
@@ -591,12 +595,33 @@ class _Reaching:
             receiver: Candidate | None = None
             if _is_method(name, node):
                 # A public method: called on an instance its class's constructor makes.
-                made = self._receiver(caller.path, name, module)
+                made = self._receiver(caller.path, name, module, node)
                 if made is None:
                     continue
                 receiver, setups = made
                 examples = (*examples, *setups)
             yield PublicCaller(module, name, node, caller.passes, receiver, examples)
+
+    def _inherited(
+        self, path: str, line: int, name: str, defined: tuple[str, int]
+    ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """A method a class inherits (`extractor.calls.Caller.defined`): its name on the class
+        whose `class` line is `line` of `path` (`InstanceNorm3d.forward`; a constructor,
+        listed as the class, is `Class.__init__`) and the base's definition that runs."""
+        runs = self._definition(*defined)
+        tree = self._tree(path)
+        todo: list[tuple[str, ast.AST]] = [("", tree)] if tree is not None else []
+        while todo and runs is not None:
+            prefix, node = todo.pop()
+            for child in _definitions(node):
+                if isinstance(child, ast.ClassDef):
+                    qualname = f"{prefix}{child.name}"
+                    if child.lineno == line:
+                        last = name.rpartition(".")[2]
+                        method = "__init__" if last == child.name else last
+                        return f"{qualname}.{method}", runs[1]
+                    todo.append((f"{qualname}.", child))
+        return None
 
     def own_examples(self, site: RaiseSite, module: str) -> tuple[ExampleCall, ...]:
         """The calls of the site's own function in its docstring's examples, resolved."""
@@ -685,11 +710,16 @@ class _Reaching:
         return method_caller(site, module, receiver, setups)
 
     def _receiver(
-        self, path: str, method: str, module: str
+        self,
+        path: str,
+        method: str,
+        module: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
     ) -> tuple[Candidate, tuple[ExampleCall, ...]] | None:
         """The call that makes an instance to call `method` (`Class.name`, of a module-level
-        class of `path`) on, and the setups of the examples it came from, whose names the
-        method's arguments may take (`ExampleCall.without_arguments`)."""
+        class of `path`; `node` when it is inherited) on, and the setups of the examples it
+        came from, whose names the method's arguments may take
+        (`ExampleCall.without_arguments`)."""
         class_name, _, name = method.partition(".")
         if not name or "." in name:
             return None
@@ -712,8 +742,12 @@ class _Reaching:
             ),
             None,
         )
-        method_node = self._named(path, method)
-        wanted = _parameter_names(method_node) if isinstance(method_node, ast.FunctionDef) else ()
+        method_node = node or self._named(path, method)
+        wanted = (
+            _parameter_names(method_node)
+            if isinstance(method_node, ast.FunctionDef | ast.AsyncFunctionDef)
+            else ()
+        )
         examples = self._examples(path, f"{class_name}.__init__", module, wanted)
         receiver = constructor_call(module, class_name, init, examples)
         if receiver is None:

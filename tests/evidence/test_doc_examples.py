@@ -7,7 +7,7 @@ import ast
 import textwrap
 
 from catalog.evidence.candidates import candidates, constructor_call
-from catalog.evidence.doc_examples import MAX_SETUP, ExampleCall, example_calls
+from catalog.evidence.doc_examples import MAX_SETUP, ExampleCall, example_calls, needed
 from extractor.model import Condition, RaiseSite
 
 DOCSTRING = textwrap.dedent(
@@ -78,6 +78,14 @@ def test_free_names_resolve_to_imports_or_give_the_example_up() -> None:
     assert resolved is not None
     assert resolved.imports == ("import torch.nn.functional as F",)
     assert resolved.from_module == ("Tensor",)
+
+
+def test_a_call_keeps_only_the_statements_it_reads() -> None:
+    """A value the conditions changed leaves the example's statement for it out."""
+    setup = ("scale = 2", "images = torch.ones(4) * scale", "other = 3")
+    assert needed(setup, "resize(images, 1)") == setup[:2]
+    assert needed(setup, "resize(Tensor(), 1)") == ()
+    assert needed(setup, "Grid(other).paint(scale)") == ("scale = 2", "other = 3")
 
 
 def _site(signature: str, condition: str, function: str = "resize") -> RaiseSite:

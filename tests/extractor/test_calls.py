@@ -546,6 +546,64 @@ def test_a_class_that_inherits_its_constructor_reaches_the_bases_checks(tmp_path
     assert _callers(graph, "nn/dropout.py", "_DropoutNd.__init__") == [("nn.dropout.Dropout", 1)]
 
 
+def test_a_method_a_class_inherits_reaches_the_classs_own_overrides(tmp_path: Path) -> None:
+    """`InstanceNorm3d.forward` is `_InstanceNorm.forward`, whose `self._check_input_dim(x)`
+    runs `InstanceNorm3d._check_input_dim`: the class's inherited method is listed as
+    reaching its override, passing what the base's method passes, the code that runs said
+    apart; a class defining the calling method itself, or not overriding, gets no such
+    caller."""
+    graph = _graph(
+        tmp_path,
+        {
+            "nn/__init__.py": "",
+            "nn/norm.py": """                class _InstanceNorm:
+                    def _check_input_dim(self, input):
+                        raise NotImplementedError
+
+                    def forward(self, input):
+                        self._check_input_dim(input)
+                        return input
+
+
+                class InstanceNorm3d(_InstanceNorm):
+                    def _check_input_dim(self, input):
+                        if input.dim() != 5:
+                            raise ValueError("expected 5D input")
+
+
+                class InstanceNorm1d(_InstanceNorm):
+                    def _check_input_dim(self, input):
+                        if input.dim() != 3:
+                            raise ValueError("expected 3D input")
+
+                    def forward(self, input):
+                        return input
+
+
+                class Plain(_InstanceNorm):
+                    pass
+                """,
+        },
+    )
+    found = graph.callers("nn/norm.py", "InstanceNorm3d._check_input_dim")
+    assert found is not None
+    (caller,) = found.callers
+    assert (caller.name, caller.depth, caller.passes) == (
+        "nn.norm.InstanceNorm3d.forward",
+        1,
+        (("input", "input"),),
+    )
+    assert (caller.path, caller.line, caller.defined, caller.same_instance) == (
+        "nn/norm.py",
+        10,
+        ("nn/norm.py", 5),
+        True,
+    )
+    assert _callers(graph, "nn/norm.py", "InstanceNorm1d._check_input_dim") == []
+    # `Plain` overrides nothing: its inherited `forward` is no caller of the base's method.
+    assert _callers(graph, "nn/norm.py", "_InstanceNorm._check_input_dim") == []
+
+
 def _passes(graph: CallGraph, path: str, qualname: str) -> dict[str, dict[str, str]]:
     found = graph.callers(path, qualname)
     assert found is not None, (path, qualname)
