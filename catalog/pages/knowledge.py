@@ -585,7 +585,8 @@ def reproduced_items(reproductions: Iterable[Reproduction]) -> list[KnowledgeIte
                 # A call with the statements it needs (from a docstring's example) is shown
                 # as the code alone.
                 f"Reproduced by errcat: {_call_said(r.call)} raised it at "
-                f"{code_span(f'{r.path}:{r.line}')}."
+                f"{code_span(f'{r.path}:{r.line}')}"
+                + (f", printing {code_span(r.output)}." if r.output else ".")
             ),
             code=r.call,
             path=r.path,

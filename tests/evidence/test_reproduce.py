@@ -509,11 +509,21 @@ def test_reproduced_items_are_verified_knowledge() -> None:
     )
     assert item.as_dict() == {
         "kind": "reproduced",
-        "text": "Reproduced by errcat: `turn('w', -1)` raised it at `widgets/core.py:3`.",
+        "text": (
+            "Reproduced by errcat: `turn('w', -1)` raised it at `widgets/core.py:3`, printing "
+            "`ValueError: ...`."
+        ),
         "code": "turn('w', -1)",
         "source": {"path": "widgets/core.py", "line": 3},
         "verified": True,
     }
+    # A call with the statements it needs is the code below the sentence.
+    program = "g = Grid(2, 3)\npaint(g, 'x')"
+    (multi,) = reproduced_items([Reproduction("w.py", 3, program, "", "0" * 64)])
+    assert (multi.text, multi.code) == (
+        "Reproduced by errcat: the code below raised it at `w.py:3`.",
+        program,
+    )
 
 
 def test_the_package_is_imported_once_per_worker_not_per_call(
