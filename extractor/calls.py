@@ -14,10 +14,16 @@ An edge is a direct call whose target is known from the source alone:
   string) that the body never rebinds, or a local bound exactly once, by calling a class
   (`engine = Engine(...)`) or under such an annotation; the method is looked up as for `self`.
 
+A class inherits its base's constructor (calling `Dropout(...)` reaches `_DropoutNd.__init__`,
+listed as `Dropout`) and its base's methods: where an inherited method calls on `self` a method
+the class overrides (`_NormBase.forward` calls `self._check_input_dim(input)`, which
+`BatchNorm2d` defines), the class's inherited method (`BatchNorm2d.forward`, its `Caller.defined`
+saying which code runs) is a caller of the override.
+
 Calls through attributes of other objects (`x.run()` on a value whose class the function does
 not state), callbacks (functions passed, stored or written as lambdas), `getattr` and every
-other dynamic dispatch (a subclass overriding a method, a class with several bases) are not
-followed, and calls made at import time (in module
+other dynamic dispatch (an override reached from a class's own or a subclass's code, a class
+with several bases) are not followed, and calls made at import time (in module
 or class bodies) have no function to be reached from. A function is public when no part of its
 qualified name, module included, starts with an underscore (`__dunder__` names are public) and
 it is not nested in another function.
