@@ -17,8 +17,8 @@ change and no nested function rebinds), or that is computed from that item in th
 makes the test one of the items: `any(<test> for p in params)`, nested loops outermost first,
 each iterable in what was passed when its loop began. That holds whenever the raise runs, so
 a caller who makes it false never reaches the raise. A parameter the function binds again
-only directly under `if name is None:` is the caller's unless None was passed: `rank is None
-or (<test>)`. In a method, an attribute of the instance the method itself sets once
+only directly under `if name is None:` (or `if name is None and ...:`) is the caller's unless
+None was passed: `rank is None or (<test>)`. In a method, an attribute of the instance the method itself sets once
 (`self.dtype = dtype` before `if self.dtype not in ...`), with no method called on the
 instance and no other store of it between, is read through that value too. Anything else
 leaves `expanded` None and the test as the only answer; `depends` then names the parameters
@@ -552,14 +552,22 @@ class Expander:
 
     def _defaulted(self, name: str) -> bool:
         """Whether `name` is a parameter the function binds again only as `if name is None:
-        name = ...` (directly in such an `if`'s body): passed anything but None, it keeps the
-        caller's value."""
+        name = ...` (directly in such an `if`'s body; `if name is None and ...:` too): passed
+        anything but None, it keeps the caller's value."""
         if name not in self.parameters:
             return False
         counts = _bindings_of(self.body)[2]
         guarded = 0
         for node in ast.walk(ast.Module(body=self.body, type_ignores=[])):
-            if not (isinstance(node, ast.If) and is_none_test(node.test, name)):
+            if not isinstance(node, ast.If):
+                continue
+            # `if name is None and ...:` holds only for None as well.
+            tests = (
+                node.test.values
+                if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And)
+                else [node.test]
+            )
+            if not any(is_none_test(test, name) for test in tests):
                 continue
             for statement in node.body:
                 if (

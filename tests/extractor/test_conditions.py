@@ -699,6 +699,23 @@ def test_a_parameter_defaulted_when_none_is_the_callers_otherwise() -> None:
                 raise Target
         """
     assert _expanded(changed) == [("x > 3", None)]
+    # Filled in only when None and more: passed anything but None, it is still the caller's.
+    also = """\
+        def step(self, epoch=None):
+            if epoch is None and self.last_epoch < 0:
+                epoch = 0
+            if epoch < 0:
+                raise Target
+        """
+    assert _expanded(also) == [("epoch < 0", "epoch is None or (epoch < 0)")]
+    either = """\
+        def step(epoch=None, late=False):
+            if epoch is None or late:
+                epoch = 0
+            if epoch < 0:
+                raise Target
+        """
+    assert _expanded(either) == [("epoch < 0", None)]
 
 
 def test_what_a_method_set_on_the_instance_is_read_through_its_value() -> None:
