@@ -86,6 +86,14 @@ def target_names(target: ast.expr, into: set[str]) -> None:
         target_names(target.value, into)
 
 
+def bound_names(statements: list[ast.stmt]) -> set[str]:
+    """The names statements bind in their own scope, imports included (`import a.b` binds
+    `a`), through branches, loops, `with` and `try`, not entering nested scopes."""
+    scope = Scope("module", ast.Module(body=statements, type_ignores=[]), None, None)
+    _Bindings(scope, ModuleName("", is_package=False)).body(statements)
+    return scope.bound | set(scope.imports)
+
+
 class _Bindings:
     """Records what a scope's own statements bind, not entering nested scopes."""
 

@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from extractor.expansion import free_names
+from extractor.imports import bound_names
 
 MAX_SETUP = 8
 """Statements an example may need ahead of its call; one that needs more is not used."""
@@ -247,27 +248,7 @@ def _needing(
 
 def _binds(statement: ast.stmt) -> set[str]:
     """Names a statement binds in the example's scope."""
-    if isinstance(statement, ast.Import | ast.ImportFrom):
-        return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
-    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return {statement.name}
-    targets: list[ast.expr] = []
-    if isinstance(statement, ast.Assign):
-        targets = list(statement.targets)
-    elif isinstance(statement, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
-        targets = [statement.target]
-    elif isinstance(statement, ast.With | ast.AsyncWith):
-        targets = [item.optional_vars for item in statement.items if item.optional_vars]
-    found = {
-        node.id
-        for target in targets
-        for node in ast.walk(target)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
-    if isinstance(statement, ast.For | ast.AsyncFor | ast.With | ast.AsyncWith):
-        for inner in statement.body:
-            found |= _binds(inner)
-    return found
+    return bound_names([statement])
 
 
 def _reads(statement: ast.stmt) -> set[str]:

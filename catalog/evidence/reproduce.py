@@ -53,7 +53,7 @@ from catalog.evidence.candidates import (
 from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.stored import FileBytes, dump_results, read_results
-from extractor.imports import dotted_name
+from extractor.imports import bound_names, dotted_name
 
 if TYPE_CHECKING:
     from catalog.core.config import Config
@@ -687,9 +687,7 @@ class _Reaching:
         if path not in self._names:
             tree = self._tree(path)
             self._names[path] = (
-                frozenset(name for node in _definitions(tree) for name in _bound_names(node))
-                if tree is not None
-                else frozenset()
+                frozenset(bound_names(tree.body)) if tree is not None else frozenset()
             )
         return self._names[path]
 
@@ -817,21 +815,6 @@ def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> s
                 if isinstance(part, ast.Constant) and isinstance(part.value, str):
                     return part.value
     return None
-
-
-def _bound_names(statement: ast.stmt) -> Iterator[str]:
-    if isinstance(statement, ast.Import | ast.ImportFrom):
-        for alias in statement.names:
-            if alias.name != "*":
-                yield (alias.asname or alias.name).split(".")[0]
-    elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        yield statement.name
-    elif isinstance(statement, ast.Assign | ast.AnnAssign):
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        for target in targets:
-            for node in ast.walk(target):
-                if isinstance(node, ast.Name):
-                    yield node.id
 
 
 def _is_method(qualified: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

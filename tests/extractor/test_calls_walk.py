@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from extractor.calls import _walk
-from extractor.imports import target_names
+from extractor.imports import bound_names, target_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,3 +134,31 @@ def test_project_sources_walk_as_the_generic_walk(package: str) -> None:
     for path in sorted((ROOT / package).rglob("*.py")):
         compared += _same(ast.parse(path.read_bytes()))
     assert compared > 100
+
+
+def test_bound_names_are_what_a_scope_binds_itself() -> None:
+    """Imports by their first name, targets of assignments, loops and `with`, definitions and
+    handlers, through branches; never what a nested function or class binds inside."""
+    source = textwrap.dedent(
+        """\
+        import a.b
+        from c import d as e
+        x, (y, *z) = 1, (2, 3)
+        for i in range(3):
+            with open(i) as handle:
+                pass
+        if x:
+            w: int = 1
+        try:
+            pass
+        except Exception as caught:
+            pass
+        def f():
+            inner = 1
+        class K:
+            attribute = 2
+        """
+    )
+    assert bound_names(ast.parse(source).body) == {
+        *("a", "e", "x", "y", "z", "i", "handle", "w", "caught", "f", "K"),
+    }
