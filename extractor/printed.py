@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import dataclasses
 import os
 import re
@@ -249,9 +250,16 @@ class Printed:
             and (self._is_function(qualified) or self._composes(qualified))
         )
         if not needs:
+            plain: dict[str, object] = {}
             if qualified is not None and qualified != site.qualified_name:
-                return dataclasses.replace(site, qualified_name=qualified)
-            return site
+                plain["qualified_name"] = qualified
+            if _message_call(site) is not None:
+                # The class prints its argument as it is: what the called function returns.
+                with contextlib.suppress(_Unresolved):
+                    text = self._helper_message(site)
+                    if text is not None:
+                        plain["printed"] = text.template
+            return dataclasses.replace(site, **plain) if plain else site  # type: ignore[arg-type]
         context = self._site_context(site)
         callee = self._callee(site, context, qualified)
         if callee is not None:
@@ -281,6 +289,56 @@ class Printed:
         if composed is not None:
             changes["printed"] = composed.template
         return dataclasses.replace(site, **changes) if changes else site  # type: ignore[arg-type]
+
+    def _helper_message(self, site: RaiseSite) -> _Text | None:
+        """What a raise prints when its message is a call of a function of the package that
+        returns text (`raise RuntimeError(_mismatch_msg(out, i))`): that function's one
+        `return`, read over the call's arguments; None when it is no such call, or what it
+        returns holds no literal text."""
+        context = self._site_context(site)
+        if context is None:
+            return None
+        raised = _raised_call(site, context)
+        if raised is None or not raised.args or not isinstance(raised.args[0], ast.Call):
+            return None
+        call = raised.args[0]
+        found = self._function_called(call.func, context)
+        if found is None:
+            return None
+        path, qualname = found
+        module = self.module(path)
+        node, scope = module.function(qualname)
+        returned = _single_return(node, qualname)
+        reader = _SourceReader(self, context, None)
+        arguments = [reader.expand(argument) for argument in _positional(call, context)]
+        keywords: dict[str, _Text] = {}
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                return None
+            keywords[keyword.arg] = reader.expand(keyword.value)
+        method = scope.parent is not None and scope.parent.kind == "class"
+        bindings = self._bind(node, arguments, keywords, method=method, name=qualname)
+        self_name, self_class = self._self_of(path, module, scope, node)
+        helper = _Context(module, scope, node, returned, bindings, self_name, self_class)
+        assert returned.value is not None
+        text = _SourceReader(self, helper, None).expand(returned.value)
+        return None if text.bare or not _LETTERS.search(_literal_part(text.template)) else text
+
+    def _function_called(self, func: ast.expr, context: _Context) -> tuple[str, str] | None:
+        """(path, qualname) of the package function a call's `func` names: through the raising
+        scope's names and imports, or a method of the instance's class (`self.describe`)."""
+        dotted = dotted_name(func)
+        if dotted is None:
+            return None
+        root, _, rest = dotted.partition(".")
+        if context.self_class is not None and root == context.self_name:
+            if not rest or "." in rest:
+                return None
+            return self.graph.method_of(*context.self_class, rest)
+        qualified = resolve(dotted, context.scope, context.module.module)
+        if qualified is None or self.graph.class_named(qualified) is not None:
+            return None
+        return self.graph.function_named(qualified)
 
     def _site_context(self, site: RaiseSite) -> _Context | None:
         """The scope of the site's raise, read again only for sites that may need it."""
@@ -1632,8 +1690,39 @@ _EXITS = re.compile(r"\b(return|yield)\b")
 
 
 def _candidate(site: RaiseSite) -> bool:
-    """A site a factory or a class of the package may stand behind (the others never pay)."""
+    """A site a factory or a class of the package may stand behind, or whose message is a
+    call that may be a function of the package returning text (the others never pay)."""
     if site.reraise or site.exception is None:
         return False
     qualified = site.qualified_name
-    return qualified is None or not qualified.startswith("builtins.")
+    return (
+        qualified is None
+        or not qualified.startswith("builtins.")
+        or _message_call(site) is not None
+    )
+
+
+def _message_call(site: RaiseSite) -> str | None:
+    """The first argument's source when it is a call and the message as written holds no
+    literal text of its own (none read, or `{_mismatch_msg_out_i}`), else None."""
+    if not site.arguments:
+        return None
+    first = site.arguments[0]
+    if site.template is not None and _LETTERS.search(_literal_part(site.template)):
+        return None
+    try:
+        node = ast.parse("(" + first + ")", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return first if isinstance(node, ast.Call) and dotted_name(node.func) else None
+
+
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+
+
+def _literal_part(template: str) -> str:
+    """A template's literal text, its fields left out."""
+    try:
+        return "".join(text for is_field, text in runs(template) if not is_field)
+    except ValueError:
+        return template

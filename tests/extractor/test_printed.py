@@ -626,3 +626,56 @@ def test_str_adding_a_computed_report_to_the_message(tmp_path: Path) -> None:
     )
     assert sites[7].printed is None
     assert "later" in (sites[7].unresolved or "")
+
+
+def test_a_message_a_function_of_the_package_returns(tmp_path: Path) -> None:
+    """`raise RuntimeError(_mismatch(out, 3))` prints what `_mismatch` returns, its parameters
+    in the call's terms (literal text spliced in, a value named as the parameter, as through
+    factories), a method of the instance too; a function returning on several paths, or
+    nothing with literal text, leaves the message as written."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/messages.py": """
+                def _mismatch(output, index, kind="outputs"):
+                    prefix = "" if index else "first "
+                    return prefix + f"Jacobian mismatch for {kind} {index}:\\n{output}"
+
+                def either(flag):
+                    if flag:
+                        return "yes"
+                    return "no"
+
+                def opaque(value):
+                    return str(value)
+                """,
+            "pkg/main.py": """
+                from pkg import messages
+                from pkg.messages import _mismatch, either, opaque
+
+                class Checker:
+                    def describe(self, name):
+                        return f"cannot check {name}"
+
+                    def check(self, out, name):
+                        raise ValueError(self.describe(name))
+
+                def check(out):
+                    raise RuntimeError(_mismatch(out, 3, kind="inputs"))
+
+                def check_module(out):
+                    raise RuntimeError(messages._mismatch(out, 3))
+
+                def other(flag, value):
+                    if flag:
+                        raise RuntimeError(either(flag))
+                    raise RuntimeError(opaque(value))
+                """,
+        },
+    )
+    assert sites[9].printed == "cannot check {name}"
+    assert sites[12].printed == "{prefix}Jacobian mismatch for inputs {index}:\n{output}"
+    assert sites[15].printed == "{prefix}Jacobian mismatch for outputs {index}:\n{output}"
+    assert sites[19].printed is None
+    assert sites[20].printed is None
+    assert sites[19].unresolved is None  # a built-in as written, nothing to fix
