@@ -153,8 +153,9 @@ class RaiseSite:
     where the message is `template` as written. Not part of `errcat scan --json`."""
     through: str | None = None
     """The qualified name of the factory or helper function the raised exception comes from
-    (`packaging.metadata._Validator._invalid_metadata`); None for a raise of a class. Not part
-    of `errcat scan --json`."""
+    (`packaging.metadata._Validator._invalid_metadata`), or of the function whose returned
+    text is its message (`raise RuntimeError(_mismatch_msg(...))`); None for a raise of a
+    class as written. Not part of `errcat scan --json`."""
     unresolved: str | None = None
     """Why the printed text cannot be read through the factory or class, and what to do; None
     when it can (or nothing was to be read). Not part of `errcat scan --json`."""

@@ -256,9 +256,11 @@ class Printed:
             if _message_call(site) is not None:
                 # The class prints its argument as it is: what the called function returns.
                 with contextlib.suppress(_Unresolved):
-                    text = self._helper_message(site)
-                    if text is not None:
-                        plain["printed"] = text.template
+                    helped = self._helper_message(site)
+                    if helped is not None:
+                        # Only the function could be rewritten, as for a factory: the raise
+                        # is the entry's as written (`through`).
+                        plain["printed"], plain["through"] = helped
             return dataclasses.replace(site, **plain) if plain else site  # type: ignore[arg-type]
         context = self._site_context(site)
         callee = self._callee(site, context, qualified)
@@ -290,11 +292,11 @@ class Printed:
             changes["printed"] = composed.template
         return dataclasses.replace(site, **changes) if changes else site  # type: ignore[arg-type]
 
-    def _helper_message(self, site: RaiseSite) -> _Text | None:
+    def _helper_message(self, site: RaiseSite) -> tuple[str, str] | None:
         """What a raise prints when its message is a call of a function of the package that
         returns text (`raise RuntimeError(_mismatch_msg(out, i))`): that function's one
-        `return`, read over the call's arguments; None when it is no such call, or what it
-        returns holds no literal text."""
+        `return`, read over the call's arguments, and the function's qualified name; None
+        when it is no such call, or what it returns holds no literal text."""
         context = self._site_context(site)
         if context is None:
             return None
@@ -322,7 +324,9 @@ class Printed:
         helper = _Context(module, scope, node, returned, bindings, self_name, self_class)
         assert returned.value is not None
         text = _SourceReader(self, helper, None).expand(returned.value)
-        return None if text.bare or not _LETTERS.search(_literal_part(text.template)) else text
+        if text.bare or not _LETTERS.search(_literal_part(text.template)):
+            return None
+        return text.template, f"{module.module.name}.{qualname}" if module.module.name else qualname
 
     def _function_called(self, func: ast.expr, context: _Context) -> tuple[str, str] | None:
         """(path, qualname) of the package function a call's `func` names: through the raising

@@ -674,6 +674,9 @@ def test_a_message_a_function_of_the_package_returns(tmp_path: Path) -> None:
         },
     )
     assert sites[9].printed == "cannot check {name}"
+    # Only the function could be rewritten (`errcat migrate` leaves such raises as they are).
+    assert sites[9].through == "pkg.main.Checker.describe"
+    assert sites[12].through == "pkg.messages._mismatch"
     assert sites[12].printed == "{prefix}Jacobian mismatch for inputs {index}:\n{output}"
     assert sites[15].printed == "{prefix}Jacobian mismatch for outputs {index}:\n{output}"
     assert sites[19].printed is None
