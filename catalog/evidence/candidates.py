@@ -521,6 +521,9 @@ class PublicCaller:
     whose names the program imports too."""
     examples: tuple[ExampleCall, ...] = ()
     """Its calls in its docstring's examples, their names resolved (`ExampleCall.resolved`)."""
+    steered: bool = False
+    """Whether `receiver` was made so that a test of the instance holds (`instance_tests`):
+    the call is worth trying even where no test reads the method's arguments."""
 
 
 def candidates(
@@ -551,7 +554,7 @@ def candidates(
     own_names = {parameter.name for parameter in _parameters(node)}
     for caller in callers:
         tests = _tests(site, dict(caller.passes), own_names, caller.node)
-        if not tests and site.conditions and caller.passes:
+        if not tests and site.conditions and caller.passes and not caller.steered:
             continue  # what it passes on is not what the tests read: the others say more
         with contextlib.suppress(ValueError):
             calls = _calls(
@@ -562,7 +565,7 @@ def candidates(
                 caller.receiver,
                 caller.examples,
             )
-            (found if tests else unsteered).extend(calls)
+            (found if tests or caller.steered else unsteered).extend(calls)
         if sum(not c.example for c in found) >= MAX_CANDIDATES:
             break
     if found:
@@ -625,12 +628,39 @@ def _tests(
     return found if renames is None or steered else []
 
 
+def instance_tests(site: RaiseSite) -> list[ast.expr]:
+    """The tests of the site's method that read the instance only through attributes its
+    constructor set from its parameters (`Condition.instance`), said in those parameters:
+    `self.mode not in ("a", "b")` where `__init__` did `self.mode = mode` is `mode not in
+    ("a", "b")`, a test the constructor's arguments steer."""
+    found: list[ast.expr] = []
+    for condition in site.conditions:
+        if condition.kind not in ("if", "guard") or not condition.instance:
+            continue
+        code = as_passed(condition)
+        made = {f"self.{attribute}": parameter for attribute, parameter, *_ in condition.instance}
+        renamed = None if code is None else substituted(code, made)
+        if renamed is None:
+            continue
+        with contextlib.suppress(SyntaxError):
+            test = ast.parse(one_line(renamed).strip(), mode="eval").body
+            if "self" not in free_names(test):
+                found.append(test)
+    return found
+
+
 def method_caller(
-    site: RaiseSite, module: str, receiver: Candidate, examples: Sequence[ExampleCall] = ()
+    site: RaiseSite,
+    module: str,
+    receiver: Candidate,
+    examples: Sequence[ExampleCall] = (),
+    *,
+    steered: bool = False,
 ) -> PublicCaller | None:
     """The site's own method, called on the instance `receiver` makes (`Pool(1).take(-1)`),
     as a caller passing each parameter as itself; None for what is no public method.
-    `examples` are what the method's arguments may be taken from (`ExampleCall.bound`)."""
+    `examples` are what the method's arguments may be taken from (`ExampleCall.bound`);
+    `steered`, whether the receiver was made to meet `instance_tests`."""
     node = def_header(site.signature) if site.signature else None
     if site.function is None or node is None or isinstance(node, ast.AsyncFunctionDef):
         return None
@@ -639,7 +669,7 @@ def method_caller(
         return None
     parameters = [p.name for p in _parameters(node)][1:]
     passes = tuple((n, n) for n in parameters)
-    return PublicCaller(module, site.function, node, passes, receiver, tuple(examples))
+    return PublicCaller(module, site.function, node, passes, receiver, tuple(examples), steered)
 
 
 def constructor_call(
@@ -647,10 +677,12 @@ def constructor_call(
     class_name: str,
     init: ast.FunctionDef | ast.AsyncFunctionDef | None,
     examples: Sequence[ExampleCall] = (),
+    tests: Sequence[ast.expr] = (),
 ) -> Candidate | None:
     """The call that makes an instance of `class_name`: as the first of `examples` makes it,
     or else the shortest errcat has values for (`Class()` for a class without an `__init__` of
-    its own); None when there are none."""
+    its own), under which none of `tests` (in the constructor's parameters) is known to be
+    false; None when there are none."""
     if init is None:
         # An inherited `__init__`: the parameters are not known here, the example's call is
         # taken as written.
@@ -660,7 +692,7 @@ def constructor_call(
             return _candidate(module, class_name, call, set(), None, example)
         return Candidate(module, class_name, f"{class_name}()")
     try:
-        return _calls(f"{class_name}.__init__", init, module, [], examples=examples)[0]
+        return _calls(f"{class_name}.__init__", init, module, tests, examples=examples)[0]
     except ValueError:
         return None
 

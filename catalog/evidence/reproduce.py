@@ -48,6 +48,7 @@ from catalog.evidence.candidates import (
     PublicCaller,
     candidates,
     constructor_call,
+    instance_tests,
     method_caller,
 )
 from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
@@ -701,11 +702,15 @@ class _Reaching:
             module = module_name(self.config, self.config.root / site.path)
         except ValueError:
             return None
-        made = self._receiver(site.path, site.function, module)
+        # The instance is made so that the tests of what its constructor set hold.
+        tests = instance_tests(site)
+        made = self._receiver(site.path, site.function, module, tests=tests)
+        if made is None and tests:
+            made, tests = self._receiver(site.path, site.function, module), []
         if made is None:
             return None
         receiver, setups = made
-        return method_caller(site, module, receiver, setups)
+        return method_caller(site, module, receiver, setups, steered=bool(tests))
 
     def _receiver(
         self,
@@ -713,6 +718,7 @@ class _Reaching:
         method: str,
         module: str,
         node: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+        tests: Sequence[ast.expr] = (),
     ) -> tuple[Candidate, tuple[ExampleCall, ...]] | None:
         """The call that makes an instance to call `method` (`Class.name`, of a module-level
         class of `path`; `node` when it is inherited) on, and the setups of the examples it
@@ -747,7 +753,7 @@ class _Reaching:
             else ()
         )
         examples = self._examples(path, f"{class_name}.__init__", module, wanted)
-        receiver = constructor_call(module, class_name, init, examples)
+        receiver = constructor_call(module, class_name, init, examples, tests)
         if receiver is None:
             return None
         if not receiver.example:

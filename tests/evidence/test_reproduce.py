@@ -41,6 +41,7 @@ DIVE_ID = "eeeeeeeeeeeeeeee"
 POOL_ID = "ffffffffffffffff"
 PAINT_ID = "abababababababab"
 EASEL_ID = "cdcdcdcdcdcdcdcd"
+LAMP_ID = "efefefefefefefef"
 
 EXTRA = """\
 import os
@@ -162,6 +163,16 @@ class Easel:
         if hours > 8:
             rows = self.grid.rows
             raise ValueError(f"cannot hold {rows} rows for {hours} hours")
+
+
+class Lamp:
+    def __init__(self, mode: str = "warm") -> None:
+        self.mode = mode
+
+    def light(self) -> None:
+        if self.mode not in ("warm", "cold"):
+            mode = self.mode
+            raise ValueError(f"no light in mode {mode}")
 """
 
 EXTRA_CATALOG = {
@@ -188,6 +199,7 @@ EXTRA_CATALOG = {
             (POOL_ID, "TakeTooMany", "ValueError", "cannot take {count} at once"),
             (PAINT_ID, "NoSuchPaint", "ValueError", "no paint {color} for {grid.rows} rows"),
             (EASEL_ID, "HeldTooLong", "ValueError", "cannot hold {rows} rows for {hours} hours"),
+            (LAMP_ID, "NoSuchLight", "ValueError", "no light in mode {mode}"),
         ]
     ],
 }
@@ -226,7 +238,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     stored = load_reproduced(root / "catalog", root)
     assert set(stored) == {
         *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID, POOL_ID),
-        *(PAINT_ID, EASEL_ID),
+        *(PAINT_ID, EASEL_ID, LAMP_ID),
     }
     # `box: Box` got an instance of the package's own class.
     assert stored[BOX_ID][0].call == "take(Box(), 1)"
@@ -240,6 +252,8 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert stored[PAINT_ID][0].call == "g = Grid(2, 3)\npaint(g, 'x')"
     # A method's instance, as the class's example makes it.
     assert stored[EASEL_ID][0].call == "Easel(Grid(1, 1)).hold(9)"
+    # A test of what the constructor set steers the constructor's argument.
+    assert stored[LAMP_ID][0].call == "Lamp('x').light()"
     raise_line = EXTRA.splitlines().index('        raise ValueError(f"too deep: {depth} m")') + 1
     assert (stored[DIVE_ID][0].path, stored[DIVE_ID][0].line) == ("widgets/extra.py", raise_line)
     (backwards,) = stored[ACTIVE_ID]
@@ -250,7 +264,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 11, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 12, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
