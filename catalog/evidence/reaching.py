@@ -1,0 +1,302 @@
+"""What `errcat reproduce` may call in a raise site's stead, read from the package's source
+without running it: public callers and methods (`candidates.PublicCaller`), the instances
+they are called on, and the docstring examples their values start from
+(`catalog.evidence.doc_examples`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from catalog.evidence.candidates import (
+    Candidate,
+    PublicCaller,
+    constructor_call,
+    instance_tests,
+    method_caller,
+)
+from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
+from extractor.imports import bound_names, dotted_name, parameter_names
+
+if TYPE_CHECKING:
+    from catalog.core.config import Config
+    from extractor.model import RaiseSite
+
+MAX_CALLERS = 4
+"""Public callers of a site's function whose calls are tried, when its own are not possible."""
+MAX_PLAIN_CALLERS = 2
+"""Public callers that pass nothing on to the site's function, tried after those that do:
+the shortest plain call of one is a last resort (`candidates.candidates`)."""
+
+
+class Reaching:
+    """What may be called in a site's stead (`candidates.PublicCaller`): a public method itself
+    on an instance its class's constructor makes, then the public callers of the site's
+    function that pass their own parameters on to it, nearest and most public first, then a
+    few that pass nothing on; the call graph is made on the first question (its answers are
+    cached with the scan)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._graph: Any = None
+        self._files: dict[str, ast.Module | None] = {}
+        self._names: dict[str, frozenset[str]] = {}
+        self._package: str | None = None
+        self._submodules: frozenset[str] = frozenset()
+
+    def callers(self, site: RaiseSite) -> Iterator[PublicCaller]:
+        from catalog.core.project import module_name
+        from extractor.imports import public_rank
+
+        if site.function is None:
+            return
+        method = self._method(site)
+        if method is not None:
+            yield method
+        found = self._reach().callers(site.path, site.function)
+        if found is None:
+            return
+        ordered = sorted(
+            found.callers,
+            key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
+        )
+        steered = [caller for caller in ordered if caller.passes][:MAX_CALLERS]
+        for caller in [*steered, *[c for c in ordered if not c.passes][:MAX_PLAIN_CALLERS]]:
+            located = (
+                self._definition(caller.path, caller.line)
+                if caller.defined is None
+                else self._inherited(caller.path, caller.line, caller.name, caller.defined)
+            )
+            if located is None:
+                continue
+            try:
+                module = module_name(self.config, self.config.root / caller.path)
+            except ValueError:
+                continue
+            name, node = located
+            examples = self._examples(caller.path, name, module, parameter_names(node))
+            receiver: Candidate | None = None
+            if _is_method(name, node):
+                # A public method: called on an instance its class's constructor makes.
+                made = self._receiver(caller.path, name, module, node)
+                if made is None:
+                    continue
+                receiver, setups = made
+                examples = (*examples, *setups)
+            yield PublicCaller(module, name, node, caller.passes, receiver, examples)
+
+    def _inherited(
+        self, path: str, line: int, name: str, defined: tuple[str, int]
+    ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """A method a class inherits (`extractor.calls.Caller.defined`): its name on the class
+        whose `class` line is `line` of `path` (`InstanceNorm3d.forward`; a constructor,
+        listed as the class, is `Class.__init__`) and the base's definition that runs."""
+        runs = self._definition(*defined)
+        if runs is None:
+            return None
+        for qualname, node in self._defined(path):
+            if isinstance(node, ast.ClassDef) and node.lineno == line:
+                last = name.rpartition(".")[2]
+                method = "__init__" if last == node.name else last
+                return f"{qualname}.{method}", runs[1]
+        return None
+
+    def own_examples(self, site: RaiseSite, module: str) -> tuple[ExampleCall, ...]:
+        """The calls of the site's own function in its docstring's examples, resolved."""
+        if site.function is None:
+            return ()
+        node = self._named(site.path, site.function)
+        if not isinstance(node, ast.FunctionDef):
+            return ()
+        return self._examples(site.path, site.function, module, parameter_names(node))
+
+    def _examples(
+        self, path: str, function: str, module: str, parameters: Collection[str]
+    ) -> tuple[ExampleCall, ...]:
+        """The calls of `function` (of `path`, imported as `module`) in the examples of its
+        docstring, then of its class's for a method or constructor, with the imports their
+        names need; those naming what errcat cannot import are left out."""
+        from catalog.core.project import package_name
+
+        parts = function.split(".")
+        name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        docstrings = [self._named(path, function)]
+        if len(parts) > 1:
+            docstrings.append(self._named(path, ".".join(parts[:-1])))
+        if self._package is None:
+            self._package = package_name(self.config)
+            self._submodules = frozenset(
+                child.stem
+                for child in self.config.package.iterdir()
+                if (child.suffix == ".py" and child.stem != "__init__")
+                or (child / "__init__.py").is_file()
+            )
+        names = self._top_level(path)
+        found: list[ExampleCall] = []
+        for node in docstrings:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            for example in example_calls(_docstring(node), name, parameters):
+                resolved = example.resolved(self._package, self._submodules, module, names)
+                if resolved is not None and resolved not in found:
+                    found.append(resolved)
+        return tuple(found[:MAX_EXAMPLES])
+
+    def _named(self, path: str, qualified: str) -> ast.AST | None:
+        """The definition of `qualified` (`Class.method`) in `path` (as `_defined` finds)."""
+        return next((node for name, node in self._defined(path) if name == qualified), None)
+
+    def _top_level(self, path: str) -> frozenset[str]:
+        """Names `path` binds at its top level: what an example may import from it."""
+        if path not in self._names:
+            tree = self._tree(path)
+            self._names[path] = (
+                frozenset(bound_names(tree.body)) if tree is not None else frozenset()
+            )
+        return self._names[path]
+
+    def _method(self, site: RaiseSite) -> PublicCaller | None:
+        """A public method of a module-level class, called on an instance its constructor
+        makes with values errcat has for its parameters."""
+        from catalog.core.project import module_name
+
+        assert site.function is not None
+        try:
+            module = module_name(self.config, self.config.root / site.path)
+        except ValueError:
+            return None
+        # The instance is made so that the tests of what its constructor set hold.
+        tests = instance_tests(site)
+        made = self._receiver(site.path, site.function, module, tests=tests)
+        if made is None and tests:
+            made, tests = self._receiver(site.path, site.function, module), []
+        if made is None:
+            return None
+        receiver, setups = made
+        return method_caller(site, module, receiver, setups, steered=bool(tests))
+
+    def _receiver(
+        self,
+        path: str,
+        method: str,
+        module: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+        tests: Sequence[ast.expr] = (),
+    ) -> tuple[Candidate, tuple[ExampleCall, ...]] | None:
+        """The call that makes an instance to call `method` (`Class.name`, of a module-level
+        class of `path`; `node` when it is inherited) on, and the setups of the examples it
+        came from, whose names the method's arguments may take
+        (`ExampleCall.without_arguments`)."""
+        class_name, _, name = method.partition(".")
+        if not name or "." in name:
+            return None
+        tree = self._tree(path)
+        klass = next(
+            (
+                node
+                for node in (tree.body if tree is not None else ())
+                if isinstance(node, ast.ClassDef) and node.name == class_name
+            ),
+            None,
+        )
+        if klass is None:
+            return None
+        init = next(
+            (
+                node
+                for node in klass.body
+                if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+            ),
+            None,
+        )
+        method_node = node or self._named(path, method)
+        wanted = (
+            parameter_names(method_node)
+            if isinstance(method_node, ast.FunctionDef | ast.AsyncFunctionDef)
+            else ()
+        )
+        examples = self._examples(path, f"{class_name}.__init__", module, wanted)
+        receiver = constructor_call(module, class_name, init, examples, tests)
+        if receiver is None:
+            return None
+        if not receiver.example:
+            return receiver, ()
+        return receiver, tuple(example.without_arguments() for example in examples)
+
+    def _tree(self, path: str) -> ast.Module | None:
+        if path not in self._files:
+            try:
+                self._files[path] = ast.parse((self.config.root / path).read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                self._files[path] = None
+        return self._files[path]
+
+    def _reach(self) -> Any:
+        if self._graph is None:
+            from catalog.core.project import cache_folder, scan_package
+            from extractor.calls import reaches
+
+            report = scan_package(self.config)
+            self._graph = reaches(report, cwd=self.config.root, cache_dir=cache_folder(self.config))
+        return self._graph
+
+    def _definition(
+        self, path: str, line: int
+    ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """The qualified name and node of the function whose `def` is on `line` of `path`."""
+        for qualname, node in self._defined(path):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno == line:
+                return qualname, node
+        return None
+
+    def _defined(
+        self, path: str
+    ) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]]:
+        """Every function and class defined at the top of `path` or in its classes (under
+        module-level `if TYPE_CHECKING:` or `try:` too), with its qualified name."""
+        tree = self._tree(path)
+        todo: list[tuple[str, ast.AST]] = [("", tree)] if tree is not None else []
+        while todo:
+            prefix, node = todo.pop()
+            for child in _definitions(node):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    yield f"{prefix}{child.name}", child
+                    if isinstance(child, ast.ClassDef):
+                        todo.append((f"{prefix}{child.name}.", child))
+
+
+def _definitions(node: ast.AST) -> Iterator[ast.stmt]:
+    """The statements directly in a module or class body, and in its `if` and `try` blocks
+    (definitions under `if TYPE_CHECKING:` or `try:`)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If | ast.Try):
+            yield from _definitions(child)
+        elif isinstance(child, ast.stmt):
+            yield child
+
+
+def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
+    """A definition's docstring, or the text a class assigns to `__doc__` in its body (a
+    literal, or one made longer by `.format(...)` or `+`: the literal's text is taken)."""
+    found = ast.get_docstring(node)
+    if found is not None or not isinstance(node, ast.ClassDef):
+        return found
+    for statement in node.body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__doc__" for t in statement.targets
+        ):
+            for part in ast.walk(statement.value):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    return part.value
+    return None
+
+
+def _is_method(qualified: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `qualified` (`Class.name`) is called on an instance: a method, neither a
+    constructor nor a static or class method."""
+    parts = qualified.split(".")
+    if len(parts) != 2 or parts[1] == "__init__":
+        return False
+    decorators = {dotted_name(d) or "" for d in node.decorator_list}
+    return not decorators & {"staticmethod", "classmethod"}
