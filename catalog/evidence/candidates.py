@@ -579,8 +579,9 @@ def candidates(
 
 
 def _ranked(calls: Iterable[Candidate], most: int = MAX_CANDIDATES) -> list[Candidate]:
-    """The shortest `most` calls from examples, then the shortest `most` others."""
-    ordered = sorted(calls, key=lambda c: len(c.shown))
+    """The shortest `most` calls from examples, then the shortest `most` others (by the call
+    itself: the statements a call needs are no reason to try it later)."""
+    ordered = sorted(calls, key=lambda c: len(c.call))
     from_examples = [c for c in ordered if c.example][:most]
     return from_examples + [c for c in ordered if not c.example][:most]
 
@@ -838,10 +839,13 @@ def _candidate(
         names |= set(example.from_module)
         setup = tuple(dict.fromkeys((*setup, *example.setup)))
         imports = tuple(dict.fromkeys((*imports, *example.imports)))
-    from_example = example is not None or (receiver is not None and receiver.example)
     if setup:
         setup = needed(setup, call)
-    return Candidate(module, callee, call, tuple(sorted(names)), setup, imports, from_example)
+    # Only a call of the example's values is one: made-up values on an instance an example
+    # made compete with the other made-up calls.
+    return Candidate(
+        module, callee, call, tuple(sorted(names)), setup, imports, example is not None
+    )
 
 
 def _written(example: ExampleCall, parameters: Sequence[_Parameter]) -> dict[str, _Written]:
