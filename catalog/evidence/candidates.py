@@ -81,6 +81,13 @@ class Candidate:
         return "\n".join(lines) + "\n"
 
 
+Builder = Callable[[str, str], "tuple[str, tuple[str, ...]] | None"]
+"""Makes a class a parameter is annotated with, where it takes arguments: (the class as the
+annotation writes it, the module the annotation is in) -> (the call that makes one, with its
+arguments made up the same way, and the imports it needs), or None to build it bare
+(`reaching.Reaching.build`)."""
+
+
 @dataclass(frozen=True)
 class _Built:
     """A value the call's program makes by calling, without arguments, the class a parameter
@@ -531,6 +538,7 @@ def candidates(
     module: str,
     callers: Iterable[PublicCaller] = (),
     examples: Sequence[ExampleCall] = (),
+    build: Builder | None = None,
 ) -> list[Candidate]:
     """The calls to try for `site`, those starting from a docstring's example first, then
     shortest first; raises ValueError saying why there are none.
@@ -546,7 +554,7 @@ def candidates(
     if node is None:
         raise ValueError(f"the signature of `{site.function}` is not readable")
     try:
-        return _calls(site.function, node, module, _tests(site), examples=examples)
+        return _calls(site.function, node, module, _tests(site), examples=examples, build=build)
     except ValueError as why:
         own = why
     found: list[Candidate] = []
@@ -564,6 +572,7 @@ def candidates(
                 tests,
                 caller.receiver,
                 caller.examples,
+                build,
             )
             (found if tests or caller.steered else unsteered).extend(calls)
         if sum(not c.example for c in found) >= MAX_CANDIDATES:
@@ -679,6 +688,7 @@ def constructor_call(
     init: ast.FunctionDef | ast.AsyncFunctionDef | None,
     examples: Sequence[ExampleCall] = (),
     tests: Sequence[ast.expr] = (),
+    build: Builder | None = None,
 ) -> Candidate | None:
     """The call that makes an instance of `class_name`: as the first of `examples` makes it,
     or else the shortest errcat has values for (`Class()` for a class without an `__init__` of
@@ -693,7 +703,9 @@ def constructor_call(
             return _candidate(module, class_name, call, set(), None, example)
         return Candidate(module, class_name, f"{class_name}()")
     try:
-        return _calls(f"{class_name}.__init__", init, module, tests, examples=examples)[0]
+        return _calls(
+            f"{class_name}.__init__", init, module, tests, examples=examples, build=build
+        )[0]
     except ValueError:
         return None
 
@@ -709,6 +721,7 @@ def _calls(
     conditions: Sequence[ast.expr],
     receiver: Candidate | None = None,
     examples: Sequence[ExampleCall] = (),
+    build: Builder | None = None,
 ) -> list[Candidate]:
     """The calls of `function` (of `module`, defined by `node`) under which none of
     `conditions` is known to be false: those starting from each of `examples` first, then
@@ -717,10 +730,10 @@ def _calls(
     from_examples: list[Candidate] = []
     for example in examples:
         with contextlib.suppress(ValueError):
-            found = _calls_from(function, node, module, conditions, receiver, example)
+            found = _calls_from(function, node, module, conditions, receiver, example, build)
             from_examples += [c for c in found if c.call not in {f.call for f in from_examples}]
     try:
-        made_up = _calls_from(function, node, module, conditions, receiver)
+        made_up = _calls_from(function, node, module, conditions, receiver, build=build)
     except ValueError:
         if not from_examples:
             raise
@@ -735,10 +748,12 @@ def _calls_from(
     conditions: Sequence[ast.expr],
     receiver: Candidate | None = None,
     example: ExampleCall | None = None,
+    build: Builder | None = None,
 ) -> list[Candidate]:
     """`_calls` without or with one `example`: a parameter no condition reads takes the value
     the example passes, or the value its setup binds to the parameter's name; one a condition
-    reads tries that value after those the conditions suggest."""
+    reads tries that value after those the conditions suggest. A class a parameter is
+    annotated with is made by `build` where it takes arguments, else bare."""
     if receiver is not None:
         callee, bound = f"{receiver.call}.{function.rpartition('.')[2]}", True
     else:
@@ -795,8 +810,9 @@ def _calls_from(
         }
         if any(_truth(condition, env) is False for condition in conditions):
             continue
+        made, imports = _made(values, module, build)
         for into, chosen in (
-            (found, values),
+            (found, made),
             (unbuilt, {n: None if isinstance(v, _Built) else v for n, v in values.items()}),
         ):
             if example is not None and into is unbuilt:
@@ -805,7 +821,8 @@ def _calls_from(
             if call is None:
                 continue
             built = {value.root for value in chosen.values() if isinstance(value, _Built)}
-            into.setdefault(call, _candidate(module, callee, call, built, receiver, example))
+            needs = imports if into is found else ()
+            into.setdefault(call, _candidate(module, callee, call, built, receiver, example, needs))
     if not found:
         raise ValueError("no combination of values errcat tried meets the conditions")
     if example is not None:
@@ -819,6 +836,35 @@ def _calls_from(
     return ranked + spare[:1]
 
 
+def _made(
+    values: Mapping[str, Any], module: str, build: Builder | None
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """`values` with each class to build made by `build` where it can (its call as written),
+    and the imports those calls need."""
+    if build is None:
+        return dict(values), ()
+    made: dict[str, Any] = {}
+    imports: list[str] = []
+    for name, value in values.items():
+        answer = build(value.dotted, module) if isinstance(value, _Built) else None
+        if answer is None:
+            made[name] = value
+        else:
+            made[name] = _Written(answer[0])
+            imports += answer[1]
+    return made, tuple(dict.fromkeys(imports))
+
+
+def plain_argument(annotation: ast.expr | None) -> tuple[str, bool] | None:
+    """What a parameter no test reads gets from its annotation alone, for the arguments a
+    `Builder` makes up: (a value's source, False) (`1`, `'x'`, `[]`) or (a class as written,
+    True) to build in turn; None when the annotation gives nothing."""
+    value = _plain_value(annotation)
+    if value is _NO_VALUE:
+        return None
+    return (value.dotted, True) if isinstance(value, _Built) else (repr(value), False)
+
+
 def _candidate(
     module: str,
     callee: str,
@@ -826,15 +872,17 @@ def _candidate(
     built: set[str],
     receiver: Candidate | None,
     example: ExampleCall | None,
+    made: Sequence[str] = (),
 ) -> Candidate:
     names = set(built)
     setup: tuple[str, ...] = ()
-    imports: tuple[str, ...] = ()
+    imports: tuple[str, ...] = tuple(made)
     if receiver is not None:
         # The program imports the class (the receiver's callee) and what either builds.
         callee = receiver.callee
         names |= set(receiver.names)
-        setup, imports = receiver.setup, receiver.imports
+        setup = receiver.setup
+        imports = tuple(dict.fromkeys((*receiver.imports, *imports)))
     if example is not None:
         names |= set(example.from_module)
         setup = tuple(dict.fromkeys((*setup, *example.setup)))

@@ -15,6 +15,7 @@ from catalog.evidence.candidates import (
     constructor_call,
     instance_tests,
     method_caller,
+    plain_argument,
 )
 from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
 from extractor.imports import bound_names, dotted_name, parameter_names
@@ -40,6 +41,8 @@ class Reaching:
     def __init__(self, config: Config) -> None:
         self.config = config
         self._graph: Any = None
+        self._class_graph: Any = None
+        self._made: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}
         self._files: dict[str, ast.Module | None] = {}
         self._names: dict[str, frozenset[str]] = {}
         self._package: str | None = None
@@ -217,7 +220,7 @@ class Reaching:
             else ()
         )
         examples = self._examples(path, f"{class_name}.__init__", module, wanted)
-        receiver = constructor_call(module, class_name, init, examples, tests)
+        receiver = constructor_call(module, class_name, init, examples, tests, self.build)
         if receiver is None:
             return None
         if not receiver.example:
@@ -231,6 +234,79 @@ class Reaching:
             except (OSError, SyntaxError, ValueError, RecursionError):
                 self._files[path] = None
         return self._files[path]
+
+    def build(self, dotted: str, module: str) -> tuple[str, tuple[str, ...]] | None:
+        """`candidates.Builder`: the call that makes the class `dotted` (as `module` names it)
+        where its constructor takes arguments, each made up from its annotation (a class of
+        the package in turn, one level down), the class named by its full path with the
+        imports that needs (`torch.fx.graph_module.GraphModule({}, torch.fx.graph.Graph())`);
+        None where it takes none (it is built bare, as before), or one gets no value."""
+        made = self._make(dotted, module, 0)
+        return None if made is None or made[0].endswith("()") else made
+
+    def _make(self, dotted: str, module: str, depth: int) -> tuple[str, tuple[str, ...]] | None:
+        key = (dotted, module)
+        if key not in self._made:
+            self._made[key] = None  # a constructor that needs its own class gets nothing
+            self._made[key] = self._making(dotted, module, depth)
+        return self._made[key]
+
+    def _making(self, dotted: str, module: str, depth: int) -> tuple[str, tuple[str, ...]] | None:
+        from catalog.core.project import module_name
+
+        graph = self._classes()
+        found = graph.class_named(f"{module}.{dotted}")
+        if found is None:
+            return None
+        path, qualname, _bases = found
+        try:
+            home = module_name(self.config, self.config.root / path)
+        except ValueError:
+            return None
+        init = graph.method_of(path, qualname, "__init__")
+        node = None if init is None else self._named(*init)
+        arguments: list[str] = []
+        imports = [f"import {home}"]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            assert init is not None
+            spec = node.args
+            positional = [*spec.posonlyargs, *spec.args][1:]
+            required = positional[: len(positional) - len(spec.defaults)]
+            keywords = [
+                argument
+                for argument, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True)
+                if default is None
+            ]
+            try:
+                init_module = module_name(self.config, self.config.root / init[0])
+            except ValueError:
+                return None
+            for argument in (*required, *keywords):
+                plain = plain_argument(argument.annotation)
+                if plain is None:
+                    return None
+                text, is_class = plain
+                if is_class:
+                    inner = None if depth >= 1 else self._make(text, init_module, depth + 1)
+                    if inner is None:
+                        return None
+                    text = inner[0]
+                    imports += inner[1]
+                keyword = f"{argument.arg}=" if argument in keywords else ""
+                arguments.append(keyword + text)
+        return f"{home}.{qualname}({', '.join(arguments)})", tuple(dict.fromkeys(imports))
+
+    def _classes(self) -> Any:
+        """The package's call graph, for its classes and their constructors."""
+        if self._class_graph is None:
+            from catalog.core.project import cache_folder, scan_package
+            from extractor.calls import call_graph
+
+            report = scan_package(self.config)
+            self._class_graph = call_graph(
+                report, cwd=self.config.root, cache_dir=cache_folder(self.config)
+            )
+        return self._class_graph
 
     def _reach(self) -> Any:
         if self._graph is None:

@@ -496,7 +496,11 @@ def reproduce(
             try:
                 module = module_name(config, site_file)
                 found = candidates(
-                    site, module, reaching.callers(site), reaching.own_examples(site, module)
+                    site,
+                    module,
+                    reaching.callers(site),
+                    reaching.own_examples(site, module),
+                    reaching.build,
                 )
                 plan.append(_Job(entry, site, module, site_file, found))
             except ValueError as why:

@@ -42,6 +42,7 @@ POOL_ID = "ffffffffffffffff"
 PAINT_ID = "abababababababab"
 EASEL_ID = "cdcdcdcdcdcdcdcd"
 LAMP_ID = "efefefefefefefef"
+SHELF_ID = "a1a1a1a1a1a1a1a1"
 
 EXTRA = """\
 import os
@@ -165,6 +166,16 @@ class Easel:
             raise ValueError(f"cannot hold {rows} rows for {hours} hours")
 
 
+class Shelf:
+    def __init__(self, grid: Grid, label: str) -> None:
+        self.grid = grid
+
+
+def stack(shelf: Shelf, count: int) -> None:
+    if count > 3:
+        raise ValueError(f"cannot stack {count} on {shelf.grid.rows} rows")
+
+
 class Lamp:
     def __init__(self, mode: str = "warm") -> None:
         self.mode = mode
@@ -200,6 +211,12 @@ EXTRA_CATALOG = {
             (PAINT_ID, "NoSuchPaint", "ValueError", "no paint {color} for {grid.rows} rows"),
             (EASEL_ID, "HeldTooLong", "ValueError", "cannot hold {rows} rows for {hours} hours"),
             (LAMP_ID, "NoSuchLight", "ValueError", "no light in mode {mode}"),
+            (
+                SHELF_ID,
+                "StackedTooHigh",
+                "ValueError",
+                "cannot stack {count} on {shelf.grid.rows} rows",
+            ),
         ]
     ],
 }
@@ -238,7 +255,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     stored = load_reproduced(root / "catalog", root)
     assert set(stored) == {
         *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID, POOL_ID),
-        *(PAINT_ID, EASEL_ID, LAMP_ID),
+        *(PAINT_ID, EASEL_ID, LAMP_ID, SHELF_ID),
     }
     # `box: Box` got an instance of the package's own class.
     assert stored[BOX_ID][0].call == "take(Box(), 1)"
@@ -254,6 +271,11 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert stored[EASEL_ID][0].call == "Easel(Grid(1, 1)).hold(9)"
     # A test of what the constructor set steers the constructor's argument.
     assert stored[LAMP_ID][0].call == "Lamp('x').light()"
+    # A class whose constructor takes arguments is made with made-up ones, classes of the
+    # package in turn, by their full names.
+    assert stored[SHELF_ID][0].call == (
+        "stack(widgets.extra.Shelf(widgets.extra.Grid(1, 1), 'x'), 4)"
+    )
     raise_line = EXTRA.splitlines().index('        raise ValueError(f"too deep: {depth} m")') + 1
     assert (stored[DIVE_ID][0].path, stored[DIVE_ID][0].line) == ("widgets/extra.py", raise_line)
     (backwards,) = stored[ACTIVE_ID]
@@ -264,7 +286,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 12, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 13, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
