@@ -17,6 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from catalog.core.placeholders import parse_placeholders
+from extractor.model import Condition, RaiseSite
 
 # What a source distribution would leave out: build outputs, environments and caches.
 NOT_SOURCES = shutil.ignore_patterns(
@@ -158,3 +159,24 @@ def errcat_output(folder: Path, *argv: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = errcat_in(folder, *argv)
     return code, out.getvalue(), err.getvalue()
+
+
+def guarded_site(signature: str, *conditions: str, function: str = "f") -> RaiseSite:
+    """A `ValueError` raise site in `pkg/m.py`'s `function` (its `def` as `signature`), under
+    an `if` for each of `conditions`: what candidate calls are built from."""
+    return RaiseSite(
+        path="pkg/m.py",
+        line=9,
+        column=9,
+        end_line=9,
+        end_column=30,
+        exception="ValueError",
+        qualified_name="builtins.ValueError",
+        template="bad",
+        function=function,
+        reraise=False,
+        cause=None,
+        ignored=None,
+        conditions=tuple(Condition("if", code, 8) for code in conditions),
+        signature=signature,
+    )

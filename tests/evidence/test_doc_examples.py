@@ -6,9 +6,10 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from helpers import guarded_site
+
 from catalog.evidence.candidates import candidates, constructor_call
 from catalog.evidence.doc_examples import MAX_SETUP, ExampleCall, example_calls, needed
-from extractor.model import Condition, RaiseSite
 
 DOCSTRING = textwrap.dedent(
     """\
@@ -88,25 +89,6 @@ def test_a_call_keeps_only_the_statements_it_reads() -> None:
     assert needed(setup, "Grid(other).paint(scale)") == ("scale = 2", "other = 3")
 
 
-def _site(signature: str, condition: str, function: str = "resize") -> RaiseSite:
-    return RaiseSite(
-        path="pkg/m.py",
-        line=9,
-        column=9,
-        end_line=9,
-        end_column=30,
-        exception="ValueError",
-        qualified_name="builtins.ValueError",
-        template="bad",
-        function=function,
-        reraise=False,
-        cause=None,
-        ignored=None,
-        conditions=(Condition("if", condition, 8),),
-        signature=signature,
-    )
-
-
 def test_calls_from_an_example_change_only_what_the_conditions_read() -> None:
     """The example's values stay for the parameters no condition reads; the one a condition
     reads takes the values the conditions suggest, and the program carries the example's
@@ -114,7 +96,11 @@ def test_calls_from_an_example_change_only_what_the_conditions_read() -> None:
     (example,) = example_calls(DOCSTRING, "resize")
     resolved = example.resolved("torch", set(), "pkg.m", set())
     assert resolved is not None
-    site = _site("def resize(images: Tensor, size, mode: str = 'bilinear'):", "mode == 'area'")
+    site = guarded_site(
+        "def resize(images: Tensor, size, mode: str = 'bilinear'):",
+        "mode == 'area'",
+        function="resize",
+    )
     first, *rest = candidates(site, "pkg.m", examples=[resolved])
     assert first.example
     assert first.call == "resize(images, (16, 16), 'area')"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import errcat_output
+from helpers import errcat_output, guarded_site
 from test_build_project import ACTIVE_ID, DRAFT_ID, RETIRED_ID, STOP_ID, make_project
 
 from catalog.core.example_worker import NETWORK_REFUSED
@@ -25,7 +25,6 @@ from catalog.evidence.candidates import (
 )
 from catalog.evidence.reproduce import RESULTS_FILE, Reproduction, load_reproduced
 from catalog.pages.knowledge import reproduced_items
-from extractor.model import Condition, RaiseSite
 
 SPIN_ID = "5555555555555555"
 PING_ID = "6666666666666666"
@@ -398,25 +397,6 @@ def test_a_broken_results_file_reads_as_empty(tmp_path: Path) -> None:
     assert load_reproduced(tmp_path, tmp_path) == {}
 
 
-def _site(signature: str, *conditions: str, function: str = "f") -> RaiseSite:
-    return RaiseSite(
-        path="pkg/m.py",
-        line=9,
-        column=9,
-        end_line=9,
-        end_column=30,
-        exception="ValueError",
-        qualified_name="builtins.ValueError",
-        template="bad",
-        function=function,
-        reraise=False,
-        cause=None,
-        ignored=None,
-        conditions=tuple(Condition("if", code, 8) for code in conditions),
-        signature=signature,
-    )
-
-
 @pytest.mark.parametrize(
     ("signature", "conditions", "call"),
     [
@@ -440,24 +420,24 @@ def _site(signature: str, *conditions: str, function: str = "f") -> RaiseSite:
 def test_candidates_satisfy_the_conditions(
     signature: str, conditions: list[str], call: str
 ) -> None:
-    assert candidates(_site(signature, *conditions), "pkg.m")[0].call == call
+    assert candidates(guarded_site(signature, *conditions), "pkg.m")[0].call == call
 
 
 def test_candidates_for_classes_and_what_has_none() -> None:
-    init = _site("def __init__(self, size: int):", "size < 1", function="Pool.__init__")
+    init = guarded_site("def __init__(self, size: int):", "size < 1", function="Pool.__init__")
     (first, *_rest) = candidates(init, "pkg.m")
     assert (first.call, first.program) == ("Pool(0)", "from pkg.m import Pool\nPool(0)\n")
-    static = _site("@staticmethod\ndef make(n: int):", "n < 0", function="Pool.make")
+    static = guarded_site("@staticmethod\ndef make(n: int):", "n < 0", function="Pool.make")
     assert candidates(static, "pkg.m")[0].call == "Pool.make(-1)"
     for site, why in [
-        (_site("def take(self, n: int):", "n < 0", function="Pool.take"), "a method"),
-        (_site("def _f(x: int):", "x < 0", function="_f"), "private"),
-        (_site("def f(x):", "x.ndim != 2"), "no value for parameter `x`"),
+        (guarded_site("def take(self, n: int):", "n < 0", function="Pool.take"), "a method"),
+        (guarded_site("def _f(x: int):", "x < 0", function="_f"), "private"),
+        (guarded_site("def f(x):", "x.ndim != 2"), "no value for parameter `x`"),
         # Names of typing and the built-ins are no classes of the package to call.
-        (_site("def f(x: Any):", "x.ndim != 2"), "no value for parameter `x`"),
-        (_site("def f(x: Exception):", "x.ndim != 2"), "no value for parameter `x`"),
-        (_site("async def f(x: int):", "x < 0"), "coroutine"),
-        (_site("def f(x: int):", "x < 0", "x > 5"), "no combination"),
+        (guarded_site("def f(x: Any):", "x.ndim != 2"), "no value for parameter `x`"),
+        (guarded_site("def f(x: Exception):", "x.ndim != 2"), "no value for parameter `x`"),
+        (guarded_site("async def f(x: int):", "x < 0"), "coroutine"),
+        (guarded_site("def f(x: int):", "x < 0", "x > 5"), "no combination"),
     ]:
         with pytest.raises(ValueError, match=why):
             candidates(site, "pkg.m")
@@ -470,7 +450,7 @@ def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None
     nothing on gives its plain call when no caller steers."""
     import ast as ast_module
 
-    site = _site(
+    site = guarded_site(
         "def _check(rate, low=0.0, scale=1):",
         "rate < 0",
         "scale > 2",
@@ -515,7 +495,7 @@ def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
     unknown = constructor_call("pkg.m", "Pool", init("def __init__(self, thing):"))
     assert unknown is not None and unknown.call == "Pool(None)"
     assert constructor_call("pkg.m", "Pool", None).call == "Pool()"  # type: ignore[union-attr]
-    site = _site("def take(self, n: int):", "n < 0", "self.closed", function="Pool.take")
+    site = guarded_site("def take(self, n: int):", "n < 0", "self.closed", function="Pool.take")
     method = method_caller(site, "pkg.m", receiver)
     assert method is not None
     (first, *_rest) = candidates(site, "pkg.m", [method])
@@ -523,14 +503,14 @@ def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
         "Pool(1).take(-1)",
         "from pkg.m import Pool\nPool(1).take(-1)\n",
     )
-    private = _site("def _take(self, n: int):", "n < 0", function="Pool._take")
+    private = guarded_site("def _take(self, n: int):", "n < 0", function="Pool._take")
     assert method_caller(private, "pkg.m", receiver) is None
 
 
 def test_a_parameter_annotated_with_a_class_gets_an_instance_built_in_the_program() -> None:
     """`x: Tensor` gets `Tensor()`, named as the callee's module names it and imported from
     it; a condition on it is left to the run to judge."""
-    site = _site("def f(x: torch.Tensor | None, y: Box, n: int):", "x.ndim != 2")
+    site = guarded_site("def f(x: torch.Tensor | None, y: Box, n: int):", "x.ndim != 2")
     (first, *rest) = candidates(site, "pkg.m")
     assert first.call == "f(torch.Tensor(), Box(), 1)"
     assert first.program == "from pkg.m import f, Box, torch\nf(torch.Tensor(), Box(), 1)\n"
