@@ -175,10 +175,10 @@ def _example(
     parameters: Collection[str],
 ) -> ExampleCall | None:
     passed = {keyword.arg for keyword in call.keywords}
-    needed: set[str] = set()
+    read: set[str] = set()
     for argument in (*call.args, *(keyword.value for keyword in call.keywords)):
-        needed |= free_names(argument)
-    kept = _needing(statements, index, needed)
+        read |= free_names(argument)
+    kept = _needing(statements, index, read)
     if kept is None:
         return None
     # Statements binding a parameter's name the call leaves out: the last before the call, or
@@ -204,7 +204,7 @@ def _example(
     for _source, statement in setup:
         free |= _reads(statement) - bound
         bound |= _binds(statement)
-    free |= needed - bound
+    free |= read - bound
     function = call.func
     through = (
         function.value.id
