@@ -300,6 +300,19 @@ def test_human_output_names_calls_and_sums_up(tmp_path: Path) -> None:
     assert lines[-1] == "tests: not run: no test file expects an error"
 
 
+def test_human_output_keeps_a_call_with_its_statements_on_the_entrys_line(
+    reproduced: tuple[Path, int, str],
+) -> None:
+    """A call from a docstring's example comes with the statements it needs: joined by `; `
+    on the entry's line, as Python reads them."""
+    root, _code, _out = reproduced
+    code, out, _err = errcat_output(root, "reproduce", "--no-tests", PAINT_ID)
+    assert code == 0
+    assert out.splitlines()[0] == (
+        f"{PAINT_ID} NoSuchPaint: reproduced by g = Grid(2, 3); paint(g, 'x')"
+    )
+
+
 def test_a_hanging_call_is_killed_and_the_run_goes_on(reproduced: tuple[Path, int, str]) -> None:
     _root, _code, out = reproduced
     spin = _entries(out)[SPIN_ID]

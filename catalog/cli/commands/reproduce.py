@@ -125,9 +125,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         for entry in result.entries:
             if entry.reproductions:
-                print(f"{entry.entry_id} {entry.name}: reproduced by {entry.reproductions[0].call}")
+                call = _one_line(entry.reproductions[0].call)
+                print(f"{entry.entry_id} {entry.name}: reproduced by {call}")
             else:
-                print(f"{entry.entry_id} {entry.name}: not reproduced ({entry.why})")
+                print(f"{entry.entry_id} {entry.name}: not reproduced ({_one_line(entry.why)})")
         print(summary)
         if suite is not None:
             print(_suite_line(suite))
@@ -144,3 +145,13 @@ def _suite_line(suite: SuiteRun) -> str:
         f"tests: {suite.files} file(s) run ({suite.ended}, {suite.seconds:.1f} s): "
         f"{expectations} expectation(s) seen catching {len(suite.seen)} entries"
     )
+
+
+def _one_line(text: str) -> str:
+    """A call with the statements it needs (from a docstring's example), on the entry's line:
+    simple statements joined by `; `, as Python reads them; a block (`for ...:`) keeps its
+    lines, indented under the entry."""
+    lines = text.split("\n")
+    if any(line[:1].isspace() or line.rstrip().endswith(":") for line in lines):
+        return "\n    ".join(lines)
+    return "; ".join(lines)
