@@ -560,7 +560,9 @@ class CallGraph:
             made: dict[str, int] = {}
             for name, own in sorted(record.methods.items()):
                 overridden = self._method(record, name, from_base=True)
-                for base_caller in on_self.get(overridden, []) if overridden is not None else []:
+                if overridden is None:
+                    continue
+                for base_caller in on_self.get(overridden, []):
                     function = self._functions[base_caller]
                     method = function.qualname.rpartition(".")[2]
                     if method in record.methods or self._method(record, method) != base_caller:
@@ -579,7 +581,6 @@ class CallGraph:
                                 runs=base_caller,
                             )
                         )
-                    assert overridden is not None
                     self._callers.setdefault(own, set()).add(index)
                     self._on_self.add((own, index))
                     if (overridden, base_caller) in self._passes:

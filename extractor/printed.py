@@ -271,8 +271,7 @@ class Printed:
             if not via_self and qualified is not None:
                 on = _owner(self.graph, qualified)
             built, text = self._through(path, qualname, arguments, keywords, on, set(), 0)
-            module = self.module(path).module.name
-            name = f"{module}.{qualname}" if module else qualname
+            name = _dotted(self.module(path).module.name, qualname)
             return dataclasses.replace(
                 site, qualified_name=built, printed=text.template, through=name
             )
@@ -311,13 +310,7 @@ class Printed:
         module = self.module(path)
         node, scope = module.function(qualname)
         returned = _single_return(node, qualname)
-        reader = _SourceReader(self, context, None)
-        arguments = [reader.expand(argument) for argument in _positional(call, context)]
-        keywords: dict[str, _Text] = {}
-        for keyword in call.keywords:
-            if keyword.arg is None:
-                return None
-            keywords[keyword.arg] = reader.expand(keyword.value)
+        arguments, keywords = self._call_texts(call, context)
         method = scope.parent is not None and scope.parent.kind == "class"
         bindings = self._bind(node, arguments, keywords, method=method, name=qualname)
         self_name, self_class = self._self_of(path, module, scope, node)
@@ -326,7 +319,7 @@ class Printed:
         text = _SourceReader(self, helper, None).expand(returned.value)
         if text.bare or not _LETTERS.search(_literal_part(text.template)):
             return None
-        return text.template, f"{module.module.name}.{qualname}" if module.module.name else qualname
+        return text.template, _dotted(module.module.name, qualname)
 
     def _function_called(self, func: ast.expr, context: _Context) -> tuple[str, str] | None:
         """(path, qualname) of the package function a call's `func` names: through the raising
@@ -482,14 +475,7 @@ class Printed:
         call = None if context is None or site.via is not None else _raised_call(site, context)
         if call is not None and context is not None:
             # The raise's own nodes: names in its arguments follow as the message's do.
-            reader = _SourceReader(self, context, None)
-            arguments = [reader.expand(argument) for argument in _positional(call, context)]
-            passed: dict[str, _Text] = {}
-            for keyword in call.keywords:
-                if keyword.arg is None:
-                    raise _Unresolved("passes **kwargs, whose values the source does not hold")
-                passed[keyword.arg] = reader.expand(keyword.value)
-            return arguments, passed
+            return self._call_texts(call, context)
         arguments = []
         for index, source in enumerate(site.arguments or ()):
             if source.startswith("*"):
@@ -504,6 +490,19 @@ class Printed:
                 raise _Unresolved(f"passes **{source}, whose values the source does not hold")
             keywords[name] = self._read(source, context)
         return arguments, keywords
+
+    def _call_texts(
+        self, call: ast.Call, context: _Context
+    ) -> tuple[list[_Text], dict[str, _Text]]:
+        """The texts of a call's positional and keyword arguments, read in `context`."""
+        reader = _SourceReader(self, context, None)
+        arguments = [reader.expand(argument) for argument in _positional(call, context)]
+        passed: dict[str, _Text] = {}
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                raise _Unresolved("passes **kwargs, whose values the source does not hold")
+            passed[keyword.arg] = reader.expand(keyword.value)
+        return arguments, passed
 
     def _read(self, source: str, context: _Context | None) -> _Text:
         """The text of an argument written at a raise site."""
@@ -1704,6 +1703,12 @@ def _candidate(site: RaiseSite) -> bool:
         or not qualified.startswith("builtins.")
         or _message_call(site) is not None
     )
+
+
+def _dotted(module: str, qualname: str) -> str:
+    """A function's qualified name: its module's dotted name, where its file has one, then
+    its own."""
+    return f"{module}.{qualname}" if module else qualname
 
 
 def _message_call(site: RaiseSite) -> str | None:
