@@ -45,7 +45,24 @@ from pathlib import Path
 from extractor.calls import CallGraph, call_graph
 from extractor.extract import _File
 from extractor.fields import runs, split_field
-from extractor.imports import ModuleName, Scope, dotted_name, module_name_for, resolve
+from extractor.helpers import (
+    Ending,
+    Helper,
+    argument_for,
+    call_parameters,
+    ending,
+    forwarded,
+    guards,
+    is_static,
+)
+from extractor.imports import (
+    ModuleName,
+    Scope,
+    bound_names,
+    dotted_name,
+    module_name_for,
+    resolve,
+)
 from extractor.literals import escape, gettext_argument
 from extractor.locate import Spot, decode
 from extractor.model import FileResult, RaiseSite, ScanReport
@@ -73,10 +90,19 @@ class _Text:
     """The whole text is one value whose text the source does not hold (`{x}`)."""
     literal: str | None = None
     """The text itself, when it is literal text alone."""
+    none: bool | None = None
+    """Whether the value is None: True for `None` (passed, or a default left), False for text
+    or a function, None where the source does not tell."""
+    called: _Text | None = None
+    """For a function of no parameters written in place (`lambda: f"..."`), the text its
+    call gives."""
+    qualified: str | None = None
+    """For a name of a class (`RuntimeError`, a class of the package), its qualified name, as
+    the scope it is written in resolves it."""
 
 
 def _literal(text: str) -> _Text:
-    return _Text(escape(text), literal=text)
+    return _Text(escape(text), literal=text, none=False)
 
 
 def _value(source: str) -> _Text:
@@ -165,6 +191,9 @@ class _Context:
     classes: dict[str, str] = dataclasses.field(default_factory=dict)
     """Parameters the call left to a default that names a class, by that name as written
     (`exc: type[SyntaxError] = TemplateSyntaxError` raised as `raise exc(msg)`)."""
+    passed: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Parameters the call gave a class, by its qualified name (`_check_with(RuntimeError,
+    cond, message)` raising `error_type(...)`)."""
 
     def spot(self) -> Spot:
         node = ast.Raise(exc=None, cause=None)
@@ -181,6 +210,9 @@ class Printed:
         self._paths = {result.path for result in report.results if result.ok}
         self._modules: dict[str, _Module | None] = {}
         self._known: dict[Path, tuple[str, ...]] = {}
+        self._helpers: dict[tuple[str, str], Helper] = {}
+        """The raise helpers, once `raise_helpers` has found them: what a call of one raises
+        is what its body ends in, not what it may raise on other paths."""
 
     def module(self, path: str) -> _Module:
         if path not in self._modules:
@@ -367,7 +399,7 @@ class Printed:
                 current.node, ast.FunctionDef | ast.AsyncFunctionDef
             ):
                 positional = [*current.node.args.posonlyargs, *current.node.args.args]
-                if positional and not _is_static(current.node):
+                if positional and not is_static(current.node):
                     return positional[0].arg, (path, str(current.parent.qualname))
                 return None, None
             current = current.parent
@@ -569,16 +601,21 @@ class Printed:
         node, scope = module.function(qualname)
         method = scope.parent is not None and scope.parent.kind == "class"
         classes: dict[str, str] = {}
+        passed: dict[str, str] = {}
         bindings = self._bind(
-            node, arguments, keywords, method=method, name=qualname, classes=classes
+            node, arguments, keywords, method=method, name=qualname, classes=classes, passed=passed
         )
         self_name, self_class = self._self_of(path, module, scope, node)
         if on is not None:
             self_class = on
         outcomes: list[tuple[str, _Text]] = []
-        for statement, value in _produced(node):
+        produced = _produced(node)
+        if (path, qualname) in self._helpers:
+            end = ending(node)
+            produced = [] if end is None else [_ended(end)]
+        for statement, value in produced:
             context = _Context(
-                module, scope, node, statement, bindings, self_name, self_class, classes
+                module, scope, node, statement, bindings, self_name, self_class, classes, passed
             )
             outcomes.append(self._built(context, value, seen, depth))
         if not outcomes:
@@ -603,12 +640,14 @@ class Printed:
         method: bool,
         name: str,
         classes: dict[str, str] | None = None,
+        passed: dict[str, str] | None = None,
     ) -> dict[str, _Text]:
         """The callee's parameters bound to the call's texts (defaults read where missing);
-        `classes` receives the parameters left to a default that is a dotted name."""
+        `classes` receives the parameters left to a default that is a dotted name, `passed`
+        those the call gave a class (by its qualified name)."""
         spec = node.args
         positional = [*spec.posonlyargs, *spec.args]
-        if method and not _is_static(node) and positional:
+        if method and not is_static(node) and positional:
             # A method: its first parameter is the instance (or class) and gets no argument.
             positional = positional[1:]
         if len(arguments) > len(positional) and spec.vararg is None:
@@ -628,6 +667,8 @@ class Printed:
             default = defaults.get(parameter.arg)
             if isinstance(default, ast.Constant) and isinstance(default.value, str):
                 bindings[parameter.arg] = _literal(default.value)
+            elif isinstance(default, ast.Constant) and default.value is None:
+                bindings[parameter.arg] = dataclasses.replace(_value(parameter.arg), none=True)
             else:
                 bindings[parameter.arg] = _value(parameter.arg)
                 named = None if default is None else dotted_name(default)
@@ -636,6 +677,10 @@ class Printed:
         for star in (spec.vararg, spec.kwarg):
             if star is not None:
                 bindings[star.arg] = _value(star.arg)
+        if passed is not None:
+            passed.update(
+                (name, text.qualified) for name, text in bindings.items() if text.qualified
+            )
         return bindings
 
     def _built(
@@ -684,7 +729,9 @@ class Printed:
                     f"builds {class_name[0]} from more than a message; errcat cannot tell its text"
                 )
             return class_name[0], composed
-        qualified = resolve(dotted, context.scope, context.module.module)
+        qualified = context.passed.get(dotted) or resolve(
+            dotted, context.scope, context.module.module
+        )
         if qualified is None:
             qualified = self._star_name(path, dotted)
         if qualified is None:
@@ -708,13 +755,12 @@ class Printed:
 
     # -- calls of raise helpers -------------------------------------------------------------
 
-    def raise_helpers(self, sites: Iterable[RaiseSite]) -> list[tuple[str, str]]:
-        """The (path, qualname) of each raise helper: a function of the package, not a dunder,
-        whose body has no `return` and ends with this raise, of an exception built from one
-        of its parameters (other than `self`): every call of it raises, with a text the call
-        gives (`def fail(self, msg): raise TemplateSyntaxError(msg, self.lineno)`). Read from
-        the function's own source, which the site's context holds whole (`_may_help`)."""
-        found: list[tuple[str, str]] = []
+    def raise_helpers(self, sites: Iterable[RaiseSite]) -> list[Helper]:
+        """The raise helpers of the package (`extractor.helpers`): functions, not dunders,
+        ending in a raise of an exception built from their parameters (read from the
+        function's own source, which the site's context holds whole: `_may_help`), then,
+        caller by caller, those ending in a call statement of a helper found so far."""
+        found: dict[tuple[str, str], Helper] = {}
         for site in sites:
             if not _may_help(site) or site.path not in self._paths:
                 continue
@@ -726,29 +772,65 @@ class Printed:
             node = tree.body[0] if len(tree.body) == 1 else None
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            last = node.body[-1]
-            if not isinstance(last, ast.Raise) or last.exc is None:
+            end = ending(node)
+            if end is None or not isinstance(end.statement, ast.Raise):
                 continue
-            if any(isinstance(s, ast.Return) for s in _own(node.body)) or _yields(node):
-                continue
-            spec = node.args
-            parameters = [p.arg for p in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)]
             owner = site.function.rpartition(".")[0]
             method = bool(owner) and self.graph.class_at(site.path, owner) is not None
-            if method and parameters and not _is_static(node):
-                parameters = parameters[1:]  # the instance, or the class
-            used = {n.id for n in ast.walk(last.exc) if isinstance(n, ast.Name)}
+            parameters = call_parameters(node, method=method)
+            assert end.statement.exc is not None
+            used = {n.id for n in ast.walk(end.statement.exc) if isinstance(n, ast.Name)}
             if used & set(parameters):
-                found.append((site.path, site.function))
-        return found
+                helper = Helper(site.path, site.function, tuple(guards(node, end, parameters)))
+                found[helper.key] = helper
+        queue = list(found.values())
+        while queue:
+            inner = queue.pop()
+            for path, qualname in self.graph.direct_callers(*inner.key):
+                if (path, qualname) in found or path not in self._paths:
+                    continue
+                forwarding = self._forwarding(path, qualname, inner)
+                if forwarding is not None:
+                    found[forwarding.key] = forwarding
+                    queue.append(forwarding)
+        self._helpers = found
+        return list(found.values())
 
-    def helper_calls(self, helpers: list[tuple[str, str]]) -> dict[str, list[RaiseSite]]:
+    def _forwarding(self, path: str, qualname: str, inner: Helper) -> Helper | None:
+        """The function as a helper ending in a call statement of `inner`, passing it some of
+        its parameters; None when it is no such helper."""
+        name = qualname.rpartition(".")[2]
+        if name.startswith("__") and name.endswith("__"):
+            return None
+        try:
+            module = self.module(path)
+            node, scope = module.function(qualname)
+        except _Unresolved:
+            return None
+        end = ending(node)
+        if end is None or not isinstance(end.statement, ast.Expr):
+            return None
+        self_name, self_class = self._self_of(path, module, scope, node)
+        assert isinstance(end.statement.value, ast.Call)
+        if self._called(end.statement.value.func, module, scope, self_name, self_class) != (
+            inner.key
+        ):
+            return None
+        method = scope.parent is not None and scope.parent.kind == "class"
+        parameters = call_parameters(node, method=method)
+        passed = forwarded(end, inner, parameters, node)
+        if passed is None:
+            return None
+        return Helper(path, qualname, (*guards(node, end, parameters), *passed))
+
+    def helper_calls(self, helpers: list[Helper]) -> dict[str, list[RaiseSite]]:
         """By file, a site for each call statement of a raise helper whose text errcat reads
         through the helper; a call it cannot read is left out (the helper's own raise stays
-        the site of what it raises)."""
+        the site of what it raises), and so is the call a helper ends in when all of its
+        text is what that helper's callers pass (their calls are the sites)."""
         added: dict[str, list[RaiseSite]] = {}
         for helper in helpers:
-            for path, qualname in self.graph.direct_callers(*helper):
+            for path, qualname in self.graph.direct_callers(*helper.key):
                 if path in self._paths:
                     for site in self._calls_in(path, qualname, helper):
                         added.setdefault(path, []).append(site)
@@ -756,36 +838,60 @@ class Printed:
             sites.sort(key=lambda site: (site.line, site.column))
         return added
 
-    def _calls_in(self, path: str, qualname: str, helper: tuple[str, str]) -> Iterator[RaiseSite]:
+    def _calls_in(self, path: str, qualname: str, helper: Helper) -> Iterator[RaiseSite]:
         try:
             module = self.module(path)
             node, scope = module.function(qualname)
         except _Unresolved:
             return
+        forwarding = ending(node) if (path, qualname) in self._helpers else None
         self_name, self_class = self._self_of(path, module, scope, node)
         for block, index in _slots(node.body):
             statement = block[index]
             if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
                 continue
             call = statement.value
-            if self._called(call.func, module, scope, self_name, self_class) != helper:
+            if self._called(call.func, module, scope, self_name, self_class) != helper.key:
                 continue
             # The call stands in its block as the raise it amounts to, so that the scan's own
-            # reading (message, conditions, context, ignore comment) finds it where it is.
+            # reading (message, conditions, context, ignore comment) finds it where it is;
+            # the helper's tests of the arguments stand around it as `if`s of the call's own
+            # arguments, read as the caller wrote them.
             raised = ast.copy_location(ast.Raise(exc=call, cause=None), statement)
-            block[index] = raised
-            spot = Spot(raised, scope, node)
+            guarded = _guarded(raised, call, helper, statement)
+            if guarded is None:
+                continue
+            block[index] = guarded
             try:
-                site = dataclasses.replace(module.file.site(spot), call=True)
-            except Exception:  # a call the scan's own reading rejects is left out
+                read = self._call_site(module, Spot(raised, scope, node))
+            finally:
+                # The function is read again as it is written: as a helper's body, by a
+                # later caller's reading.
+                block[index] = statement
+            if read is None:
                 continue
-            read = self.site(site)
-            if read.unresolved is not None or read.through is None or read.qualified_name is None:
-                continue
-            short = read.qualified_name.rpartition(".")[2]
-            yield dataclasses.replace(
-                read, documented=module.file.documented(spot, short, read.qualified_name)
-            )
+            if (
+                forwarding is not None
+                and statement is forwarding.statement
+                and not _LETTERS.search(_literal_part(read.printed or ""))
+            ):
+                continue  # the text is all the helper's callers', and their calls are sites
+            yield read
+
+    def _call_site(self, module: _Module, spot: Spot) -> RaiseSite | None:
+        """The site of a helper call standing as a raise at `spot`, read through the helper;
+        None where the scan's reading rejects it or the helper's text cannot be read."""
+        try:
+            site = dataclasses.replace(module.file.site(spot), call=True)
+        except Exception:  # a call the scan's own reading rejects is left out
+            return None
+        read = self.site(site)
+        if read.unresolved is not None or read.through is None or read.qualified_name is None:
+            return None
+        short = read.qualified_name.rpartition(".")[2]
+        return dataclasses.replace(
+            read, documented=module.file.documented(spot, short, read.qualified_name)
+        )
 
     def _called(
         self,
@@ -1346,8 +1452,13 @@ def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+def _ended(end: Ending) -> tuple[ast.stmt, ast.expr]:
+    """A helper's ending as what it produces: the exception raised, or the helper called."""
+    statement = end.statement
+    if isinstance(statement, ast.Raise):
+        assert statement.exc is not None
+        return statement, statement.exc
+    return statement, statement.value
 
 
 def _produced(
@@ -1500,25 +1611,136 @@ class _SourceReader:
         bindings = context.bindings
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return _literal(node.value)
+        if isinstance(node, ast.Constant) and node.value is None:
+            return dataclasses.replace(_value("None"), none=True)
         if isinstance(node, ast.Name) and node.id in bindings:
             return bindings[node.id]
+        if isinstance(node, ast.Lambda):
+            if _takes_arguments(node.args):
+                return _value(self.text(node))
+            # What a call of it gives is read where it is written, over its own scope.
+            return dataclasses.replace(
+                _value(self.text(node)), none=False, called=self.expand(node.body)
+            )
         if isinstance(node, ast.Call):
-            index = gettext_argument(dotted_name(node.func), len(node.args))
-            if index is not None:
-                return self.expand(node.args[index])
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in ("format_map", "format"):
-                formatted = self.formatted(node, func)
-                if formatted is not None:
-                    return formatted
+            called = self.call(node)
+            if called is not None:
+                return called
         if isinstance(node, ast.Subscript):
             table = self.table(node)
             if table is not None:
                 return table
         template = self.template(node)
+        if template is None and isinstance(node, ast.Name):
+            branched = self.branched(node.id)
+            if branched is not None:
+                return branched
         if template is None:
-            return _value(self.text(node))
+            text = _value(self.text(node))
+            qualified = self.class_name(node)
+            return text if qualified is None else dataclasses.replace(text, qualified=qualified)
         return self.substitute(template)
+
+    def call(self, node: ast.Call) -> _Text | None:
+        """The text of a call the rules read: gettext of a literal, `format`/`format_map` of
+        text, `str()` of a text, a call of a bound function of no parameters."""
+        index = gettext_argument(dotted_name(node.func), len(node.args))
+        if index is not None:
+            return self.expand(node.args[index])
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("format_map", "format"):
+            return self.formatted(node, func)
+        if node.args or node.keywords or not isinstance(func, ast.Name):
+            if (
+                isinstance(func, ast.Name)
+                and len(node.args) == 1
+                and not node.keywords
+                and not isinstance(node.args[0], ast.Starred)
+                and func.id not in self.context.bindings
+                and resolve(func.id, self.context.scope, self.context.module.module)
+                == "builtins.str"
+            ):
+                # A field prints what str() of its value gives: str() adds nothing to it.
+                return dataclasses.replace(self.expand(node.args[0]), called=None)
+            return None
+        bound = self.context.bindings.get(func.id)
+        return None if bound is None else bound.called
+
+    def class_name(self, node: ast.expr) -> str | None:
+        """The qualified name of the exception class a name or attribute names, in the scope
+        it is read in; None for anything else."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        context = self.context
+        qualified = resolve(dotted, context.scope, context.module.module)
+        if qualified is None:
+            return None
+        if qualified.startswith("builtins."):
+            return qualified if _is_builtin_exception(qualified) else None
+        return qualified if self.printed.graph.class_named(qualified) is not None else None
+
+    def branched(self, name: str) -> _Text | None:
+        """A local the function binds on the branches of `if`s the bindings decide (`if
+        message is None:` where the call passed a message), read from the branch taken; None
+        when it is not such a local, or a test cannot be decided."""
+        function = self.context.function
+        if function is None:
+            return None
+        for block, index in _slots(function.body):
+            if block[index] is self.context.at:
+                return self._last_binding(block[:index], name)
+        return None
+
+    def _last_binding(self, statements: list[ast.stmt], name: str) -> _Text | None:
+        for statement in reversed(statements):
+            if name not in bound_names([statement]):
+                continue
+            if isinstance(statement, ast.Assign):
+                targets = statement.targets
+                if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                    return None
+                context = dataclasses.replace(self.context, at=statement)
+                return _SourceReader(self.printed, context).expand(statement.value)
+            if not isinstance(statement, ast.If):
+                return None
+            taken = self.decide(statement.test)
+            if taken is None:
+                return None
+            branch = statement.body if taken else statement.orelse
+            if name in bound_names(branch):
+                return self._last_binding(branch, name)
+        return None
+
+    def decide(self, test: ast.expr) -> bool | None:
+        """Whether a test of a bound parameter holds for the call read: `x is None`, `x is
+        not None`, `x` and `not x`, where the binding tells; None where it does not."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.decide(test.operand)
+            return None if inner is None else not inner
+        bindings = self.context.bindings
+        if isinstance(test, ast.Name):
+            bound = bindings.get(test.id)
+            if bound is None:
+                return None
+            if bound.none:
+                return False
+            if bound.called is not None:
+                return True
+            return None if bound.literal is None else bool(bound.literal)
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Is | ast.IsNot)
+            and isinstance(test.left, ast.Name)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            bound = bindings.get(test.left.id)
+            if bound is None or bound.none is None:
+                return None
+            return bound.none if isinstance(test.ops[0], ast.Is) else not bound.none
+        return None
 
     def text(self, node: ast.expr) -> str:
         return self.context.module.source(node)
@@ -1598,6 +1820,10 @@ class _SourceReader:
         return found
 
 
+def _takes_arguments(spec: ast.arguments) -> bool:
+    return bool(spec.posonlyargs or spec.args or spec.vararg or spec.kwonlyargs or spec.kwarg)
+
+
 def _format_literal(text: str, mapping: dict[str, _Text]) -> str:
     """`str.format` of literal template text (braces doubled): `{{k}}` is the field k."""
 
@@ -1665,9 +1891,9 @@ def read_printed(
 def _may_help(site: RaiseSite) -> bool:
     """A raise that may be a raise helper's (`Printed.raise_helpers` reads the function), told
     from what the scan kept, so that other files are never parsed again for it: in a
-    function, not a dunder, raising a call with nothing but exits before it enclosing it, and
+    function, not a dunder, raising a call with nothing but exits and `if`s enclosing it, and
     the last statement of a function short enough for its page to show it whole (helpers are
-    short), which holds no `return` or `yield`."""
+    short), which returns no value and never yields."""
     function = site.function
     context = site.context
     if (
@@ -1675,7 +1901,7 @@ def _may_help(site: RaiseSite) -> bool:
         or function is None
         or site.arguments is None
         or context is None
-        or not all(condition.kind == "guard" for condition in site.conditions)
+        or not all(condition.kind in ("guard", "if") for condition in site.conditions)
     ):
         return False
     name = function.rpartition(".")[2]
@@ -1689,7 +1915,34 @@ def _may_help(site: RaiseSite) -> bool:
     )
 
 
-_EXITS = re.compile(r"\b(return|yield)\b")
+def _guarded(
+    raised: ast.Raise, call: ast.Call, helper: Helper, statement: ast.stmt
+) -> ast.stmt | None:
+    """The raise a helper's call amounts to, inside an `if` for each guard of the helper the
+    call passes an argument for: `if <argument>: <raise>` where a true argument raises, and
+    `if <argument>: pass` / `else: <raise>` where a false one does (read as the argument's
+    negation, `extractor.written`), all on the call's own lines; None for a call whose
+    constant argument says it never raises."""
+    node: ast.stmt = raised
+    for guard in reversed(helper.guards):
+        argument = argument_for(call, guard)
+        if argument is None:
+            continue
+        if isinstance(argument, ast.Constant):
+            if bool(argument.value) != guard.raises_when:
+                return None  # `check(True, ...)`: this call never raises
+            continue  # `check(False, ...)`: it always does, as far as this test goes
+        if guard.raises_when:
+            wrapper = ast.If(test=argument, body=[node], orelse=[])
+        else:
+            passed = ast.copy_location(ast.Pass(), statement)
+            wrapper = ast.If(test=argument, body=[passed], orelse=[node])
+        node = ast.copy_location(wrapper, statement)
+    return node
+
+
+_EXITS = re.compile(r"\byield\b|\breturn[ \t]+(?!None\b)[^\s#;]")
+"""A `yield`, or a `return` of a value other than None: no helper's body holds one."""
 
 
 def _candidate(site: RaiseSite) -> bool:

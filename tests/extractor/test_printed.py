@@ -381,14 +381,14 @@ HELPERS = {
 
             def maybe_fail(self, msg):
                 if msg:
-                    return None
+                    return msg
                 raise ValueError(msg)
 
             def parse(self, token, *rest):
                 if token == "}":
                     self.fail(f"unexpected {token!r}")
                 self.fail("Expected an expression")  # errcat: ignore[kept for the test]
-                self.maybe_fail("not a helper: it may return")
+                self.maybe_fail("not a helper: it returns a value")
                 self.fail(*rest)
 
         def check(key):
@@ -401,8 +401,8 @@ def test_calls_of_raise_helpers_are_sites_of_what_they_raise(tmp_path: Path) -> 
     """`self.fail("...")` of a method that ends by raising an exception built from its
     parameters is a site of that exception at the call, with the text the call passes: the
     class a parameter's default names, a helper's built-in across modules, the conditions and
-    the ignore comment of the call's own lines. A function that may return is no helper, and
-    a call whose text cannot be read is left to the helper's own raise."""
+    the ignore comment of the call's own lines. A function that may return a value is no
+    helper, and a call whose text cannot be read is left to the helper's own raise."""
     sites = _sites(tmp_path, HELPERS)
     calls = {line: site for line, site in sites.items() if site.call}
     assert sorted(calls) == [14, 15, 20]

@@ -1,0 +1,239 @@
+"""Raise helpers: functions whose call statements raise what the function builds from the call.
+
+`extractor.printed` reads each call statement of a helper as a site of its own, with the text
+that call gives. This module tells, from one function's syntax, whether it is a helper and
+what its own tests say about when a call raises. A function is a helper when it never yields,
+returns nothing on any path (a bare `return`, or `return None`, only stops it early), and its
+body ends in one of:
+
+- a raise of an exception built from its parameters (`raise exc(msg, self.lineno)`);
+- an `if` without `else` whose block ends that way, as deep as such tests nest (`if not
+  cond: raise ValueError(msg)`): an assert-style check;
+- a call statement of another helper that passes it some of its own parameters
+  (`def _check(cond, message=None): _check_with(RuntimeError, cond, message)`).
+
+Where a test on the way to that end is one of the parameters, or its negation (`if not
+cond:` around the raise, `if cond: return` before it), a call raises only when the argument
+given for that parameter is false (or true): a `Guard`. Any other test (`if
+expect_true(cond): return`) is left unsaid, never guessed: the guards are conditions each
+call needs in order to raise, not all of them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A parameter whose truth decides whether a call of the helper raises."""
+
+    parameter: str
+    position: int | None
+    """Its place among the arguments a call passes positionally (after `self` for a method);
+    None for a keyword-only parameter."""
+    raises_when: bool
+    """The truth of the argument under which the call raises."""
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A function whose call statements raise (`extractor.printed` reads them as sites)."""
+
+    path: str
+    qualname: str
+    guards: tuple[Guard, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.path, self.qualname
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a function ends: the raise or helper call it ends in, inside which `if`s."""
+
+    statement: ast.Raise | ast.Expr
+    """A raise of an exception, or a call statement."""
+    ifs: tuple[ast.If, ...]
+    """The `if` statements (none with an `else`) the statement is nested in, outermost first."""
+
+
+def call_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool) -> list[str]:
+    """The parameters a call passes values to: positional ones (less the instance or class
+    of a method) then keyword-only ones."""
+    spec = node.args
+    positional = [p.arg for p in (*spec.posonlyargs, *spec.args)]
+    if method and positional and not is_static(node):
+        positional = positional[1:]
+    return [*positional, *(p.arg for p in spec.kwonlyargs)]
+
+
+def ending(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Ending | None:
+    """The raise, or the call statement, the function's body ends in (through trailing `if`s
+    without `else`), when it returns nothing on any path and never yields; None otherwise."""
+    if not _returns_nothing(node):
+        return None
+    ifs: list[ast.If] = []
+    last = node.body[-1]
+    while isinstance(last, ast.If) and not last.orelse:
+        ifs.append(last)
+        last = last.body[-1]
+    if isinstance(last, ast.Raise) and last.exc is not None and last.cause is None:
+        return Ending(last, tuple(ifs))
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        return Ending(last, tuple(ifs))
+    return None
+
+
+def guards(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, end: Ending, parameters: list[str]
+) -> list[Guard]:
+    """The tests on the way to the ending that are a parameter or its negation: those of the
+    `if`s around it, and of the early exits (`if cond: return`) of each block on the way."""
+    spec = node.args
+    positional = len(parameters) - len(spec.kwonlyargs)
+    found: list[Guard] = []
+
+    def add(test: ast.expr, raises_when_true: bool) -> None:
+        named = _parameter_test(test)
+        if named is None:
+            return
+        name, negated = named
+        if name not in parameters or _rebinds(node, name):
+            return
+        index = parameters.index(name)
+        found.append(
+            Guard(name, index if index < positional else None, raises_when_true != negated)
+        )
+
+    blocks = [node.body, *(statement.body for statement in end.ifs)]
+    ways = [*end.ifs, end.statement]
+    for block, way in zip(blocks, ways, strict=True):
+        for statement in block[: _index(block, way)]:
+            if _early_exit(statement):
+                assert isinstance(statement, ast.If)
+                add(statement.test, raises_when_true=False)
+    for statement in end.ifs:
+        add(statement.test, raises_when_true=True)
+    return found
+
+
+def forwarded(
+    end: Ending, inner: Helper, parameters: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef
+) -> list[Guard] | None:
+    """The guards a helper call statement `end` passes on from the helper `inner` it calls:
+    each of inner's guards given one of this function's own parameters as it is. None when
+    the call passes none of its parameters on as it is, other than for a guard: then what it
+    raises is the same whatever its callers give (`check(n < 10, "n too big")`), and the call
+    is a site of its own, not a helper's ending."""
+    assert isinstance(end.statement, ast.Expr) and isinstance(end.statement.value, ast.Call)
+    call = end.statement.value
+    tested = {id(argument_for(call, guard)) for guard in inner.guards}
+    passed = {
+        argument.id
+        for argument in (*call.args, *(k.value for k in call.keywords))
+        if isinstance(argument, ast.Name) and id(argument) not in tested
+    }
+    if not passed & set(parameters):
+        return None
+    spec = node.args
+    positional = len(parameters) - len(spec.kwonlyargs)
+    found: list[Guard] = []
+    for guard in inner.guards:
+        argument = argument_for(call, guard)
+        if not isinstance(argument, ast.Name) or argument.id not in parameters:
+            continue
+        if _rebinds(node, argument.id):
+            continue
+        index = parameters.index(argument.id)
+        found.append(Guard(argument.id, index if index < positional else None, guard.raises_when))
+    return found
+
+
+def argument_for(call: ast.Call, guard: Guard) -> ast.expr | None:
+    """The argument a call passes for a guard's parameter; None when it passes none (the
+    default holds) or a `*args` comes before its place."""
+    for keyword in call.keywords:
+        if keyword.arg == guard.parameter:
+            return keyword.value
+    if guard.position is None:
+        return None
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            return None
+        if index == guard.position:
+            return argument
+    return None
+
+
+def _parameter_test(test: ast.expr) -> tuple[str, bool] | None:
+    """(name, negated) of a test that is a bare name or `not` of one."""
+    if isinstance(test, ast.Name):
+        return test.id, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _parameter_test(test.operand)
+        if inner is not None:
+            return inner[0], not inner[1]
+    return None
+
+
+def _early_exit(statement: ast.stmt) -> bool:
+    """`if test: return` with nothing else: the rest of the block runs when test is false."""
+    return (
+        isinstance(statement, ast.If)
+        and not statement.orelse
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], ast.Return)
+    )
+
+
+def _index(block: list[ast.stmt], statement: ast.stmt) -> int:
+    for index, candidate in enumerate(block):
+        if candidate is statement:
+            return index
+    raise ValueError("the statement is not in the block")
+
+
+def _own_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The function's nodes, not those of functions, lambdas or classes defined in it."""
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if isinstance(current, ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(current))
+
+
+def _returns_nothing(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for inner in _own_nodes(node):
+        if isinstance(inner, ast.Yield | ast.YieldFrom | ast.Await):
+            return False
+        if isinstance(inner, ast.Return) and not (
+            inner.value is None
+            or (isinstance(inner.value, ast.Constant) and inner.value.value is None)
+        ):
+            return False
+    return isinstance(node, ast.FunctionDef)
+
+
+def _rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    for inner in _own_nodes(node):
+        if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, ast.Store):
+            return True
+        if isinstance(inner, ast.Global | ast.Nonlocal) and name in inner.names:
+            return True
+    return False
+
+
+def is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a method is a `@staticmethod`, whose calls pass no instance."""
+    return any(
+        isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+        for decorator in node.decorator_list
+    )

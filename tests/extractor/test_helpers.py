@@ -1,0 +1,214 @@
+"""`extractor.helpers` and the sites it adds: assert-style checks and the helpers that pass
+their arguments on (`torch._check(cond, lambda: f"...")` through `_check_with(RuntimeError,
+cond, message)`) make each of their call statements a site of what they raise, with the text
+the call gives and the tests the call's own arguments decide."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from extractor import RaiseSite, scan_paths
+from extractor.helpers import Guard, Helper, call_parameters, ending, forwarded, guards
+from extractor.printed import read_printed
+
+CHECKS = """
+    def _check_with(error_type, cond, message):
+        if not isinstance(cond, bool):
+            raise TypeError(f"cond must be a bool, but got {type(cond)}")
+        if _expect(cond):
+            return
+        if message is None:
+            text = "Expected cond to be True"
+        else:
+            if not callable(message):
+                raise TypeError("message must be a callable")
+            text = str(message())
+        raise error_type(text)
+
+
+    def _check(cond, message=None):
+        \"\"\"Raise RuntimeError unless cond holds.\"\"\"
+        _check_with(RuntimeError, cond, message)
+
+
+    def _check_value(cond, message=None):
+        _check_with(ValueError, cond, message)
+
+
+    def _expect(x):
+        return x
+
+
+    def check(cond, msg):
+        if not cond:
+            raise ValueError(msg)
+
+
+    def require(value, name, strict=True):
+        if value:
+            return
+        if strict:
+            raise KeyError(f"missing {name}")
+
+
+    def lookup(key):
+        check(key, "no key")
+
+
+    def named(key, name):
+        check(key, name)
+"""
+
+MAIN = """
+    import pkg
+    from pkg import check, named, require
+
+
+    def resize(x, n):
+        pkg._check(n >= 0, lambda: f"n must be non-negative, got {n}")
+        pkg._check_value(x is not None)
+        if x:
+            check(n < 10, "n too big")
+        check(True, "never raised")
+        check(False, "always raised")
+        require(x.get("size"), "size")
+        require(x, "x", strict=False)
+        named(n, "the name")
+"""
+
+
+def _sites(tmp_path: Path) -> dict[int, RaiseSite]:
+    for name, source in {"pkg/__init__.py": CHECKS, "pkg/main.py": MAIN}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source).lstrip())
+    report = scan_paths([tmp_path / "pkg"], cwd=tmp_path)
+    read = read_printed(report, cwd=tmp_path)
+    return {site.line: site for site in read.sites if site.path == "pkg/main.py"}
+
+
+def test_checks_passing_a_lambda_through_a_helper_are_sites_of_its_text(tmp_path: Path) -> None:
+    """`pkg._check(cond, lambda: f"...")` raises the class `_check` passes on, with the text
+    the lambda gives, read from the branch `message is None` leaves; without a message it
+    is the other branch's. The tests `_check_with` makes through a call (`_expect(cond)`)
+    are not said."""
+    sites = _sites(tmp_path)
+    lam, bare = sites[6], sites[7]
+    assert (lam.qualified_name, lam.printed, lam.through, lam.call) == (
+        "builtins.RuntimeError",
+        "n must be non-negative, got {n}",
+        "pkg._check",
+        True,
+    )
+    assert lam.conditions == ()
+    assert (bare.qualified_name, bare.printed) == (
+        "builtins.ValueError",
+        "Expected cond to be True",
+    )
+
+
+def test_a_checks_tests_are_said_in_the_callers_arguments(tmp_path: Path) -> None:
+    """`check(n < 10, ...)` raises when `n < 10` is false, inside the caller's own `if`; a
+    constant argument says the call always raises (no test) or never does (no site, as for
+    `strict=False`); a guard left to its default says nothing; an early `if value: return`
+    is a test too."""
+    sites = _sites(tmp_path)
+    small = sites[9]
+    assert small.printed == "n too big"
+    assert [(c.kind, c.code) for c in small.conditions] == [("if", "not (n < 10)"), ("if", "x")]
+    assert 10 not in sites
+    assert sites[11].printed == "always raised" and sites[11].conditions == ()
+    required = sites[12]
+    assert (required.qualified_name, required.printed) == ("builtins.KeyError", "missing size")
+    assert [(c.kind, c.code) for c in required.conditions] == [("if", 'not x.get("size")')]
+    assert 13 not in sites  # `strict=False`: the helper's `if strict:` never lets it raise
+
+
+def test_a_helper_forwarding_its_callers_text_leaves_its_own_call_to_them(tmp_path: Path) -> None:
+    """`named(key, name)` passes its caller's text on: its own `check(key, name)` is no site
+    (`named(n, "the name")` is), while `lookup`'s `check(key, "no key")` holds text of its
+    own and is one; the helpers' own raises stay sites as the scan found them."""
+    sites = _sites(tmp_path)
+    assert sites[14].printed == "the name"
+    assert [(c.kind, c.code) for c in sites[14].conditions] == [("if", "not n")]
+    report = {
+        (site.function, site.call): site
+        for site in read_printed(scan_paths([tmp_path / "pkg"], cwd=tmp_path), cwd=tmp_path).sites
+        if site.path == "pkg/__init__.py"
+    }
+    assert ("named", True) not in report
+    assert report[("lookup", True)].printed == "no key"
+    assert report[("check", False)].call is False
+
+
+def _function(source: str) -> ast.FunctionDef:
+    node = ast.parse(textwrap.dedent(source)).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return node
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "def f(cond, msg):\n    if not cond:\n        raise ValueError(msg)",
+            [("cond", 0, False)],
+        ),
+        ("def f(bad, msg):\n    if bad:\n        raise ValueError(msg)", [("bad", 0, True)]),
+        (
+            "def f(ok, msg):\n    if ok:\n        return\n    raise ValueError(msg)",
+            [("ok", 0, False)],
+        ),
+        (
+            "def f(ok, msg, *, loud):\n    if not ok:\n        if loud:\n"
+            "            raise ValueError(msg)",
+            [("ok", 0, False), ("loud", None, True)],
+        ),
+        ("def f(ok, msg):\n    if check(ok):\n        return\n    raise ValueError(msg)", []),
+        ("def f(ok, msg):\n    ok = bool(ok)\n    if not ok:\n        raise ValueError(msg)", []),
+    ],
+)
+def test_guards(source: str, expected: list[tuple[str, int | None, bool]]) -> None:
+    """A test is a guard where it is a parameter or its negation, never rebound; what a call
+    raises on (the parameter's truth) follows from whether the test exits or encloses."""
+    node = _function(source)
+    end = ending(node)
+    assert end is not None
+    found = guards(node, end, call_parameters(node, method=False))
+    assert found == [Guard(name, position, when) for name, position, when in expected]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(msg):\n    if msg:\n        return msg\n    raise ValueError(msg)",
+        "def f(msg):\n    yield\n    raise ValueError(msg)",
+        "async def f(msg):\n    raise ValueError(msg)",
+        "def f(msg):\n    if msg:\n        raise ValueError(msg)\n    else:\n        pass",
+        "def f(msg):\n    log = msg",
+    ],
+)
+def test_no_ending(source: str) -> None:
+    """A function returning a value, a generator, a coroutine, an `if` with an `else` or an
+    ending that is neither a raise nor a call statement gives no helper ending."""
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    assert ending(node) is None
+
+
+def test_forwarded_guards_follow_the_parameter_passed() -> None:
+    """A call passing its own parameter for the inner helper's guard passes that guard on,
+    at its own place; a call passing none of its parameters as they are is no helper."""
+    inner = Helper("pkg/a.py", "check", (Guard("cond", 0, False),))
+    node = _function("def outer(msg, ok):\n    check(ok, msg)")
+    end = ending(node)
+    assert end is not None
+    assert forwarded(end, inner, ["msg", "ok"], node) == [Guard("ok", 1, False)]
+    fixed = _function("def outer(n):\n    check(n < 10, 'n too big')")
+    fixed_end = ending(fixed)
+    assert fixed_end is not None
+    assert forwarded(fixed_end, inner, ["n"], fixed) is None
