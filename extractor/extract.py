@@ -42,7 +42,7 @@ from extractor.model import (
     ScanFailure,
     SourceContext,
 )
-from extractor.written import ATOM, level
+from extractor.written import ATOM, SAID, level
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -187,8 +187,12 @@ class _File:
     def text(self, node: ast.stmt | ast.expr | ast.pattern) -> str:
         """The exact source of a node (parentheses around an expression excluded).
 
-        `ast` positions delimit a node exactly, so slicing gives its source as written.
+        `ast` positions delimit a node exactly, so slicing gives its source as written; a
+        node a reading built carries its own text (`SAID`).
         """
+        said = getattr(node, SAID, None)
+        if said is not None:
+            return str(said)
         assert node.end_lineno is not None and node.end_col_offset is not None
         first = node.lineno
         last = node.end_lineno

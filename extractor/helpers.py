@@ -22,20 +22,44 @@ call needs in order to raise, not all of them.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import builtins
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+from extractor.expansion import substituted
+
+RECEIVER = -1
+"""The place of a method's instance: the object the call is made on (`self` of `self.m()`)."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter as a call passes it a value."""
+
+    name: str
+    position: int | None
+    """Its place among the arguments a call passes positionally (after `self` for a method);
+    None for a keyword-only parameter, `RECEIVER` for a method's instance."""
 
 
 @dataclass(frozen=True)
 class Guard:
-    """A parameter whose truth decides whether a call of the helper raises."""
+    """A test of the helper's parameters deciding whether a call of it raises."""
 
-    parameter: str
-    position: int | None
-    """Its place among the arguments a call passes positionally (after `self` for a method);
-    None for a keyword-only parameter."""
+    code: str
+    """The test as the helper writes it, a bare parameter's `not`s folded into `raises_when`
+    (`if not cond:` is the test `cond`, raising when false)."""
+    reads: tuple[Parameter, ...]
+    """The parameters it reads."""
     raises_when: bool
-    """The truth of the argument under which the call raises."""
+    """The truth of the test under which the call raises."""
+
+    @property
+    def plain(self) -> Parameter | None:
+        """The parameter, for a test that is one parameter alone."""
+        if len(self.reads) == 1 and self.code == self.reads[0].name:
+            return self.reads[0]
+        return None
 
 
 @dataclass(frozen=True)
@@ -89,25 +113,45 @@ def ending(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Ending | None:
 
 
 def guards(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, end: Ending, parameters: list[str]
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    end: Ending,
+    parameters: list[str],
+    source: Callable[[ast.expr], str],
 ) -> list[Guard]:
-    """The tests on the way to the ending that are a parameter or its negation: those of the
-    `if`s around it, and of the early exits (`if cond: return`) of each block on the way."""
+    """The tests on the way to the ending that read the parameters alone, through operators,
+    built-in functions and the parameters' own attributes and methods (`not cond`, `not
+    isinstance(param, torch.Tensor)`, `M < 0`): those of the `if`s around it, and of the
+    early exits (`if cond: return`) of each block on the way. A test calling anything else
+    (`if expect_true(cond): return`) says nothing errcat can put in a caller's words."""
     spec = node.args
     positional = len(parameters) - len(spec.kwonlyargs)
+    bound = _bound(node)
+    # A method's instance is the call's receiver (`self.check(x)`); a class method's class
+    # is no argument errcat can name, so a test reading it is not said.
+    first = [p.arg for p in (*spec.posonlyargs, *spec.args)][:1]
+    hidden = first[0] if first and first[0] not in parameters else None
+    instance = None if hidden is None or _decorated(node, "classmethod") else hidden
+    if hidden is not None and instance is None:
+        bound = bound | {hidden}
+    readable = [*parameters, instance] if instance is not None else parameters
     found: list[Guard] = []
+
+    def place(name: str) -> Parameter:
+        if name == instance:
+            return Parameter(name, RECEIVER)
+        index = parameters.index(name)
+        return Parameter(name, index if index < positional else None)
 
     def add(test: ast.expr, raises_when_true: bool) -> None:
         named = _parameter_test(test)
-        if named is None:
+        if named is not None:
+            name, negated = named
+            if name in readable and name not in bound:
+                found.append(Guard(name, (place(name),), raises_when_true != negated))
             return
-        name, negated = named
-        if name not in parameters or _rebinds(node, name):
-            return
-        index = parameters.index(name)
-        found.append(
-            Guard(name, index if index < positional else None, raises_when_true != negated)
-        )
+        reads = _reads(test, readable, bound)
+        if reads:
+            found.append(Guard(source(test), tuple(map(place, reads)), raises_when_true))
 
     blocks = [node.body, *(statement.body for statement in end.ifs)]
     ways = [*end.ifs, end.statement]
@@ -125,13 +169,14 @@ def forwarded(
     end: Ending, inner: Helper, parameters: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef
 ) -> list[Guard] | None:
     """The guards a helper call statement `end` passes on from the helper `inner` it calls:
-    each of inner's guards given one of this function's own parameters as it is. None when
-    the call passes none of its parameters on as it is, other than for a guard: then what it
-    raises is the same whatever its callers give (`check(n < 10, "n too big")`), and the call
-    is a site of its own, not a helper's ending."""
+    those of inner's guards each of whose parameters it gives one of its own parameters as it
+    is (renamed so). None when the call passes none of its parameters on as it is, other than
+    for a plain guard: then what it raises is the same whatever its callers give
+    (`check(n < 10, "n too big")`), and the call is a site of its own, not a helper's
+    ending."""
     assert isinstance(end.statement, ast.Expr) and isinstance(end.statement.value, ast.Call)
     call = end.statement.value
-    tested = {id(argument_for(call, guard)) for guard in inner.guards}
+    tested = {id(argument_for(call, plain)) for guard in inner.guards if (plain := guard.plain)}
     passed = {
         argument.id
         for argument in (*call.args, *(k.value for k in call.keywords))
@@ -141,32 +186,110 @@ def forwarded(
         return None
     spec = node.args
     positional = len(parameters) - len(spec.kwonlyargs)
+    bound = _bound(node)
     found: list[Guard] = []
     for guard in inner.guards:
-        argument = argument_for(call, guard)
-        if not isinstance(argument, ast.Name) or argument.id not in parameters:
-            continue
-        if _rebinds(node, argument.id):
-            continue
-        index = parameters.index(argument.id)
-        found.append(Guard(argument.id, index if index < positional else None, guard.raises_when))
+        renames: dict[str, str] = {}
+        for place in guard.reads:
+            argument = argument_for(call, place)
+            if not isinstance(argument, ast.Name) or argument.id not in parameters:
+                break
+            if argument.id in bound:
+                break
+            renames[place.name] = argument.id
+        else:
+            code = renames[guard.code] if guard.plain else substituted(guard.code, renames)
+            if code is None:
+                continue
+            places = tuple(
+                Parameter(name, index if index < positional else None)
+                for name in dict.fromkeys(renames.values())
+                for index in [parameters.index(name)]
+            )
+            found.append(Guard(code, places, guard.raises_when))
     return found
 
 
-def argument_for(call: ast.Call, guard: Guard) -> ast.expr | None:
-    """The argument a call passes for a guard's parameter; None when it passes none (the
-    default holds) or a `*args` comes before its place."""
+def argument_for(call: ast.Call, parameter: Parameter) -> ast.expr | None:
+    """The argument a call passes for a parameter; None when it passes none (the default
+    holds) or a `*args` comes before its place."""
+    if parameter.position == RECEIVER:
+        func = call.func
+        return func.value if isinstance(func, ast.Attribute) else None
     for keyword in call.keywords:
-        if keyword.arg == guard.parameter:
+        if keyword.arg == parameter.name:
             return keyword.value
-    if guard.position is None:
+    if parameter.position is None:
         return None
     for index, argument in enumerate(call.args):
         if isinstance(argument, ast.Starred):
             return None
-        if index == guard.position:
+        if index == parameter.position:
             return argument
     return None
+
+
+def _reads(test: ast.expr, parameters: list[str], bound: set[str]) -> list[str]:
+    """The parameters a test reads, in the order it first reads them, where it reads nothing
+    else the function binds and calls only built-in functions and the parameters' own
+    methods; empty otherwise."""
+    reads: list[ast.Name] = []
+    for inner in ast.walk(test):
+        if isinstance(inner, _BINDING):
+            return []
+        if isinstance(inner, ast.Name):
+            if inner.id in parameters:
+                if inner.id in bound:
+                    return []
+                reads.append(inner)
+            elif inner.id in bound:
+                return []
+        elif isinstance(inner, ast.Call) and not _plain_call(inner.func, parameters, bound):
+            return []
+    reads.sort(key=lambda name: (name.lineno, name.col_offset))
+    return list(dict.fromkeys(name.id for name in reads))
+
+
+def _plain_call(func: ast.expr, parameters: list[str], bound: set[str]) -> bool:
+    """A built-in function (`isinstance`, `len`) or a method of a parameter (`x.dim`)."""
+    if isinstance(func, ast.Name):
+        return func.id not in bound and func.id not in parameters and func.id in _BUILTINS
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(func, ast.Attribute) and isinstance(root, ast.Name) and root.id in parameters
+
+
+_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+_BINDING = (
+    ast.Lambda,
+    ast.NamedExpr,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Await,
+    ast.Yield,
+    ast.YieldFrom,
+)
+"""What a test cannot hold to be said elsewhere: names of its own, or a pause."""
+
+
+def _bound(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names the function's own body binds (its parameters only where rebound)."""
+    names: set[str] = set()
+    for inner in _own_nodes(node):
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store | ast.Del):
+            names.add(inner.id)
+        elif isinstance(inner, ast.Global | ast.Nonlocal):
+            names.update(inner.names)
+        elif isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(inner.name)
+        elif isinstance(inner, ast.alias):
+            names.add((inner.asname or inner.name).split(".")[0])
+        elif isinstance(inner, ast.ExceptHandler) and inner.name:
+            names.add(inner.name)
+    return names
 
 
 def _parameter_test(test: ast.expr) -> tuple[str, bool] | None:
@@ -222,7 +345,8 @@ def _returns_nothing(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return isinstance(node, ast.FunctionDef)
 
 
-def _rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+def rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether the function's own body binds `name` again (beyond the parameter itself)."""
     for inner in _own_nodes(node):
         if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, ast.Store):
             return True
@@ -233,7 +357,11 @@ def _rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
 
 def is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether a method is a `@staticmethod`, whose calls pass no instance."""
+    return _decorated(node, "staticmethod")
+
+
+def _decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     return any(
-        isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+        isinstance(decorator, ast.Name) and decorator.id == name
         for decorator in node.decorator_list
     )

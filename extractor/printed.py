@@ -35,6 +35,7 @@ import ast
 import builtins
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import textwrap
@@ -43,10 +44,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from extractor.calls import CallGraph, call_graph
+from extractor.expansion import substituted
 from extractor.extract import _File
 from extractor.fields import runs, split_field
 from extractor.helpers import (
     Ending,
+    Guard,
     Helper,
     argument_for,
     call_parameters,
@@ -54,6 +57,7 @@ from extractor.helpers import (
     forwarded,
     guards,
     is_static,
+    rebinds,
 )
 from extractor.imports import (
     ModuleName,
@@ -66,6 +70,7 @@ from extractor.imports import (
 from extractor.literals import escape, gettext_argument
 from extractor.locate import Spot, decode
 from extractor.model import FileResult, RaiseSite, ScanReport
+from extractor.written import ATOM, SAID, level
 
 _DEPTH = 6
 """How many factories, helpers and base constructors one site is followed through."""
@@ -448,7 +453,7 @@ class Printed:
         """The class a parameter defaults to, where the function never rebinds it."""
         default = _defaults(node).get(name)
         dotted = None if default is None else dotted_name(default)
-        if dotted is None or _rebinds(node, name):
+        if dotted is None or rebinds(node, name):
             return None
         qualified = resolve(dotted, scope.parent or scope, module.module)
         if qualified is None:
@@ -781,7 +786,9 @@ class Printed:
             assert end.statement.exc is not None
             used = {n.id for n in ast.walk(end.statement.exc) if isinstance(n, ast.Name)}
             if used & set(parameters):
-                helper = Helper(site.path, site.function, tuple(guards(node, end, parameters)))
+                code = textwrap.dedent(site.context.code)
+                tests = guards(node, end, parameters, functools.partial(_segment, code))
+                helper = Helper(site.path, site.function, tuple(tests))
                 found[helper.key] = helper
         queue = list(found.values())
         while queue:
@@ -821,7 +828,7 @@ class Printed:
         passed = forwarded(end, inner, parameters, node)
         if passed is None:
             return None
-        return Helper(path, qualname, (*guards(node, end, parameters), *passed))
+        return Helper(path, qualname, (*guards(node, end, parameters, module.source), *passed))
 
     def helper_calls(self, helpers: list[Helper]) -> dict[str, list[RaiseSite]]:
         """By file, a site for each call statement of a raise helper whose text errcat reads
@@ -858,7 +865,7 @@ class Printed:
             # the helper's tests of the arguments stand around it as `if`s of the call's own
             # arguments, read as the caller wrote them.
             raised = ast.copy_location(ast.Raise(exc=call, cause=None), statement)
-            guarded = _guarded(raised, call, helper, statement)
+            guarded = _guarded(raised, call, helper, statement, module)
             if guarded is None:
                 continue
             block[index] = guarded
@@ -1440,18 +1447,6 @@ def _slots(body: list[ast.stmt]) -> Iterator[tuple[list[ast.stmt], int]]:
             yield from _slots(case.body)
 
 
-def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether the function is a generator: calling it runs nothing."""
-    for inner in ast.walk(node):
-        if inner is not node and isinstance(
-            inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
-        ):
-            continue
-        if isinstance(inner, ast.Yield | ast.YieldFrom):
-            return True
-    return False
-
-
 def _ended(end: Ending) -> tuple[ast.stmt, ast.expr]:
     """A helper's ending as what it produces: the exception raised, or the helper called."""
     statement = end.statement
@@ -1529,16 +1524,6 @@ def _held(exception: str) -> bool:
 def _is_builtin_exception(qualified: str) -> bool:
     found = getattr(builtins, qualified.partition(".")[2], None)
     return isinstance(found, type) and issubclass(found, BaseException)
-
-
-def _rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    """Whether the function's body binds `name` (beyond the parameter itself)."""
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, ast.Store):
-            return True
-        if isinstance(inner, ast.Global | ast.Nonlocal) and name in inner.names:
-            return True
-    return False
 
 
 def _attribute_assignments(
@@ -1916,29 +1901,72 @@ def _may_help(site: RaiseSite) -> bool:
 
 
 def _guarded(
-    raised: ast.Raise, call: ast.Call, helper: Helper, statement: ast.stmt
+    raised: ast.Raise, call: ast.Call, helper: Helper, statement: ast.stmt, module: _Module
 ) -> ast.stmt | None:
     """The raise a helper's call amounts to, inside an `if` for each guard of the helper the
-    call passes an argument for: `if <argument>: <raise>` where a true argument raises, and
-    `if <argument>: pass` / `else: <raise>` where a false one does (read as the argument's
-    negation, `extractor.written`), all on the call's own lines; None for a call whose
-    constant argument says it never raises."""
+    call passes arguments for: `if <test>: <raise>` where the test holding raises, and `if
+    <test>: pass` / `else: <raise>` where its failing does (read as the test's negation,
+    `extractor.written`), all on the call's own lines. A plain guard's test is the argument
+    itself, as the caller wrote it; any other is the helper's test with each parameter
+    replaced by the argument's text (`not isinstance(tensor, torch.Tensor)`). None for a call
+    whose constant argument says it never raises."""
     node: ast.stmt = raised
     for guard in reversed(helper.guards):
-        argument = argument_for(call, guard)
-        if argument is None:
+        plain = guard.plain
+        if plain is not None:
+            test = argument_for(call, plain)
+            if isinstance(test, ast.Constant):
+                if bool(test.value) != guard.raises_when:
+                    return None  # `check(True, ...)`: this call never raises
+                continue  # `check(False, ...)`: it always does, as far as this test goes
+        else:
+            test = _said(_in_arguments(guard, call, module), statement)
+        if test is None:
             continue
-        if isinstance(argument, ast.Constant):
-            if bool(argument.value) != guard.raises_when:
-                return None  # `check(True, ...)`: this call never raises
-            continue  # `check(False, ...)`: it always does, as far as this test goes
         if guard.raises_when:
-            wrapper = ast.If(test=argument, body=[node], orelse=[])
+            wrapper = ast.If(test=test, body=[node], orelse=[])
         else:
             passed = ast.copy_location(ast.Pass(), statement)
-            wrapper = ast.If(test=argument, body=[passed], orelse=[node])
+            wrapper = ast.If(test=test, body=[passed], orelse=[node])
         node = ast.copy_location(wrapper, statement)
     return node
+
+
+def _in_arguments(guard: Guard, call: ast.Call, module: _Module) -> str | None:
+    """A guard's test with each parameter it reads replaced by the call's argument for it;
+    None where the call leaves one to its default."""
+    values: dict[str, str] = {}
+    for place in guard.reads:
+        argument = argument_for(call, place)
+        if argument is None:
+            return None
+        text = module.source(argument)
+        values[place.name] = text if level(argument) == ATOM else f"({text})"
+    return substituted(guard.code, values)
+
+
+def _said(code: str | None, statement: ast.stmt) -> ast.expr | None:
+    """An expression for `code`, each of its nodes carrying its own text (`SAID`, which the
+    scan's reading gives as the node's source) and placed on the statement's lines."""
+    if code is None:
+        return None
+    wrapped = f"(\n{code}\n)"
+    try:
+        tree = ast.parse(wrapped, mode="eval")
+    except SyntaxError:
+        return None
+    for inner in ast.walk(tree.body):
+        if isinstance(inner, ast.expr):
+            segment = ast.get_source_segment(wrapped, inner)
+            if segment is not None:
+                setattr(inner, SAID, segment)
+            ast.copy_location(inner, statement)
+    return tree.body
+
+
+def _segment(code: str, node: ast.expr) -> str:
+    segment = ast.get_source_segment(code, node)
+    return segment if segment is not None else ast.unparse(node)
 
 
 _EXITS = re.compile(r"\byield\b|\breturn[ \t]+(?!None\b)[^\s#;]")

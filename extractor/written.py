@@ -29,6 +29,11 @@ _OPPOSITES: dict[type[ast.cmpop], str] = {
 
 Node = ast.expr | ast.stmt | ast.pattern
 
+SAID = "errcat_said"
+"""The attribute an expression a reading builds, rather than parses from the module, carries
+its text in (a helper's test in a caller's arguments, `extractor.printed`): a `Source` gives
+that text for it."""
+
 
 class Source(Protocol):
     """The module's text as the extractor slices it (character columns from `ast` positions)."""

@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from extractor import RaiseSite, scan_paths
-from extractor.helpers import Guard, Helper, call_parameters, ending, forwarded, guards
+from extractor.helpers import (
+    Guard,
+    Helper,
+    Parameter,
+    call_parameters,
+    ending,
+    forwarded,
+    guards,
+)
 from extractor.printed import read_printed
 
 CHECKS = """
@@ -61,6 +69,33 @@ CHECKS = """
 
     def named(key, name):
         check(key, name)
+
+
+    def check_tensor(param, name, *, rank=None):
+        if _expect(param):
+            return
+        if not isinstance(param, list) or len(param) != rank:
+            raise TypeError(f"expected {name} to be a list")
+
+
+    class Reader:
+        KINDS = ("text", "bytes")
+
+        def _ensure(self, what):
+            if self.closed:
+                raise ValueError(f"cannot {what} a closed reader")
+
+        def read(this):
+            this._ensure("read")
+
+        @classmethod
+        def _check_kind(cls, kind):
+            if kind not in cls.KINDS:
+                raise ValueError(f"no reader of {kind}")
+
+        @classmethod
+        def make(cls, kind):
+            cls._check_kind(kind)
 """
 
 MAIN = """
@@ -78,6 +113,8 @@ MAIN = """
         require(x.get("size"), "size")
         require(x, "x", strict=False)
         named(n, "the name")
+        pkg.check_tensor(x.grad, "grad", rank=n + 1)
+        pkg.check_tensor(x, "x")
 """
 
 
@@ -145,6 +182,32 @@ def test_a_helper_forwarding_its_callers_text_leaves_its_own_call_to_them(tmp_pa
     assert report[("check", False)].call is False
 
 
+def test_a_helpers_test_is_said_in_the_callers_arguments(tmp_path: Path) -> None:
+    """A helper's test of its parameters through built-ins reads, at each call, with the
+    call's arguments in their places (parenthesised where they bind loosely); a call leaving
+    one of them to its default says nothing of it, and a test through another function
+    (`_expect(param)`) is never said."""
+    sites = _sites(tmp_path)
+    passed, default = sites[15], sites[16]
+    assert passed.printed == "expected grad to be a list"
+    assert [(c.kind, c.code) for c in passed.conditions] == [
+        ("if", "not isinstance(x.grad, list) or len(x.grad) != (n + 1)")
+    ]
+    assert default.printed == "expected x to be a list" and default.conditions == ()
+
+
+def test_a_methods_instance_is_the_calls_receiver(tmp_path: Path) -> None:
+    """`this._ensure("read")` raises when the helper's `self.closed`, said of the caller's
+    own instance (`this.closed`); a class method's test of its class is not said."""
+    _sites(tmp_path)
+    report = read_printed(scan_paths([tmp_path / "pkg"], cwd=tmp_path), cwd=tmp_path)
+    calls = {site.function: site for site in report.sites if site.call}
+    read, make = calls["Reader.read"], calls["Reader.make"]
+    assert read.printed == "cannot read a closed reader"
+    assert [(c.kind, c.code) for c in read.conditions] == [("if", "this.closed")]
+    assert make.printed == "no reader of {kind}" and make.conditions == ()
+
+
 def _function(source: str) -> ast.FunctionDef:
     node = ast.parse(textwrap.dedent(source)).body[0]
     assert isinstance(node, ast.FunctionDef)
@@ -154,32 +217,66 @@ def _function(source: str) -> ast.FunctionDef:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        (
-            "def f(cond, msg):\n    if not cond:\n        raise ValueError(msg)",
-            [("cond", 0, False)],
-        ),
-        ("def f(bad, msg):\n    if bad:\n        raise ValueError(msg)", [("bad", 0, True)]),
-        (
-            "def f(ok, msg):\n    if ok:\n        return\n    raise ValueError(msg)",
-            [("ok", 0, False)],
-        ),
+        ("def f(cond, msg):\n    if not cond:\n        raise ValueError(msg)", [("cond", False)]),
+        ("def f(bad, msg):\n    if bad:\n        raise ValueError(msg)", [("bad", True)]),
+        ("def f(ok, msg):\n    if ok:\n        return\n    raise ValueError(msg)", [("ok", False)]),
         (
             "def f(ok, msg, *, loud):\n    if not ok:\n        if loud:\n"
             "            raise ValueError(msg)",
-            [("ok", 0, False), ("loud", None, True)],
+            [("ok", False), ("loud", True)],
+        ),
+        (
+            "def f(t, name):\n    if not isinstance(t, Tensor) or t.dim() != 2:\n"
+            "        raise TypeError(name)",
+            [("not isinstance(t, Tensor) or t.dim() != 2", True)],
+        ),
+        (
+            "def f(n, msg):\n    if n >= 0:\n        return\n    raise ValueError(msg)",
+            [("n >= 0", False)],
         ),
         ("def f(ok, msg):\n    if check(ok):\n        return\n    raise ValueError(msg)", []),
         ("def f(ok, msg):\n    ok = bool(ok)\n    if not ok:\n        raise ValueError(msg)", []),
+        (
+            "def f(xs, msg):\n    if any(x < 0 for x in xs):\n        raise ValueError(msg)",
+            [],
+        ),
+        (
+            "def f(n, msg):\n    limit = 3\n    if n > limit:\n        raise ValueError(msg)",
+            [],
+        ),
     ],
 )
-def test_guards(source: str, expected: list[tuple[str, int | None, bool]]) -> None:
-    """A test is a guard where it is a parameter or its negation, never rebound; what a call
-    raises on (the parameter's truth) follows from whether the test exits or encloses."""
+def test_guards(source: str, expected: list[tuple[str, bool]]) -> None:
+    """A test is a guard where it reads parameters never rebound, through operators,
+    built-ins and their own methods, and nothing else the function binds or calls; a bare
+    parameter's `not`s fold into what a call raises on, and a test that exits says the
+    opposite of one that encloses."""
     node = _function(source)
     end = ending(node)
     assert end is not None
-    found = guards(node, end, call_parameters(node, method=False))
-    assert found == [Guard(name, position, when) for name, position, when in expected]
+    found = guards(
+        node,
+        end,
+        call_parameters(node, method=False),
+        lambda n: ast.get_source_segment(source, n) or "",
+    )
+    assert [(guard.code, guard.raises_when) for guard in found] == expected
+
+
+def test_guard_places() -> None:
+    """A guard names the places of the parameters it reads, keyword-only ones by name."""
+    source = "def f(a, b, *, c):\n    if a < b or c:\n        raise ValueError(a)"
+    node = _function(source)
+    end = ending(node)
+    assert end is not None
+    (guard,) = guards(
+        node,
+        end,
+        call_parameters(node, method=False),
+        lambda n: ast.get_source_segment(source, n) or "",
+    )
+    assert guard.reads == (Parameter("a", 0), Parameter("b", 1), Parameter("c", None))
+    assert guard.plain is None
 
 
 @pytest.mark.parametrize(
@@ -200,14 +297,31 @@ def test_no_ending(source: str) -> None:
     assert ending(node) is None
 
 
-def test_forwarded_guards_follow_the_parameter_passed() -> None:
-    """A call passing its own parameter for the inner helper's guard passes that guard on,
-    at its own place; a call passing none of its parameters as they are is no helper."""
-    inner = Helper("pkg/a.py", "check", (Guard("cond", 0, False),))
-    node = _function("def outer(msg, ok):\n    check(ok, msg)")
+def test_forwarded_guards_follow_the_parameters_passed() -> None:
+    """A call passing its own parameters for the inner helper's guard passes that guard on,
+    renamed and at their own places; a guard given anything else is dropped; a call passing
+    none of its parameters as they are is no helper."""
+    inner = Helper(
+        "pkg/a.py",
+        "check",
+        (
+            Guard("cond", (Parameter("cond", 0),), False),
+            Guard("len(items) > size", (Parameter("items", 2), Parameter("size", 3)), True),
+        ),
+    )
+    node = _function("def outer(msg, ok, xs):\n    check(ok, msg, xs, 4)")
     end = ending(node)
     assert end is not None
-    assert forwarded(end, inner, ["msg", "ok"], node) == [Guard("ok", 1, False)]
+    assert forwarded(end, inner, ["msg", "ok", "xs"], node) == [
+        Guard("ok", (Parameter("ok", 1),), False)
+    ]
+    both = _function("def outer(msg, ok, xs, n):\n    check(ok, msg, xs, n)")
+    both_end = ending(both)
+    assert both_end is not None
+    assert forwarded(both_end, inner, ["msg", "ok", "xs", "n"], both) == [
+        Guard("ok", (Parameter("ok", 1),), False),
+        Guard("len(xs) > n", (Parameter("xs", 2), Parameter("n", 3)), True),
+    ]
     fixed = _function("def outer(n):\n    check(n < 10, 'n too big')")
     fixed_end = ending(fixed)
     assert fixed_end is not None
