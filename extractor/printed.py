@@ -833,8 +833,9 @@ class Printed:
     def helper_calls(self, helpers: list[Helper]) -> dict[str, list[RaiseSite]]:
         """By file, a site for each call statement of a raise helper whose text errcat reads
         through the helper; a call it cannot read is left out (the helper's own raise stays
-        the site of what it raises), and so is the call a helper ends in when all of its
-        text is what that helper's callers pass (their calls are the sites)."""
+        the site of what it raises), and so is one whose text holds no literal word (the call
+        a helper ends in, passing its own callers' text on, among them: their calls are the
+        sites)."""
         added: dict[str, list[RaiseSite]] = {}
         for helper in helpers:
             for path, qualname in self.graph.direct_callers(*helper.key):
@@ -851,7 +852,6 @@ class Printed:
             node, scope = module.function(qualname)
         except _Unresolved:
             return
-        forwarding = ending(node) if (path, qualname) in self._helpers else None
         self_name, self_class = self._self_of(path, module, scope, node)
         for block, index in _slots(node.body):
             statement = block[index]
@@ -877,12 +877,11 @@ class Printed:
                 block[index] = statement
             if read is None:
                 continue
-            if (
-                forwarding is not None
-                and statement is forwarding.statement
-                and not _LETTERS.search(_literal_part(read.printed or ""))
-            ):
-                continue  # the text is all the helper's callers', and their calls are sites
+            if not _LETTERS.search(_literal_part(read.printed or "")):
+                # No word of its text is the call's own (`check(x, msg)`, `_check(i >= 0,
+                # message)` passing its caller's, `f"{a} != {b}"`): nothing to find it by
+                # that the helper's own raise does not say.
+                continue
             yield read
 
     def _call_site(self, module: _Module, spot: Spot) -> RaiseSite | None:

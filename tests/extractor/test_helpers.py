@@ -115,6 +115,7 @@ MAIN = """
         named(n, "the name")
         pkg.check_tensor(x.grad, "grad", rank=n + 1)
         pkg.check_tensor(x, "x")
+        check(n != 2, f"{n} == 2")
 """
 
 
@@ -194,6 +195,14 @@ def test_a_helpers_test_is_said_in_the_callers_arguments(tmp_path: Path) -> None
         ("if", "not isinstance(x.grad, list) or len(x.grad) != (n + 1)")
     ]
     assert default.printed == "expected x to be a list" and default.conditions == ()
+
+
+def test_a_call_giving_no_word_of_its_own_is_no_site(tmp_path: Path) -> None:
+    """`check(n != 2, f"{n} == 2")` prints nothing a paste could be found by that the helper's
+    own raise does not say: it is left to that raise."""
+    sites = _sites(tmp_path)
+    assert 17 not in sites
+    assert sites[16].printed == "expected x to be a list"
 
 
 def test_a_methods_instance_is_the_calls_receiver(tmp_path: Path) -> None:
