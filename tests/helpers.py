@@ -91,6 +91,23 @@ def write_files(root: Path, files: Mapping[str, str]) -> Path:
     return root
 
 
+def read_sites(
+    root: Path, files: Mapping[str, str], path: str = "pkg/main.py"
+) -> dict[int, RaiseSite]:
+    """The sites of `path` by line, read through the package's factories and helpers
+    (`extractor.printed`), after writing `files` (dedented, leading blank lines dropped) as the
+    package `pkg` under `root`."""
+    from extractor import scan_paths
+    from extractor.printed import read_printed
+
+    for name, source in {"pkg/__init__.py": "", **files}.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+    report = read_printed(scan_paths([root / "pkg"], cwd=root), cwd=root)
+    return {site.line: site for site in report.sites if site.path == path}
+
+
 # Two realistic value sets per placeholder, keyed by the field's last name.
 SAMPLES: dict[str, tuple[str, str]] = {
     "device": ("cuda:1", "cpu"),

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import read_sites
 
 from extractor import RaiseSite, scan_paths
 from extractor.helpers import (
@@ -120,13 +121,7 @@ MAIN = """
 
 
 def _sites(tmp_path: Path) -> dict[int, RaiseSite]:
-    for name, source in {"pkg/__init__.py": CHECKS, "pkg/main.py": MAIN}.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source).lstrip())
-    report = scan_paths([tmp_path / "pkg"], cwd=tmp_path)
-    read = read_printed(report, cwd=tmp_path)
-    return {site.line: site for site in read.sites if site.path == "pkg/main.py"}
+    return read_sites(tmp_path, {"pkg/__init__.py": CHECKS, "pkg/main.py": MAIN})
 
 
 def test_checks_passing_a_lambda_through_a_helper_are_sites_of_its_text(tmp_path: Path) -> None:

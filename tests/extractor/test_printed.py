@@ -4,10 +4,10 @@ and why where it cannot be read."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import read_sites
 
 from extractor import RaiseSite, scan_paths
 from extractor.printed import read_printed
@@ -16,13 +16,7 @@ from extractor.printed_cache import read_printed_cached
 
 def _sites(tmp_path: Path, files: dict[str, str]) -> dict[int, RaiseSite]:
     """The read sites of `pkg/main.py` by line."""
-    for name, source in {"pkg/__init__.py": "", **files}.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source).lstrip())
-    report = scan_paths([tmp_path / "pkg"], cwd=tmp_path)
-    read = read_printed(report, cwd=tmp_path)
-    return {site.line: site for site in read.sites if site.path == "pkg/main.py"}
+    return read_sites(tmp_path, files)
 
 
 def test_a_function_factory_gives_its_class_and_the_text_it_builds(tmp_path: Path) -> None:
