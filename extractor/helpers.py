@@ -105,7 +105,7 @@ def ending(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Ending | None:
     while isinstance(last, ast.If) and not last.orelse:
         ifs.append(last)
         last = last.body[-1]
-    if isinstance(last, ast.Raise) and last.exc is not None and last.cause is None:
+    if isinstance(last, ast.Raise) and last.exc is not None:
         return Ending(last, tuple(ifs))
     if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
         return Ending(last, tuple(ifs))
