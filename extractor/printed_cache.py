@@ -1,8 +1,9 @@
 """The sites `extractor.printed` reread, kept between scans of files that have not changed.
 
 Reading sites through factories and composing classes needs the whole package's call graph and
-parses again the files those sites go through: about 3 s on all of torch, paid by every
-`errcat check` even when nothing changed, against 0.5 s for the warm scan itself. What it
+parses again the files those sites go through: about 17 s on all of torch 2.13.0 on two
+cores (its 1,300 helper calls included), which every `errcat check` would pay even when
+nothing changed, against under a second for the warm scan itself. What it
 produces depends only on the package's files and the extractor's rules, so it is stored under
 a key made of both: the extractor's fingerprint (the scan cache's) and every scanned file's
 path, size and modification time. A file that changes, appears or goes changes the key, and
