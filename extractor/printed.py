@@ -708,13 +708,7 @@ class Printed:
             raise _Unresolved("builds its exception from an expression errcat cannot read")
         # `raise exc(msg)` of a parameter the call left to its default class: that class.
         dotted = context.classes.get(dotted, dotted)
-        reader = _SourceReader(self, context)
-        arguments = [reader.expand(argument) for argument in _positional(value, context)]
-        keywords: dict[str, _Text] = {}
-        for keyword in value.keywords:
-            if keyword.arg is None:
-                raise _Unresolved("passes **kwargs, whose values the source does not hold")
-            keywords[keyword.arg] = reader.expand(keyword.value)
+        arguments, keywords = self._call_texts(value, context)
         root, _, attribute = dotted.partition(".")
         path = context.module.file.display
         if root == context.self_name and attribute and "." not in attribute:
