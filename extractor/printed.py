@@ -1628,21 +1628,21 @@ class _SourceReader:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ("format_map", "format"):
             return self.formatted(node, func)
-        if node.args or node.keywords or not isinstance(func, ast.Name):
-            if (
-                isinstance(func, ast.Name)
-                and len(node.args) == 1
-                and not node.keywords
-                and not isinstance(node.args[0], ast.Starred)
-                and func.id not in self.context.bindings
-                and resolve(func.id, self.context.scope, self.context.module.module)
-                == "builtins.str"
-            ):
-                # A field prints what str() of its value gives: str() adds nothing to it.
-                return dataclasses.replace(self.expand(node.args[0]), called=None)
+        if not isinstance(func, ast.Name):
             return None
         bound = self.context.bindings.get(func.id)
-        return None if bound is None else bound.called
+        if bound is not None:
+            return None if node.args or node.keywords else bound.called
+        context = self.context
+        if (
+            len(node.args) == 1
+            and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)
+            and resolve(func.id, context.scope, context.module.module) == "builtins.str"
+        ):
+            # A field prints what str() of its value gives: str() adds nothing to it.
+            return dataclasses.replace(self.expand(node.args[0]), called=None)
+        return None
 
     def class_name(self, node: ast.expr) -> str | None:
         """The qualified name of the exception class a name or attribute names, in the scope
