@@ -12,11 +12,14 @@ body ends in one of:
 - a call statement of another helper that passes it some of its own parameters
   (`def _check(cond, message=None): _check_with(RuntimeError, cond, message)`).
 
-Where a test on the way to that end is one of the parameters, or its negation (`if not
-cond:` around the raise, `if cond: return` before it), a call raises only when the argument
-given for that parameter is false (or true): a `Guard`. Any other test (`if
-expect_true(cond): return`) is left unsaid, never guessed: the guards are conditions each
-call needs in order to raise, not all of them.
+A test on the way to that end (an `if` around the raise, an `if cond: return` before it)
+that reads the parameters alone, through operators, built-in functions and the parameters'
+own attributes and methods, is a `Guard`: a call raises only when it holds (or fails) for
+the arguments the call gives, so `extractor.printed` says it at the call in the caller's
+words (the argument itself for a test that is one parameter, `not cond`; the test with each
+parameter replaced by its argument otherwise). Any other test (`if expect_true(cond):
+return`) is left unsaid, never guessed: the guards are conditions each call needs in order
+to raise, not all of them.
 """
 
 from __future__ import annotations
