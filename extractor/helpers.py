@@ -17,9 +17,11 @@ that reads the parameters alone, through operators, built-in functions and the p
 own attributes and methods, is a `Guard`: a call raises only when it holds (or fails) for
 the arguments the call gives, so `extractor.printed` says it at the call in the caller's
 words (the argument itself for a test that is one parameter, `not cond`; the test with each
-parameter replaced by its argument otherwise). Any other test (`if expect_true(cond):
-return`) is left unsaid, never guessed: the guards are conditions each call needs in order
-to raise, not all of them.
+parameter replaced by its argument otherwise). A test that is a call of a function passing
+a value through (`passes_through`: `if expect_true(cond): return`, where `expect_true`
+returns its argument as given for the values its type tests let by) is the test of that
+value. Any other test is left unsaid, never guessed: the guards are conditions each call
+needs in order to raise, not all of them.
 """
 
 from __future__ import annotations
@@ -120,12 +122,15 @@ def guards(
     end: Ending,
     parameters: list[str],
     source: Callable[[ast.expr], str],
+    through: Callable[[ast.Call], ast.expr | None] | None = None,
 ) -> list[Guard]:
     """The tests on the way to the ending that read the parameters alone, through operators,
     built-in functions and the parameters' own attributes and methods (`not cond`, `not
     isinstance(param, torch.Tensor)`, `M < 0`): those of the `if`s around it, and of the
-    early exits (`if cond: return`) of each block on the way. A test calling anything else
-    (`if expect_true(cond): return`) says nothing errcat can put in a caller's words."""
+    early exits (`if cond: return`) of each block on the way. A test that is a call (or `not`
+    of one) `through` sees through, the argument it gives for a call of a function passing a
+    value through, is the test of that argument (`if expect_true(cond): return` reads
+    `cond`); a test calling anything else says nothing errcat can put in a caller's words."""
     spec = node.args
     positional = len(parameters) - len(spec.kwonlyargs)
     bound = _bound(node)
@@ -146,6 +151,17 @@ def guards(
         return Parameter(name, index if index < positional else None)
 
     def add(test: ast.expr, raises_when_true: bool) -> None:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            if isinstance(test.operand, ast.Call) and through is not None:
+                seen = through(test.operand)
+                if seen is not None:
+                    add(seen, not raises_when_true)
+                    return
+        elif isinstance(test, ast.Call) and through is not None:
+            seen = through(test)
+            if seen is not None:
+                add(seen, raises_when_true)
+                return
         named = _parameter_test(test)
         if named is not None:
             name, negated = named
@@ -211,6 +227,81 @@ def forwarded(
             )
             found.append(Guard(code, places, guard.raises_when))
     return found
+
+
+def passes_through(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Parameter | None:
+    """The parameter a function returns as it was given, for the values its type tests let
+    by: its body (a docstring aside) is `if`s testing only the parameter's type
+    (`isinstance(a, SymBool)`, `type(a) is not bool`), each ending in a return or a raise,
+    then `return a`, and it never binds `a` again. A call of it then has the truth of its argument for every value
+    of a type no test catches (`expect_true(a)` is `a` for a plain bool), and the test `if
+    expect_true(cond):` is read as `if cond:`; None for any other function."""
+    if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+        return None
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not body or not isinstance(body[-1], ast.Return):
+        return None
+    returned = body[-1].value
+    positional = [p.arg for p in (*node.args.posonlyargs, *node.args.args)]
+    if not isinstance(returned, ast.Name) or returned.id not in positional:
+        return None
+    name = returned.id
+    if rebinds(node, name) or any(
+        isinstance(inner, ast.Yield | ast.YieldFrom) for inner in _own_nodes(node)
+    ):
+        return None
+    for statement in body[:-1]:
+        # Each test sends the values it catches out of the function (a return or a raise),
+        # so the values none catches reach `return a` untouched.
+        if (
+            not isinstance(statement, ast.If)
+            or statement.orelse
+            or not isinstance(statement.body[-1], ast.Return | ast.Raise)
+            or not _type_test(statement.test, name)
+        ):
+            return None
+    return Parameter(name, positional.index(name))
+
+
+def _type_test(test: ast.expr, name: str) -> bool:
+    """A test of what type the parameter `name` is, and of nothing else: `isinstance(name,
+    T)`, `type(name) is T` and `is not`, `==`, `!=`, under `not`, `and` and `or`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _type_test(test.operand, name)
+    if isinstance(test, ast.BoolOp):
+        return all(_type_test(value, name) for value in test.values)
+    if isinstance(test, ast.Call):
+        return (
+            isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and not test.keywords
+            and _names_only(test.args[0], name)
+            and not _reads_name(test.args[1], name)
+        )
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right = test.left, test.comparators[0]
+        return (
+            isinstance(test.ops[0], ast.Is | ast.IsNot | ast.Eq | ast.NotEq)
+            and isinstance(left, ast.Call)
+            and isinstance(left.func, ast.Name)
+            and left.func.id == "type"
+            and len(left.args) == 1
+            and not left.keywords
+            and _names_only(left.args[0], name)
+            and not _reads_name(right, name)
+        )
+    return False
+
+
+def _names_only(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _reads_name(node: ast.expr, name: str) -> bool:
+    return any(isinstance(inner, ast.Name) and inner.id == name for inner in ast.walk(node))
 
 
 def argument_for(call: ast.Call, parameter: Parameter) -> ast.expr | None:

@@ -57,6 +57,7 @@ from extractor.helpers import (
     forwarded,
     guards,
     is_static,
+    passes_through,
     rebinds,
 )
 from extractor.imports import (
@@ -781,7 +782,8 @@ class Printed:
             used = {n.id for n in ast.walk(end.statement.exc) if isinstance(n, ast.Name)}
             if used & set(parameters):
                 code = textwrap.dedent(site.context.code)
-                tests = guards(node, end, parameters, functools.partial(_segment, code))
+                through = functools.partial(self._seen_through, site.path, site.function)
+                tests = guards(node, end, parameters, functools.partial(_segment, code), through)
                 helper = Helper(site.path, site.function, tuple(tests))
                 found[helper.key] = helper
         queue = list(found.values())
@@ -822,7 +824,30 @@ class Printed:
         passed = forwarded(end, inner, parameters, node)
         if passed is None:
             return None
-        return Helper(path, qualname, (*guards(node, end, parameters, module.source), *passed))
+        through = functools.partial(self._seen_through, path, qualname)
+        own = guards(node, end, parameters, module.source, through)
+        return Helper(path, qualname, (*own, *passed))
+
+    def _seen_through(self, path: str, qualname: str, call: ast.Call) -> ast.expr | None:
+        """The argument a call in the function `qualname` gives a function of the package
+        that passes it through (`extractor.helpers.passes_through`), found through the
+        function's imports (`expect_true`, imported inside `_check_with`); None for a call of
+        anything else. Only a test that calls something other than a built-in asks, so only
+        then are the files parsed."""
+        try:
+            module = self.module(path)
+            _node, scope = module.function(qualname)
+            target = self._called(call.func, module, scope, None, None)
+            if target is None:
+                return None
+            owner = target[1].rpartition(".")[0]
+            if owner and self.graph.class_at(target[0], owner) is not None:
+                return None  # a method: its calls pass the instance first
+            callee, _scope = self.module(target[0]).function(target[1])
+        except _Unresolved:
+            return None
+        parameter = passes_through(callee)
+        return None if parameter is None else argument_for(call, parameter)
 
     def helper_calls(self, helpers: list[Helper]) -> dict[str, list[RaiseSite]]:
         """By file, a site for each call statement of a raise helper whose text errcat reads

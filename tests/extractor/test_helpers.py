@@ -21,6 +21,7 @@ from extractor.helpers import (
     ending,
     forwarded,
     guards,
+    passes_through,
 )
 from extractor.printed import read_printed
 
@@ -49,6 +50,17 @@ CHECKS = """
 
 
     def _expect(x):
+        \"\"\"True when x is; a symbolic x is asked.\"\"\"
+        if isinstance(x, Symbolic):
+            return x.node.expect_true()
+        if type(x) is not bool:
+            raise AssertionError(f"Expected bool, got {x}")
+        return x
+
+
+    def _settled(x):
+        if isinstance(x, list):
+            x = all(x)
         return x
 
 
@@ -73,7 +85,7 @@ CHECKS = """
 
 
     def check_tensor(param, name, *, rank=None):
-        if _expect(param):
+        if _settled(param):
             return
         if not isinstance(param, list) or len(param) != rank:
             raise TypeError(f"expected {name} to be a list")
@@ -127,8 +139,8 @@ def _sites(tmp_path: Path) -> dict[int, RaiseSite]:
 def test_checks_passing_a_lambda_through_a_helper_are_sites_of_its_text(tmp_path: Path) -> None:
     """`pkg._check(cond, lambda: f"...")` raises the class `_check` passes on, with the text
     the lambda gives, read from the branch `message is None` leaves; without a message it
-    is the other branch's. The tests `_check_with` makes through a call (`_expect(cond)`)
-    are not said."""
+    is the other branch's. `_check_with`'s early exit `if _expect(cond): return` tests
+    `cond` itself (`_expect` passes a plain bool through), said in the caller's argument."""
     sites = _sites(tmp_path)
     lam, bare = sites[6], sites[7]
     assert (lam.qualified_name, lam.printed, lam.through, lam.call) == (
@@ -137,11 +149,12 @@ def test_checks_passing_a_lambda_through_a_helper_are_sites_of_its_text(tmp_path
         "pkg._check",
         True,
     )
-    assert lam.conditions == ()
+    assert [(c.kind, c.code) for c in lam.conditions] == [("if", "not (n >= 0)")]
     assert (bare.qualified_name, bare.printed) == (
         "builtins.ValueError",
         "Expected cond to be True",
     )
+    assert [(c.kind, c.code) for c in bare.conditions] == [("if", "x is None")]
 
 
 def test_a_checks_tests_are_said_in_the_callers_arguments(tmp_path: Path) -> None:
@@ -181,8 +194,8 @@ def test_a_helper_forwarding_its_callers_text_leaves_its_own_call_to_them(tmp_pa
 def test_a_helpers_test_is_said_in_the_callers_arguments(tmp_path: Path) -> None:
     """A helper's test of its parameters through built-ins reads, at each call, with the
     call's arguments in their places (parenthesised where they bind loosely); a call leaving
-    one of them to its default says nothing of it, and a test through another function
-    (`_expect(param)`) is never said."""
+    one of them to its default says nothing of it, and a test through a function that does
+    not pass its argument through as given (`_settled(param)` rebinds it) is never said."""
     sites = _sites(tmp_path)
     passed, default = sites[15], sites[16]
     assert passed.printed == "expected grad to be a list"
@@ -330,3 +343,38 @@ def test_forwarded_guards_follow_the_parameters_passed() -> None:
     fixed_end = ending(fixed)
     assert fixed_end is not None
     assert forwarded(fixed_end, inner, ["n"], fixed) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def f(a):\n    return a", Parameter("a", 0)),
+        (
+            'def f(a, skip=0):\n    """Doc."""\n    if isinstance(a, Sym):\n'
+            "        return a.node.expect_true(skip)\n    if type(a) is not bool:\n"
+            "        raise AssertionError(a)\n    return a",
+            Parameter("a", 0),
+        ),
+        (
+            "def f(n, a):\n    if not isinstance(a, (int, bool)):\n        return n\n    return a",
+            Parameter("a", 1),
+        ),
+        ("def f(a):\n    return not a", None),
+        ("def f(a):\n    if a:\n        return False\n    return a", None),
+        ("def f(a):\n    if isinstance(a, list):\n        a = all(a)\n    return a", None),
+        ("def f(a):\n    if isinstance(a, list):\n        log(a)\n    return a", None),
+        ("def f(a):\n    log(a)\n    return a", None),
+        ("def f(*, a):\n    return a", None),
+        ("@cache\ndef f(a):\n    return a", None),
+        (
+            "def f(a):\n    if isinstance(a, Sym):\n        return 1\n    else:\n"
+            "        return 2\n    return a",
+            None,
+        ),
+    ],
+)
+def test_passes_through(source: str, expected: Parameter | None) -> None:
+    """A function passes a parameter through when its body is type tests that leave the
+    function, then `return` of that parameter, never bound again: a call of it is true
+    exactly when its argument is, for every value no test catches."""
+    assert passes_through(_function(source)) == expected
