@@ -66,6 +66,7 @@ from extractor.imports import (
     bound_names,
     dotted_name,
     module_name_for,
+    parameter_names,
     resolve,
 )
 from extractor.literals import escape, gettext_argument
@@ -1445,6 +1446,28 @@ def _positional(call: ast.Call, context: _Context) -> list[ast.expr]:
     return list(call.args)
 
 
+def _local_literal(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str | None:
+    """The literal text a local of `function` holds: its one binding in the function's own
+    body is `name = "..."` and it is no parameter; None otherwise."""
+    if name in parameter_names(function):
+        return None
+    found: str | None = None
+    for statement in _own(function.body):
+        if name not in bound_names([statement]):
+            continue
+        if (
+            found is not None
+            or not isinstance(statement, ast.Assign)
+            or len(statement.targets) != 1
+            or not isinstance(statement.targets[0], ast.Name)
+            or not isinstance(statement.value, ast.Constant)
+            or not isinstance(statement.value.value, str)
+        ):
+            return None
+        found = statement.value.value
+    return found
+
+
 def _own(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     for block, index in _slots(body):
         yield block[index]
@@ -1755,7 +1778,8 @@ class _SourceReader:
             return None
 
     def substitute(self, template: str) -> _Text:
-        """A template over the context's names with each bound parameter's text in place."""
+        """A template over the context's names with each bound parameter's text in place, and
+        the text of each field `field_text` reads."""
         bindings = self.context.bindings
         pieces: list[str] = []
         for is_field, text in _fields(template):
@@ -1766,9 +1790,37 @@ class _SourceReader:
             name = expression.strip()
             if name in bindings:
                 pieces.append(_splice(name, rest, bindings[name]))
-            else:
-                pieces.append("{" + text + "}")
+                continue
+            found = self.field_text(name)
+            pieces.append("{" + text + "}" if found is None else _splice(found[0], rest, found[1]))
         return _text_of("".join(pieces))
+
+    def field_text(self, expression: str) -> tuple[str, _Text] | None:
+        """The text of a field that is no bound parameter, where it is known, and the name of
+        its placeholder where it is a value: `str(x)` of a bound parameter `x` prints what x's
+        text says (`{x}` where that is a value); a local the function binds once, to literal
+        text (`extra = "..."`, then `f"{extra}: {str(original)}"` in a constructor), is that
+        text. None for any other field."""
+        try:
+            node = ast.parse(expression, mode="eval").body
+        except SyntaxError:
+            return None
+        context = self.context
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in context.bindings
+            and resolve(node.func.id, context.scope, context.module.module) == "builtins.str"
+        ):
+            name = node.args[0].id
+            return name, dataclasses.replace(context.bindings[name], called=None)
+        if isinstance(node, ast.Name) and context.function is not None:
+            literal = _local_literal(context.function, node.id)
+            return None if literal is None else (node.id, _literal(literal))
+        return None
 
     def formatted(self, node: ast.Call, func: ast.Attribute) -> _Text | None:
         """`text.format_map({"k": v})` and `text.format(k=v)` of a text with literal parts:

@@ -152,6 +152,47 @@ def test_a_composing_init_through_super_gives_one_template(tmp_path: Path) -> No
     assert sites[10].printed == 'Key "a" already exists.'
 
 
+def test_a_composing_init_reads_its_literal_locals_and_str_of_its_arguments(
+    tmp_path: Path,
+) -> None:
+    """A constructor's local bound once to literal text is that text in what it composes, and
+    `str()` of its argument prints the argument's text; a local bound to anything else, or
+    bound twice, stays a placeholder."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                class MinifierError(Exception):
+                    def __init__(self, original):
+                        extra = "This is a bug in the minifier, please report it"
+                        full = f"{extra}: {str(original)}"
+                        super().__init__(full)
+
+                class Unsupported(Exception):
+                    def __init__(self, node, strict=False):
+                        name = type(node).__name__
+                        kind = "construct"
+                        if strict:
+                            kind = "strict construct"
+                        super().__init__(f"{name} is not a supported {kind}")
+
+                def dump(a, b):
+                    if a is None and b is None:
+                        raise MinifierError("One of a and b must be given")
+                    raise MinifierError(b)
+
+                def visit(node):
+                    raise Unsupported(node)
+                """,
+        },
+    )
+    assert sites[17].printed == (
+        "This is a bug in the minifier, please report it: One of a and b must be given"
+    )
+    assert sites[18].printed == "This is a bug in the minifier, please report it: {original}"
+    assert sites[21].printed == "{name} is not a supported {kind}"
+
+
 def test_str_over_attributes_set_along_the_init_chain(tmp_path: Path) -> None:
     """`__str__` reading `self.message` that the base's `__init__` sets prints the argument;
     a `__str__` with several returns leaves the message as the constructor was given it."""
