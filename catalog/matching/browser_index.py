@@ -16,11 +16,17 @@ would be taken for an API document), as compact JSON:
      "exceptions": [[<exception>, <1 when its entries have a generated class, else 0>], ...],
      "modules": [<module>, ...],
      "entries": [[<id>, <name>, <exception index>, <module index>, <anchor or null>,
-                  [<literal>, <placeholder>, <literal>, ..., <literal>](, 1)], ...]}
+                  [<literal>, <placeholder>, <literal>, ..., <literal>](, 1)], ...],
+     "calls": {<id>: [<page anchor>, ...], ...}}
 
 An entry whose message spans lines is followed by one for its first line alone (the pieces of
 that line, and a seventh item, 1), as `MatcherTable.build` adds it: a paste of the first line
 finds the entry as a paste of the whole message does.
+
+`calls` lists, for each entry raised through a raise helper, the page anchors of its sources
+that are calls of the helper (`torch._check(...)`): a traceback of such an error ends in the
+helper's own raise, and the frame that links to the page is the call's
+(`catalog.matching.frames.raised_at`).
 
 Entries are in catalog order, as `MatcherTable.build` takes them, since "the first entry of a
 name" must mean the same in both matchers. Literals are the template's text with braces
@@ -31,7 +37,7 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,15 +63,25 @@ def pieces(message: str) -> list[str]:
     return out
 
 
-def match_index(catalog: Catalog, generated_module: str, generate: bool = True) -> dict[str, Any]:
+def match_index(
+    catalog: Catalog,
+    generated_module: str,
+    generate: bool = True,
+    calls: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, Any]:
     """The index of `catalog`, whose generated classes live in `generated_module` (none under
-    `generate=False`, docs-only adoption)."""
+    `generate=False`, docs-only adoption); `calls`: entry id -> the anchors of its sources that
+    call a raise helper (`helper_calls`)."""
     # Without generated classes there is no module to name one in: the index names none.
     module = generated_module if generate else ""
-    return index_of_rows(catalog_rows(catalog, generate=generate), module)
+    return index_of_rows(catalog_rows(catalog, generate=generate), module, calls)
 
 
-def index_of_rows(rows: Iterable[Mapping[str, str]], generated_module: str) -> dict[str, Any]:
+def index_of_rows(
+    rows: Iterable[Mapping[str, str]],
+    generated_module: str,
+    calls: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, Any]:
     """The index of matcher rows (`catalog.matching.messages.ROW_KEYS`), in their order."""
     table = MatcherTable.build(rows)
     exceptions: dict[str, int] = {}
@@ -97,6 +113,7 @@ def index_of_rows(rows: Iterable[Mapping[str, str]], generated_module: str) -> d
         "exceptions": [list(pair) for pair in zip(exceptions, typed_flags, strict=True)],
         "modules": list(modules),
         "entries": entries,
+        "calls": {entry_id: list(anchors) for entry_id, anchors in sorted((calls or {}).items())},
     }
 
 
@@ -137,7 +154,26 @@ def rows_with_names(
     ]
 
 
+def helper_calls(site_root: Path) -> dict[str, tuple[str, ...]]:
+    """Entry id -> the anchors of its sources that call a raise helper, as the index of the
+    site at `site_root` holds them (`calls`); empty where it holds none."""
+    try:
+        index = json.loads((site_root / MATCH_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    calls = index.get("calls") if isinstance(index, dict) else None
+    if not isinstance(calls, dict):
+        return {}
+    return {
+        entry_id: tuple(anchor for anchor in anchors if isinstance(anchor, str))
+        for entry_id, anchors in calls.items()
+        if isinstance(entry_id, str) and isinstance(anchors, list)
+    }
+
+
 def site_matcher(site_root: Path, rows: Iterable[Mapping[str, str]]) -> MessageMatcher:
     """The matcher `errcat serve` answers `/api/match` with: the API index's `rows`, with the
-    class names of the site's template index (the API index has no names)."""
-    return MessageMatcher.from_rows(rows_with_names(rows, class_names(site_root)))
+    class names of the site's template index (the API index has no names) and its `calls`."""
+    return MessageMatcher.from_rows(
+        rows_with_names(rows, class_names(site_root)), helper_calls(site_root)
+    )

@@ -15,6 +15,7 @@ the one the browser's matcher applies (`errcat-match.js`, `sourceAnchor`).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 _FRAME = re.compile(r'File "([^"\r\n]+)", line (\d+)')
 """A traceback frame's location, as CPython prints it; the text may have lost its newlines
@@ -42,12 +43,25 @@ def source_anchor(path: str, line: int, module: str) -> str | None:
     return f"at-{_NOT_WORD.sub('-', inside).strip('-')}-{line}"
 
 
-def raised_at(text: str, module: str) -> str | None:
+def raised_at(text: str, module: str, calls: Collection[str] = ()) -> str | None:
     """The anchor of the innermost frame of the traceback in `text` that lies in the package of
-    `module`, or None when `text` holds no such frame."""
+    `module`, or None when `text` holds no such frame.
+
+    What a raise helper raises (`torch._check(cond, msg)`) has the helper's own raise as its
+    innermost frame, a line no page lists for it: the site a user hit is the frame that
+    called the helper. `calls` are the anchors of the entry's sources that are such calls
+    (the index's `calls`); the innermost frame that is one of them is the answer where there
+    is one."""
     package = module.partition(".")[0]
+    innermost = None
     for match in reversed(list(_FRAME.finditer(text))):
         anchor = source_anchor(match[1], int(match[2]), package)
-        if anchor is not None:
+        if anchor is None:
+            continue
+        if anchor in calls:
             return anchor
-    return None
+        if innermost is None:
+            innermost = anchor
+            if not calls:
+                break
+    return innermost

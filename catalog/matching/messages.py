@@ -55,7 +55,7 @@ import bisect
 import marshal
 import re
 import string
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -514,8 +514,13 @@ class MessageMatcher:
     time a line makes it a candidate.
     """
 
-    def __init__(self, table: MatcherTable) -> None:
+    def __init__(
+        self, table: MatcherTable, calls: Mapping[str, Collection[str]] | None = None
+    ) -> None:
         self.table = table
+        self.calls: Mapping[str, Collection[str]] = calls or {}
+        """Entry id -> the page anchors of its sources that call a raise helper (the site
+        index's `calls`), for the frame a traceback links to (`frames.raised_at`)."""
         self._built: list[_Template | None] = [None] * len(table.templates)
         self._class_words: frozenset[bytes] | None = None
         self._anchors: frozenset[bytes] | None = None
@@ -525,10 +530,14 @@ class MessageMatcher:
         self._by_ends: dict[str, list[str]] | None = None
 
     @classmethod
-    def from_rows(cls, rows: Iterable[Mapping[str, str]]) -> MessageMatcher:
+    def from_rows(
+        cls,
+        rows: Iterable[Mapping[str, str]],
+        calls: Mapping[str, Collection[str]] | None = None,
+    ) -> MessageMatcher:
         """A matcher over index rows: `id`, `message`, `exception`, and optionally `name`,
         `status`, `module`, `url` (the API's `index.json` rows fit)."""
-        return cls(MatcherTable.build(rows))
+        return cls(MatcherTable.build(rows), calls)
 
     @classmethod
     def from_catalog(
@@ -599,7 +608,8 @@ class MessageMatcher:
             return results
         located = []
         for result in results:
-            anchor = raised_at(message, result.module) if result.url else None
+            calls = self.calls.get(result.id, ())
+            anchor = raised_at(message, result.module, calls) if result.url else None
             located.append(
                 result if anchor is None else replace(result, url=f"{result.url}#{anchor}")
             )

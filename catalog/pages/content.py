@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +26,7 @@ from catalog.evidence.suite import load_seen
 from catalog.evidence.tested import tested_by_entry
 from catalog.gate.stats import Stats, catalog_stats
 from catalog.matching import browser_index
+from catalog.matching.frames import source_anchor
 from catalog.matching.messages import catalog_rows
 from catalog.pages import api, blocks, entry_schema, templating
 from catalog.pages.errorpages import ErrorPages, Todo
@@ -323,12 +324,13 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
     rows = [
         list(row.values()) for row in catalog_rows(inputs.catalog, generate=inputs.config.generate)
     ]
-    material = json.dumps([typed_module, rows], ensure_ascii=False).encode("utf-8")
+    calls = helper_calls(entries, inputs.sources)
+    material = json.dumps([typed_module, rows, calls], ensure_ascii=False).encode("utf-8")
     matched = cache.find_text(MATCH_INDEX, material)
     # Started first: worker processes make the error pages while this process makes the rest.
     with ErrorPages(todo, cache) as error_pages:
         generated, documents, search = _the_rest(
-            inputs, entries, related, verified, site_path, matched
+            inputs, entries, related, verified, site_path, matched, calls
         )
         generated.update(error_pages.pages())
     made = documents[browser_index.MATCH_FILE]
@@ -339,6 +341,23 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
     )
 
 
+def helper_calls(
+    entries: Iterable[Entry], sources: Mapping[str, Sequence[Source]]
+) -> dict[str, list[str]]:
+    """Entry id -> the page anchors of its sources that call a raise helper, for the entries
+    that have any: where a traceback of the error links (`catalog.matching.frames`)."""
+    found: dict[str, list[str]] = {}
+    for entry in entries:
+        anchors = [
+            anchor
+            for source in sources.get(entry.id, ())
+            if source.call and (anchor := source_anchor(source.path, source.line, entry.module))
+        ]
+        if anchors:
+            found[entry.id] = anchors
+    return found
+
+
 def _the_rest(
     inputs: SiteInputs,
     entries: list[Entry],
@@ -346,9 +365,11 @@ def _the_rest(
     verified: Mapping[str, list[dict[str, str]]],
     site_path: str,
     matched: str | None,
+    calls: Mapping[str, Sequence[str]],
 ) -> tuple[dict[str, blocks.FastPage], dict[str, object], dict[str, SearchDoc]]:
     """The pages but the error pages, the API documents and the search entries; `matched`:
-    the match index an earlier build made from the same entries, if any."""
+    the match index an earlier build made from the same entries, if any; `calls`, what its
+    `calls` holds (`helper_calls`)."""
     package = inputs.config.package.name
     generated: dict[str, blocks.FastPage] = {}
     search: dict[str, SearchDoc] = {}
@@ -369,7 +390,7 @@ def _the_rest(
     # What the search box matches pasted errors against (written as compact JSON text).
     documents[browser_index.MATCH_FILE] = matched or browser_index.dumps(
         browser_index.match_index(
-            inputs.catalog, generated_module(inputs.config), inputs.config.generate
+            inputs.catalog, generated_module(inputs.config), inputs.config.generate, calls
         )
     )
 

@@ -81,6 +81,9 @@ class Source:
     url: str | None
     """The line in the repository, pinned to the commit; None without `repo_url` or git."""
     snippet: Snippet | None
+    call: bool = False
+    """A call statement of a raise helper (`torch._check(...)`), not a raise: what it raises is
+    raised in the helper, one frame further in (`catalog.matching.frames.raised_at`)."""
 
     @property
     def page_snippet(self) -> Snippet | None:
@@ -151,6 +154,7 @@ def sources_by_entry(
                 snippet=None
                 if context is None
                 else Snippet(context.start_line, context.code, context.highlight_line),
+                call=site.call,
             )
         )
     return {

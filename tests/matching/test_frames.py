@@ -52,11 +52,53 @@ CASES = [
 ]
 
 
+CHECK = """\
+Traceback (most recent call last):
+  File "/home/me/run.py", line 3, in <module>
+    torch.unravel_index(torch.tensor([1.5]), (2, 2))
+  File "/v/site-packages/torch/functional.py", line 2016, in unravel_index
+    torch._check_type(
+  File "/v/site-packages/torch/__init__.py", line 1795, in _check_type
+    _check_with(TypeError, cond, message)
+  File "/v/site-packages/torch/__init__.py", line 1750, in _check_with
+    raise error_type(message_evaluated)
+TypeError: expected 'indices' to be integer dtype, but got torch.float32
+"""
+
+CALL_CASES = [
+    # (text, module, the entry's sources that call a raise helper, anchor)
+    # The helper's own raise is innermost; the frame that called it is the entry's source.
+    (
+        CHECK,
+        "torch.functional",
+        ["at-torch-functional-py-2016", "at-torch-functional-py-2023"],
+        "at-torch-functional-py-2016",
+    ),
+    # With its line breaks gone, as the search box has it.
+    (
+        CHECK.replace("\n", ""),
+        "torch.functional",
+        ["at-torch-functional-py-2016"],
+        "at-torch-functional-py-2016",
+    ),
+    # No frame is one of them: the innermost frame in the package, as for any raise.
+    (CHECK, "torch.functional", ["at-torch-functional-py-9"], "at-torch-init-py-1750"),
+    (CHECK, "torch.functional", [], "at-torch-init-py-1750"),
+]
+
+
 @pytest.mark.parametrize(("text", "module", "anchor"), CASES)
 def test_the_innermost_frame_in_the_package_gives_the_anchor(
     text: str, module: str, anchor: str | None
 ) -> None:
     assert raised_at(text, module) == anchor
+
+
+@pytest.mark.parametrize(("text", "module", "calls", "anchor"), CALL_CASES)
+def test_a_helpers_error_links_to_the_call_that_raised_it(
+    text: str, module: str, calls: list[str], anchor: str
+) -> None:
+    assert raised_at(text, module, calls) == anchor
 
 
 def test_installed_checked_out_and_catalogued_paths_give_one_anchor() -> None:
@@ -79,16 +121,17 @@ def test_the_browser_reads_frames_by_the_same_rule() -> None:
     runner = """
 const m = require(process.argv[1]);
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
-console.log(JSON.stringify(cases.map(([text, module]) => m.raisedAt(text, module))));
+console.log(JSON.stringify(cases.map(([text, module, calls]) => m.raisedAt(text, module, calls))));
 """
     assert NODE is not None
+    cases = [(text, module, None, anchor) for text, module, anchor in CASES] + CALL_CASES
     done = subprocess.run(
         [NODE, "-e", runner, str(SCRIPT)],
-        input=json.dumps([[text, module] for text, module, _ in CASES]),
+        input=json.dumps([[text, module, calls] for text, module, calls, _ in cases]),
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [anchor for _text, _module, anchor in CASES]
+    assert json.loads(done.stdout) == [anchor for _text, _module, _calls, anchor in cases]

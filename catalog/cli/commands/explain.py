@@ -276,6 +276,13 @@ def run(args: argparse.Namespace) -> int:
         print("errcat explain: the query is empty; give an id, a class name or a message",
               file=sys.stderr)  # fmt: skip
         return 1
+    if 'File "' in args.query:
+        # A traceback links to the raise site it names; the sites that call a raise helper
+        # are known to the last build (the site's match index), not to the catalog.
+        from catalog.core.project import BUILD_FOLDER
+        from catalog.matching.browser_index import helper_calls
+
+        matcher.calls = helper_calls(config.root / BUILD_FOLDER / "site")
     results = lookup(args.query, matcher)
     if args.json:
         payload = {

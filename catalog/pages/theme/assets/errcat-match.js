@@ -580,14 +580,23 @@
     return "at-" + inside.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-+|-+$/g, "") + "-" + line;
   }
 
-  /* `raised_at`: the anchor of the innermost frame of `text` in the package of `module`. */
-  function raisedAt(text, module) {
+  /* `raised_at`: the anchor of the innermost frame of `text` in the package of `module`, or
+     of the innermost one among `calls` (the entry's sources that call a raise helper, whose
+     own raise is the innermost frame of what they raise). */
+  function raisedAt(text, module, calls) {
     const frames = [...text.matchAll(FRAME)];
+    const called = calls || [];
+    let innermost = null;
     for (let i = frames.length - 1; i >= 0; i--) {
       const anchor = sourceAnchor(frames[i][1], Number(frames[i][2]), module);
-      if (anchor !== null) return anchor;
+      if (anchor === null) continue;
+      if (called.includes(anchor)) return anchor;
+      if (innermost === null) {
+        innermost = anchor;
+        if (!called.length) break;
+      }
     }
-    return null;
+    return innermost;
   }
 
   /* ---- Material's search box ---------------------------------------------------------- */
@@ -691,7 +700,8 @@
         const results = strip(text) ? matcher.match(text).slice(0, SHOWN) : [];
         const items = results.map((result, rank) => {
           // A traceback's frame in the package opens the page at that raise site.
-          const anchor = text.includes('File "') ? raisedAt(text, result.module) : null;
+          const calls = (matcher.index.calls || {})[result.id];
+          const anchor = text.includes('File "') ? raisedAt(text, result.module, calls) : null;
           const page = new URL("errors/" + result.id + "/", siteRoot).href;
           return resultItem(doc, result, anchor ? page + "#" + anchor : page, rank, matcher.module);
         });
