@@ -5,6 +5,9 @@ An edge is a direct call whose target is known from the source alone:
 - `name(...)` naming a function of the same module, a function nested in an enclosing one, or
   one imported from the package (re-exports and `import *` are followed); naming a class, it
   reaches the class's `__init__`;
+- `return wrapped` (or `return functools.wraps(f)(wrapped)`, a call given it) of a function
+  nested in the returning one: no call, but its callers call what it returns (`vmap(f)(x)`),
+  so it reaches what `wrapped` calls, the caller saying so (`Caller.returned`);
 - `module.function(...)` and `module.Class.method(...)` through imports;
 - `self.method(...)` (whatever the first parameter is called, `cls` too) in a method: the
   class's own method or, where the class has a single base in the package, the nearest base's;
@@ -13,6 +16,11 @@ An edge is a direct call whose target is known from the source alone:
   with a class (`engine: Engine`, `Optional[Engine]`, `Engine | None`, or the same as a
   string) that the body never rebinds, or a local bound exactly once, by calling a class
   (`engine = Engine(...)`) or under such an annotation; the method is looked up as for `self`.
+
+A nested function reads its enclosing function's parameters as they are where neither rebinds
+them: its calls pass them on as they pass its own (`wrapped` calling `_apply(func, scale,
+args)` passes `transform`'s `scale`), so `Caller.passes` follows them out to the enclosing
+function's callers.
 
 A class inherits its base's constructor (calling `Dropout(...)` reaches `_DropoutNd.__init__`,
 listed as `Dropout`) and its base's methods: where an inherited method calls on `self` a method
@@ -79,10 +87,15 @@ NOT_FOLLOWED = (
 CACHE_PREFIX = "calls-"
 _CHASE = 8
 """How many re-exports or base classes a lookup goes through before giving up."""
-_NAME, _LOCAL, _SELF, _SUPER, _BOUND = range(5)
+_NAME, _LOCAL, _SELF, _SUPER, _BOUND, _RETURNS = range(6)
 """Kinds of call target in a summary: an absolute dotted name; a qualified name in the same
 file; a method looked up from a class of the same file; the same, from the class's base; an
-absolute dotted `Class.method` called on an instance of the class."""
+absolute dotted `Class.method` called on an instance of the class; a function of the same file
+nested in the caller, which the caller returns (no call, but its callers call what it
+returns: `vmap(f)(x)`)."""
+_CLOSURE = "^"
+"""Marks a pass to a nested function of a name it reads from its enclosing one (`^in_dims`),
+not one of its parameters."""
 _PLAIN, _METHOD, _CLASSMETHOD = range(3)
 """How a function takes its first argument: as written (a function, a static method), or bound
 to the instance or to the class it is called on."""
@@ -150,6 +163,11 @@ class Caller:
     """For a caller its class inherits (a base's constructor or method, run on this class's
     instance): the file and the 1-based `def` line of the code that runs; `path` and `line`
     are then the class's."""
+    returned: bool = False
+    """The way goes through a function the caller defines and returns (`vmap` returns
+    `wrapped`, which calls on): the raise is reached when what the caller returns is called,
+    its arguments reaching the function asked about through the names the returned function
+    reads of the caller's (`passes`)."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +261,8 @@ class CallGraph:
         self._feeds: dict[tuple[int, int], dict[str, frozenset[str]]] = {}
         self._on_self: set[tuple[int, int]] = set()
         """(callee, caller) pairs where the caller calls the callee on its own instance."""
+        self._returned: set[tuple[int, int]] = set()
+        """(nested function, the function defining it) pairs where the latter returns it."""
         """(callee, caller) → {callee's parameter: the caller's parameters its value depends
         on}."""
         self._top_classes: dict[str, set[str]] = {}
@@ -336,6 +356,8 @@ class CallGraph:
         }
         # Whether the instance is the start's own all the way (only `self.` calls).
         on_self: dict[int, bool] = {start: True}
+        # Whether the way goes through a function a caller returns rather than calls.
+        through_returned: dict[int, bool] = {start: False}
         # And which of its own parameters each parameter of the start depends on.
         fed: dict[int, dict[str, frozenset[str]]] = {
             start: {name: frozenset((name,)) for name in self._functions[start].parameters}
@@ -354,6 +376,9 @@ class CallGraph:
                     )
                     feeds = _fed(fed.get(node), self._feeds.get((node, caller)))
                     same = on_self.get(node, False) and (node, caller) in self._on_self
+                    returned = through_returned.get(node, False) or (
+                        (node, caller) in self._returned
+                    )
                     if caller in seen:
                         # Reached on this level by another call too: keep what passes most.
                         if caller in on_level and (
@@ -372,6 +397,7 @@ class CallGraph:
                                     flows.get(caller, {}),
                                     fed.get(caller, {}),
                                     on_self.get(caller, False),
+                                    through_returned.get(caller, False),
                                 )
                         continue
                     seen.add(caller)
@@ -382,10 +408,12 @@ class CallGraph:
                     if feeds:
                         fed[caller] = feeds
                     on_self[caller] = same
-                    function = self._functions[caller]
+                    through_returned[caller] = returned
                     name = self._public(caller)
                     if name is not None:
-                        found[caller] = self._caller(caller, name, level, carried, feeds, same)
+                        found[caller] = self._caller(
+                            caller, name, level, carried, feeds, same, returned
+                        )
             frontier = following
         bounded = any(
             caller not in seen for node in frontier for caller in self._callers.get(node, ())
@@ -410,6 +438,7 @@ class CallGraph:
         carried: dict[str, str],
         feeds: dict[str, frozenset[str]],
         same_instance: bool = False,
+        returned: bool = False,
     ) -> Caller:
         function = self._functions[index]
         ran = self._functions[function.runs if function.runs is not None else index]
@@ -432,6 +461,7 @@ class CallGraph:
             tuple((origin, tuple(sorted(params))) for origin, params in sorted(feeds.items())),
             same_instance,
             None if function.runs is None else (ran.path, ran.line),
+            returned,
         )
 
     def _public(self, index: int) -> str | None:
@@ -632,7 +662,7 @@ class CallGraph:
                     callee = self._resolved[target]
                 else:
                     callee = self._resolved[target] = self._resolve(target)
-            elif kind == _LOCAL:
+            elif kind in (_LOCAL, _RETURNS):
                 callee = table.get(target)
                 if callee is None and (path, target) in self._local_classes:
                     callee = self._method(self._local_classes[(path, target)], "__init__")
@@ -647,6 +677,8 @@ class CallGraph:
                 self._callers.setdefault(callee, set()).add(caller)
                 if kind in (_SELF, _SUPER):
                     self._on_self.add((callee, caller))
+                if kind == _RETURNS:
+                    self._returned.add((callee, caller))
                 if passes:
                     self._add_passes(callee, caller, kind, target, passes)
 
@@ -666,7 +698,12 @@ class CallGraph:
         mapping: dict[str, str] = {}
         feeds: dict[str, frozenset[str]] = {}
         for slot, text, depends in passes:
-            if isinstance(slot, str):
+            if isinstance(slot, str) and slot.startswith(_CLOSURE):
+                # A name the nested function reads of its enclosing one, where it is not one
+                # of its own parameters.
+                name = slot[len(_CLOSURE) :]
+                parameter = None if name in function.parameters else name
+            elif isinstance(slot, str):
                 parameter = slot if slot in function.parameters[shift:] else None
             elif slot + shift < function.positional:
                 parameter = function.parameters[slot + shift]
@@ -858,6 +895,7 @@ def _answer_record(found: Callers | None) -> Any:
             c.feeds,
             c.same_instance,
             c.defined,
+            c.returned,
         )
         for c in found.callers
     )
@@ -977,6 +1015,26 @@ def summarise(data: bytes, module: ModuleName) -> Summary:
             gc.enable()
 
 
+def _returned_functions(body: list[ast.stmt], names: set[str]) -> set[str]:
+    """Which of `names` (functions defined in the body) the body returns: `return wrapped`,
+    or a call given it, as a decorator's result is (`return functools.wraps(f)(wrapped)`)."""
+    found: set[str] = set()
+    todo = list(body)
+    while todo:
+        statement = todo.pop()
+        if isinstance(statement, ast.Return) and statement.value is not None:
+            value: ast.expr | None = statement.value
+            while isinstance(value, ast.Call):
+                given = {a.id for a in value.args if isinstance(a, ast.Name) and a.id in names}
+                found |= given
+                value = value.func if not given and isinstance(value.func, ast.Call) else None
+            if isinstance(value, ast.Name) and value.id in names:
+                found.add(value.id)
+        for block in _own_blocks(statement):
+            todo.extend(block)
+    return found
+
+
 def _own_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
     """The statement lists inside a compound statement that run in the same scope."""
     for name in ("body", "orelse", "finalbody"):
@@ -1088,7 +1146,10 @@ class _Summariser:
         *,
         nested: bool,
         method: _Method | None = None,
+        closure: frozenset[str] = frozenset(),
     ) -> None:
+        """`closure`: what the enclosing function passes on unchanged (its `stable` names),
+        which this one, nested in it, reads as they are where it binds none of them."""
         qualname = f"{parent.qualname}.{node.name}" if parent.qualname else node.name
         scope = Scope("function", node, parent, qualname)
         index = len(self.functions)
@@ -1149,7 +1210,13 @@ class _Summariser:
             if (stable or later) and not nested
             else None
         )
-        depends = _Depends(node.body, every)
+        # The enclosing function's stable names it reads and never binds are passed on as
+        # they are, like its own parameters (`wrapped` passing `vmap`'s `in_dims` on).
+        inherited = closure - every - comprehension_names
+        inherited -= set(_bindings(node.body, set(inherited)))
+        stable |= inherited
+        depends = _Depends(node.body, every | inherited)
+        first_call = len(self.calls)
         for call in calls:
             here = stable
             if later and not any(start <= call.lineno <= end for start, end in loops):
@@ -1158,8 +1225,18 @@ class _Summariser:
             self.call(
                 index, call, scope, method, comprehension_names, receivers, here, computed, depends
             )
+        own = {f"{qualname}.{inner.name}" for inner in functions}
+        # A function defined here reads what this one passes on unchanged as it is: each
+        # call of it, and each return of it, passes those names on (`_CLOSURE` slots).
+        closure_slots = tuple((_CLOSURE + name, name, (name,)) for name in sorted(stable))
+        for position in range(first_call, len(self.calls)):
+            caller, kind, target, attribute, passes = self.calls[position]
+            if kind == _LOCAL and target in own and closure_slots:
+                self.calls[position] = (caller, kind, target, attribute, passes + closure_slots)
+        for name in sorted(_returned_functions(node.body, {inner.name for inner in functions})):
+            self.calls.append((index, _RETURNS, f"{qualname}.{name}", "", closure_slots))
         for inner in functions:
-            self.function(inner, scope, nested=True, method=method)
+            self.function(inner, scope, nested=True, method=method, closure=stable)
         for inner_class in classes:
             self.klass(inner_class, scope, nested=True)
 

@@ -60,8 +60,10 @@ class Reaching:
         found = self._reach().callers(site.path, site.function)
         if found is None:
             return
+        # A caller reaching the site only through a function it returns raises nothing
+        # when called itself: a call of it is no reproduction.
         ordered = sorted(
-            found.callers,
+            (caller for caller in found.callers if not caller.returned),
             key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
         )
         steered = [caller for caller in ordered if caller.passes][:MAX_CALLERS]

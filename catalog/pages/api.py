@@ -92,6 +92,7 @@ class DerivedSource(Source):
                         "line": caller.line,
                         "depth": caller.depth,
                         "url": url,
+                        "returned": caller.returned,
                     }
                     for caller, url in zip(
                         callers.callers[:MAX_CALLERS], self.caller_urls, strict=False
@@ -128,6 +129,13 @@ class DerivedSource(Source):
         shown = self.callers.callers[:PAGE_CALLERS]
         for caller, url in zip(shown, self.caller_urls, strict=False):
             distance = "calls it directly" if caller.depth == 1 else f"{caller.depth} calls away"
+            if caller.returned:
+                # `vmap(f)` raises nothing itself: what it returns does, when called.
+                distance = (
+                    "through the function it returns"
+                    if caller.depth == 1
+                    else f"{caller.depth} calls away, through the function it returns"
+                )
             link = f", [source]({url})" if url else ""
             phrases.append(f"{code_span(caller.name)} ({distance}{link})")
         return tuple(phrases)

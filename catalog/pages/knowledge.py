@@ -404,6 +404,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                 how = (
                     f"it passes {'them' if len(named) > 1 else 'it'} on to" if named else "it calls"
                 )
+            if caller.returned:
+                # The raise comes when what the caller returns is called (`vmap(f)(x)`).
+                how = how.replace("it ", "the function it returns ", 1)
             return [
                 KnowledgeItem(
                     kind="remedy",

@@ -339,6 +339,21 @@ def test_a_private_check_is_said_of_the_public_caller_that_passes_its_parameters
     assert remedies(helper()) == []
 
 
+def test_a_check_reached_through_a_returned_function_says_so() -> None:
+    """A caller reaching the check through a function it returns (`vmap(f)` returns what
+    calls on) is avoided by the same arguments, passed when making what it returns; the remedy
+    says the raise comes from that function."""
+    returned = Caller(
+        "pkg.transform", "pkg/api.py", 3, 2, (("low", "floor"), ("rate", "scale")), returned=True
+    )
+    (item,) = remedies(_check_rate("not low <= rate", returned))
+    assert item.text == (
+        "Call `pkg.transform` with `floor`, `scale` such that `floor <= scale`: the function "
+        "it returns passes them on to `_check_rate`, which raises this error when `not low <= "
+        "rate` (line 8)."
+    )
+
+
 def test_a_private_check_is_said_of_what_a_public_caller_computes_from_its_parameters() -> None:
     """A caller that computes the helper's arguments from its own parameters (`Conv2d`
     passing `_pair(stride)`): the remedy is said in the caller's parameters through what it

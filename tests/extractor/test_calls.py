@@ -945,3 +945,75 @@ def test_a_constructor_taking_kwargs_carries_its_class_s_whole_parameters_sectio
     assert whole is not None and named is not None
     assert [name for name, _text, _line in whole.documents] == ["nonlinearity", "hidden"]
     assert [name for name, _text, _line in named.documents] == ["hidden"]
+
+
+def test_a_function_returning_a_nested_one_reaches_what_that_one_calls(tmp_path: Path) -> None:
+    """`transform(func, scale)` returns `wrapped`, which calls `_apply(func, scale, args)`:
+    its callers call what it returns, so `transform` reaches `_apply` (said `returned`), its
+    `scale` reaching `_apply`'s as `wrapped` reads it, through a decorator's wrapping too; a
+    name the nested function binds, or one the enclosing function rebinds, passes nothing,
+    and a nested function merely defined reaches nothing."""
+    graph = _graph(
+        tmp_path,
+        {
+            "t/__init__.py": "",
+            "t/api.py": """\
+                import functools
+
+                def _apply(func, scale, args):
+                    if scale <= 0:
+                        raise ValueError(scale)
+
+                def transform(func, scale):
+                    @functools.wraps(func)
+                    def wrapped(*args):
+                        return _apply(func, scale, args)
+                    return wrapped
+
+                def wrapping(func, scale):
+                    def inner(*args):
+                        return _apply(func, scale, args)
+                    return functools.wraps(func)(inner)
+
+                def shadowed(func, scale):
+                    def inner(*args):
+                        scale = 2
+                        return _apply(func, scale, args)
+                    return inner
+
+                def rebinding(func, scale):
+                    scale = abs(scale)
+                    def inner(*args):
+                        return _apply(func, scale, args)
+                    return inner
+
+                def kept(func, scale):
+                    def inner(*args):
+                        return _apply(func, scale, args)
+                    return func
+
+                def checked(scale):
+                    def check():
+                        _apply(None, scale, ())
+                    check()
+                """,
+        },
+    )
+    found = graph.callers("t/api.py", "_apply")
+    assert found is not None
+    callers = {caller.name: caller for caller in found.callers}
+    assert sorted(callers) == [
+        "t.api.checked",
+        "t.api.rebinding",
+        "t.api.shadowed",
+        "t.api.transform",
+        "t.api.wrapping",
+    ]
+    for name in ("t.api.transform", "t.api.wrapping"):
+        assert callers[name].returned and callers[name].depth == 2
+        assert dict(callers[name].passes) == {"func": "func", "scale": "scale"}
+    assert dict(callers["t.api.shadowed"].passes) == {"func": "func"}
+    assert dict(callers["t.api.rebinding"].passes) == {"func": "func"}
+    # Called, not returned: reached as before, and what `check` reads of it passes on.
+    assert not callers["t.api.checked"].returned
+    assert dict(callers["t.api.checked"].passes) == {"scale": "scale"}
