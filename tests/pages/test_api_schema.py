@@ -151,7 +151,14 @@ def test_a_draft_shows_and_serves_what_was_read_from_the_code(tmp_path: Path) ->
     assert callers["function"] == "widgets.core.turn"
     assert callers["public"] is True
     assert callers["callers"] == [
-        {"name": "widgets.cli.main", "path": "widgets/cli.py", "line": 4, "depth": 1, "url": None}
+        {
+            "name": "widgets.cli.main",
+            "path": "widgets/cli.py",
+            "line": 4,
+            "depth": 1,
+            "url": None,
+            "returned": False,
+        }
     ]
     assert (callers["count"], callers["depth"], callers["bounded"]) == (1, 3, False)
 
