@@ -259,12 +259,13 @@ class CallGraph:
         """(callee, caller) → {callee's parameter: the caller's parameter passed to it
         unchanged, or the expression over the caller's parameters computing it}."""
         self._feeds: dict[tuple[int, int], dict[str, frozenset[str]]] = {}
+        """(callee, caller) → {callee's parameter: the caller's parameters its value depends
+        on}."""
         self._on_self: set[tuple[int, int]] = set()
         """(callee, caller) pairs where the caller calls the callee on its own instance."""
         self._returned: set[tuple[int, int]] = set()
-        """(nested function, the function defining it) pairs where the latter returns it."""
-        """(callee, caller) → {callee's parameter: the caller's parameters its value depends
-        on}."""
+        """(nested function, the function defining it) pairs where the latter returns it and
+        never calls it."""
         self._top_classes: dict[str, set[str]] = {}
         self._exports: dict[str, list[str]] | None = None
         self._public_names: dict[int, str | None] = {}
@@ -674,11 +675,14 @@ class CallGraph:
                     else self._method(record, attribute, from_base=kind == _SUPER)
                 )
             if callee is not None and callee != caller:
-                self._callers.setdefault(callee, set()).add(caller)
+                callers = self._callers.setdefault(callee, set())
+                if kind == _RETURNS and caller not in callers:
+                    # A function's own calls come before its returns in its summary: one
+                    # that also calls what it returns reaches it directly.
+                    self._returned.add((callee, caller))
+                callers.add(caller)
                 if kind in (_SELF, _SUPER):
                     self._on_self.add((callee, caller))
-                if kind == _RETURNS:
-                    self._returned.add((callee, caller))
                 if passes:
                     self._add_passes(callee, caller, kind, target, passes)
 

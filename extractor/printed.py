@@ -1808,15 +1808,14 @@ class _SourceReader:
         context = self.context
         if (
             isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
             and len(node.args) == 1
-            and not node.keywords
             and isinstance(node.args[0], ast.Name)
             and node.args[0].id in context.bindings
-            and resolve(node.func.id, context.scope, context.module.module) == "builtins.str"
         ):
-            name = node.args[0].id
-            return name, dataclasses.replace(context.bindings[name], called=None)
+            # Read as `call` reads it where it is the message: only a bound argument, since
+            # a field's parsed nodes lie nowhere in the file.
+            text = self.call(node)
+            return None if text is None else (node.args[0].id, text)
         if isinstance(node, ast.Name) and context.function is not None:
             literal = _local_literal(context.function, node.id)
             return None if literal is None else (node.id, _literal(literal))

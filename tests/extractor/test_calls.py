@@ -996,6 +996,12 @@ def test_a_function_returning_a_nested_one_reaches_what_that_one_calls(tmp_path:
                     def check():
                         _apply(None, scale, ())
                     check()
+
+                def both(scale):
+                    def check():
+                        _apply(None, scale, ())
+                    check()
+                    return check
                 """,
         },
     )
@@ -1003,6 +1009,7 @@ def test_a_function_returning_a_nested_one_reaches_what_that_one_calls(tmp_path:
     assert found is not None
     callers = {caller.name: caller for caller in found.callers}
     assert sorted(callers) == [
+        "t.api.both",
         "t.api.checked",
         "t.api.rebinding",
         "t.api.shadowed",
@@ -1017,3 +1024,5 @@ def test_a_function_returning_a_nested_one_reaches_what_that_one_calls(tmp_path:
     # Called, not returned: reached as before, and what `check` reads of it passes on.
     assert not callers["t.api.checked"].returned
     assert dict(callers["t.api.checked"].passes) == {"scale": "scale"}
+    # Called and returned: it reaches the raise itself.
+    assert not callers["t.api.both"].returned
