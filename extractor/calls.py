@@ -188,6 +188,9 @@ class Callers:
     documents: Documents = ()
     """What the docstring of the function asked about says of its parameters (for a class's
     `__init__`, the class's docstring too): (parameter, text, file line)."""
+    nested: bool = False
+    """Whether the function asked about is defined inside another function: nobody calls it
+    by its name, however public that looks (`jacrev.wrapper`)."""
 
 
 @dataclass(frozen=True)
@@ -352,16 +355,26 @@ class CallGraph:
         frontier = [start]
         found: dict[int, Caller] = {}
         # Each function reached: which parameters of the start its own parameters reach.
-        flows: dict[int, dict[str, str]] = {
-            start: {name: name for name in self._functions[start].parameters}
-        }
+        # A nested function's own names are its parameters and what it reads of its
+        # enclosing function's (the closure names its callers pass).
+        own = [
+            *self._functions[start].parameters,
+            *sorted(
+                {
+                    name
+                    for caller in self._callers.get(start, ())
+                    for name in self._passes.get((start, caller), ())
+                }.difference(self._functions[start].parameters)
+            ),
+        ]
+        flows: dict[int, dict[str, str]] = {start: {name: name for name in own}}
         # Whether the instance is the start's own all the way (only `self.` calls).
         on_self: dict[int, bool] = {start: True}
         # Whether the way goes through a function a caller returns rather than calls.
         through_returned: dict[int, bool] = {start: False}
         # And which of its own parameters each parameter of the start depends on.
         fed: dict[int, dict[str, frozenset[str]]] = {
-            start: {name: frozenset((name,)) for name in self._functions[start].parameters}
+            start: {name: frozenset((name,)) for name in own}
         }
         for level in range(1, depth + 1):
             following: list[int] = []
@@ -429,6 +442,7 @@ class CallGraph:
             depth,
             bounded,
             function.documents,
+            function.nested,
         )
 
     def _caller(
@@ -903,14 +917,24 @@ def _answer_record(found: Callers | None) -> Any:
         )
         for c in found.callers
     )
-    return (found.function, found.public, callers, found.depth, found.bounded, found.documents)
+    return (
+        found.function,
+        found.public,
+        callers,
+        found.depth,
+        found.bounded,
+        found.documents,
+        found.nested,
+    )
 
 
 def _answer(record: Any) -> Callers | None:
     if record is None:
         return None
-    function, public, callers, depth, bounded, documents = record
-    return Callers(function, public, tuple(Caller(*c) for c in callers), depth, bounded, documents)
+    function, public, callers, depth, bounded, documents, nested = record
+    return Callers(
+        function, public, tuple(Caller(*c) for c in callers), depth, bounded, documents, nested
+    )
 
 
 def reaches(

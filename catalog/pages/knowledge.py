@@ -276,7 +276,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     inside: no value of the parameters is known to avoid it; the extractor lists them as the
     condition's `locals`); names from outside the function (`torch.float16`, `ScriptModule`, a
     module constant, a built-in such as `len`) and names a comprehension in the test binds are
-    read as they are. A public method's test may read the instance it is called on through
+    read as they are, but for what a nested function reads of its enclosing function's
+    parameters, which its callers pass on like its own (`vmap`'s `in_dims`, read inside the
+    `wrapped` it returns). A public method's test may read the instance it is called on through
     its attributes (`_instance_remedy`): those its constructor set from its parameters
     (`Condition.instance`) are said as what it was made with, and any other must be public
     (`self.requires_grad`, not `self._closed`), the state users see of it.
@@ -288,8 +290,11 @@ def remedies(source: Source) -> list[KnowledgeItem]:
         return []
     # No private part: a `__dunder__` method is how users reach a public class's behaviour
     # (`Class(...)`, `obj[i]`, `with obj:`), not a private name.
-    public = not any(_private(part) for part in function.split("."))
     found = getattr(source, "callers", None)
+    # A function nested in another is called by no name of its own, however public it looks.
+    public = not any(_private(part) for part in function.split(".")) and not (
+        found is not None and found.nested
+    )
     callers = sorted(
         (
             caller
@@ -302,6 +307,9 @@ def remedies(source: Source) -> list[KnowledgeItem]:
         return []
     caller_parameters, every_parameter = _parameters(signature)
     parameters = set(caller_parameters)
+    # What a nested function reads of its enclosing function's parameters, which its callers
+    # pass on as their own (`extractor.calls`): named like parameters, said of those callers.
+    closure = {name for caller in callers for name, _own in caller.passes} - every_parameter
     for condition in conditions:
         # A test reading what the function computes counts in terms of what it was passed,
         # where the extractor could say that exactly.
@@ -310,7 +318,7 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             continue
         written = one_line(condition.code)
         read = _names(code)
-        named = sorted(read & parameters)
+        named = sorted(read & (parameters | closure))
         # `self` and `cls` are the instance and the class, not what the caller passes; the
         # instance counts through what its constructor was passed (`Condition.instance`).
         others = read & (every_parameter - parameters)

@@ -354,6 +354,38 @@ def test_a_check_reached_through_a_returned_function_says_so() -> None:
     )
 
 
+def test_a_returned_functions_test_of_what_it_reads_of_its_maker_is_said_of_the_maker() -> None:
+    """`jacrev(func, argnums)` returns `wrapper`, whose test reads `argnums` of `jacrev`: the
+    remedy names `jacrev`'s own parameter, which it passes on to that name."""
+    from catalog.pages.api import DerivedSource
+
+    maker = Caller("pkg.jacrev", "pkg/api.py", 3, 1, (("argnums", "argnums"),), returned=True)
+    source = DerivedSource(
+        path="pkg/api.py",
+        line=6,
+        column=13,
+        function="jacrev.wrapper",
+        url=None,
+        snippet=None,
+        signature="def wrapper(*args):",
+        conditions=(Condition("if", "argnums == ()", 5),),
+        callers=Callers("pkg.api.jacrev.wrapper", False, (maker,), 3, False, (), nested=True),
+    )
+    (item,) = remedies(source)
+    assert item.text == (
+        "Call `pkg.jacrev` with `argnums` such that `argnums != ()`: the function it returns "
+        "passes it on to `jacrev.wrapper`, which raises this error when `argnums == ()` (line 5)."
+    )
+    # No caller passing it: a name from outside the function, as a module constant is; and
+    # the function's own parameters are not said of it, a name nobody calls.
+    alone = replace(
+        source, callers=Callers("pkg.api.jacrev.wrapper", False, (), 3, False, (), nested=True)
+    )
+    assert remedies(alone) == []
+    own = replace(alone, signature="def wrapper(argnums):")
+    assert remedies(own) == []
+
+
 def test_a_private_check_is_said_of_what_a_public_caller_computes_from_its_parameters() -> None:
     """A caller that computes the helper's arguments from its own parameters (`Conv2d`
     passing `_pair(stride)`): the remedy is said in the caller's parameters through what it

@@ -1026,3 +1026,35 @@ def test_a_function_returning_a_nested_one_reaches_what_that_one_calls(tmp_path:
     assert dict(callers["t.api.checked"].passes) == {"scale": "scale"}
     # Called and returned: it reaches the raise itself.
     assert not callers["t.api.both"].returned
+
+
+def test_a_nested_functions_closure_names_pass_out_to_the_enclosing_ones_callers(
+    tmp_path: Path,
+) -> None:
+    """A raise inside the returned function, testing what it reads of its enclosing one
+    (`argnums`): the enclosing function's callers pass their own parameters on to that name."""
+    graph = _graph(
+        tmp_path,
+        {
+            "t/__init__.py": "",
+            "t/api.py": """\
+                def jac(func, argnums=0):
+                    def wrapper(*args):
+                        if argnums == ():
+                            raise RuntimeError("argnums must be non-empty")
+                        return func(*args)
+                    return wrapper
+
+                def hess(func, argnums=0):
+                    return jac(jac(func, argnums), argnums)
+                """,
+        },
+    )
+    found = graph.callers("t/api.py", "jac.wrapper")
+    assert found is not None
+    callers = {caller.name: caller for caller in found.callers}
+    assert dict(callers["t.api.jac"].passes) == {"argnums": "argnums", "func": "func"}
+    assert callers["t.api.jac"].returned
+    # Its own `func` goes to the outer `jac` made into another function: not passed as it is.
+    assert dict(callers["t.api.hess"].passes) == {"argnums": "argnums"}
+    assert callers["t.api.hess"].returned
