@@ -180,14 +180,36 @@ def entries(site: Path) -> tuple[dict[str, list[tuple[int, str]]], dict[str, dic
     return by_file, files
 
 
-def owner(frames: list[list[Any]], by_file: dict[str, list[tuple[int, str]]]) -> str | None:
+def owner(
+    frames: list[list[Any]], by_file: dict[str, list[tuple[int, str]]], calls: dict[str, str]
+) -> str | None:
     """The entry whose raise is the innermost torch frame's line (a traceback gives a `raise`
-    written over several lines by its first line), or None: a line that only calls into
-    torch's C++ is no raise of the catalog."""
+    written over several lines by its first line), or else whose raise helper's call is the
+    innermost frame that is one (`calls`: the site index's call anchors, by anchor; the
+    helper's own raise is the innermost frame of what it raises), or None: a line that only
+    calls into torch's C++ is no raise of the catalog."""
     if not frames:
         return None
     path, line = frames[-1]
-    return next((entry_id for start, entry_id in by_file.get(path, ()) if start == line), None)
+    found = next((entry_id for start, entry_id in by_file.get(path, ()) if start == line), None)
+    if found is not None:
+        return found
+    from catalog.matching.frames import source_anchor
+
+    for path, line in reversed(frames):
+        anchor = source_anchor(path, line, "torch")
+        if anchor in calls:
+            return calls[anchor]
+    return None
+
+
+def helper_calls(site: Path) -> dict[str, str]:
+    """Entry id by the anchor of each of its sources that calls a raise helper."""
+    from catalog.matching.browser_index import helper_calls as calls_by_entry
+
+    return {
+        anchor: entry_id for entry_id, anchors in calls_by_entry(site).items() for anchor in anchors
+    }
 
 
 def rank(ids: list[str], wanted: str) -> int | None:
@@ -279,12 +301,13 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         errors = raised()
         by_file, files = entries(site)
+        calls = helper_calls(site)
         ranked = []
         for error in errors:
             if error["message"] is None:
                 print(f"  did not raise: {error['call']}")
                 continue
-            wanted = owner(error["frames"], by_file)
+            wanted = owner(error["frames"], by_file, calls)
             if wanted is None:
                 where = error["frames"][-1] if error["frames"] else "outside torch's Python"
                 print(f"  not a catalogued raise ({where}): {error['last'][:100]}")

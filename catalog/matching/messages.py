@@ -624,6 +624,12 @@ class MessageMatcher:
             for line in lines:
                 for result in self._match_paste(line.strip()):
                     seen.setdefault(result.id, result)
+            if 'File "' not in message:
+                # A value printed over several lines (a tree's, a tensor's repr) inside a
+                # one-line message: its lines read as one, as a search box gives them (the most
+                # specific match wins, as ever). Not a traceback's: its frames would join in.
+                for result in self._match_paste(" ".join(line.strip() for line in lines)):
+                    seen.setdefault(result.id, result)
             if not seen:
                 for line in lines:
                     for result in self._approximate(line.strip()):

@@ -111,6 +111,11 @@ PASTES = {
         "00000000000000e3"
     ),
     "['na\\xefve fa\\xe7ade 3 \\U0001f680 lanc\\xe9e']": "00000000000000c2",
+    # A one-line message holding a value printed over several lines (a tree, a tensor).
+    "expected {key} in Spec(tuple, [*,\n  *]), found     None": "00000000000000c1",
+    "KeyError: expected {key} in tensor([[1, 2],\n        [3, 4]]), found        x": (
+        "00000000000000c1"
+    ),
 }
 APPROXIMATE = [
     # Another case, or the start of a message: approximate, only when nothing matches.

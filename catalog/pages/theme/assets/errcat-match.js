@@ -378,6 +378,12 @@
             if (!seen.has(result.id)) seen.set(result.id, result);
           }
         }
+        if (!message.includes('File "')) {
+          // A value printed over several lines inside a one-line message: the lines as one.
+          for (const result of this.matchPaste(lines.map((line) => strip(line)).join(" "))) {
+            if (!seen.has(result.id)) seen.set(result.id, result);
+          }
+        }
         if (!seen.size) {
           for (const line of lines) {
             for (const result of this.approximate(strip(line))) {
