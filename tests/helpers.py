@@ -91,6 +91,28 @@ def write_files(root: Path, files: Mapping[str, str]) -> Path:
     return root
 
 
+def package_project(root: Path, package: str, files: Mapping[str, str]) -> Path:
+    """A project at `root` whose `[tool.errcat]` catalogues `package` into `errors/`, with a
+    Material `mkdocs.yml`, and `files` (dedented) beside them."""
+    title = package.capitalize()
+    return write_files(
+        root,
+        {
+            "pyproject.toml": f"""\
+                [project]
+                name = "{package}"
+                version = "1.0"
+
+                [tool.errcat]
+                package = "{package}"
+                catalog = "errors"
+                """,
+            "mkdocs.yml": f"site_name: {title}\ntheme:\n  name: material\n",
+            **files,
+        },
+    )
+
+
 def read_sites(
     root: Path, files: Mapping[str, str], path: str = "pkg/main.py"
 ) -> dict[int, RaiseSite]:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import write_files
+from helpers import package_project
 
 from catalog.cli import main
 from catalog.matching.browser_index import MATCH_FILE, helper_calls, site_matcher
@@ -27,19 +27,10 @@ def _traceback(line: int, function: str) -> str:
 
 @pytest.fixture
 def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = write_files(
+    root = package_project(
         tmp_path / "shop",
+        "shop",
         {
-            "pyproject.toml": """\
-                [project]
-                name = "shop"
-                version = "1.0"
-
-                [tool.errcat]
-                package = "shop"
-                catalog = "errors"
-                """,
-            "mkdocs.yml": "site_name: Shop\ntheme:\n  name: material\n",
             "shop/__init__.py": "",
             "shop/_checks.py": """\
                 def check(cond, message):

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import write_files
+from helpers import package_project
 
 from catalog.cli import main
 
@@ -15,19 +15,10 @@ from catalog.cli import main
 def test_the_page_of_a_re_exported_class_names_its_public_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = write_files(
+    root = package_project(
         tmp_path / "shop",
+        "shop",
         {
-            "pyproject.toml": """\
-                [project]
-                name = "shop"
-                version = "1.0"
-
-                [tool.errcat]
-                package = "shop"
-                catalog = "errors"
-                """,
-            "mkdocs.yml": "site_name: Shop\ntheme:\n  name: material\n",
             "shop/__init__.py": "from ._errors import OutOfStock\n",
             "shop/_errors.py": "class OutOfStock(Exception):\n    pass\n",
             "shop/cart.py": """\
