@@ -44,6 +44,7 @@ seconds to summarise, well under a second to load.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import copy
 import dataclasses
@@ -96,6 +97,7 @@ returns: `vmap(f)(x)`)."""
 _CLOSURE = "^"
 """Marks a pass to a nested function of a name it reads from its enclosing one (`^in_dims`),
 not one of its parameters."""
+_BUILTINS = frozenset(vars(builtins))
 _PLAIN, _METHOD, _CLASSMETHOD = range(3)
 """How a function takes its first argument: as written (a function, a static method), or bound
 to the instance or to the class it is called on."""
@@ -1045,7 +1047,8 @@ def summarise(data: bytes, module: ModuleName) -> Summary:
 
 def _returned_functions(body: list[ast.stmt], names: set[str]) -> set[str]:
     """Which of `names` (functions defined in the body) the body returns: `return wrapped`,
-    or a call given it, as a decorator's result is (`return functools.wraps(f)(wrapped)`)."""
+    or a call given it, as a decorator's result is (`return functools.wraps(f)(wrapped)`),
+    but for a call of a built-in (`map(wrapped, xs)` gives no function to call)."""
     found: set[str] = set()
     todo = list(body)
     while todo:
@@ -1053,6 +1056,8 @@ def _returned_functions(body: list[ast.stmt], names: set[str]) -> set[str]:
         if isinstance(statement, ast.Return) and statement.value is not None:
             value: ast.expr | None = statement.value
             while isinstance(value, ast.Call):
+                if isinstance(value.func, ast.Name) and value.func.id in _BUILTINS:
+                    break
                 given = {a.id for a in value.args if isinstance(a, ast.Name) and a.id in names}
                 found |= given
                 value = value.func if not given and isinstance(value.func, ast.Call) else None

@@ -952,7 +952,7 @@ def test_a_function_returning_a_nested_one_reaches_what_that_one_calls(tmp_path:
     its callers call what it returns, so `transform` reaches `_apply` (said `returned`), its
     `scale` reaching `_apply`'s as `wrapped` reads it, through a decorator's wrapping too; a
     name the nested function binds, or one the enclosing function rebinds, passes nothing,
-    and a nested function merely defined reaches nothing."""
+    and a nested function merely defined, or handed to a built-in (`map`), reaches nothing."""
     graph = _graph(
         tmp_path,
         {
@@ -991,6 +991,11 @@ def test_a_function_returning_a_nested_one_reaches_what_that_one_calls(tmp_path:
                     def inner(*args):
                         return _apply(func, scale, args)
                     return func
+
+                def mapped(func, scale, xs):
+                    def inner(x):
+                        return _apply(func, scale, x)
+                    return map(inner, xs)
 
                 def checked(scale):
                     def check():
