@@ -71,7 +71,7 @@ def match_index(
 ) -> dict[str, Any]:
     """The index of `catalog`, whose generated classes live in `generated_module` (none under
     `generate=False`, docs-only adoption); `calls`: entry id -> the anchors of its sources that
-    call a raise helper (`helper_calls`)."""
+    call a raise helper (what `helper_calls` reads back)."""
     # Without generated classes there is no module to name one in: the index names none.
     module = generated_module if generate else ""
     return index_of_rows(catalog_rows(catalog, generate=generate), module, calls)

@@ -324,7 +324,7 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
     rows = [
         list(row.values()) for row in catalog_rows(inputs.catalog, generate=inputs.config.generate)
     ]
-    calls = helper_calls(entries, inputs.sources)
+    calls = call_anchors(entries, inputs.sources)
     material = json.dumps([typed_module, rows, calls], ensure_ascii=False).encode("utf-8")
     matched = cache.find_text(MATCH_INDEX, material)
     # Started first: worker processes make the error pages while this process makes the rest.
@@ -341,7 +341,7 @@ def _render(inputs: SiteInputs, cache: PageCache) -> SiteContent:
     )
 
 
-def helper_calls(
+def call_anchors(
     entries: Iterable[Entry], sources: Mapping[str, Sequence[Source]]
 ) -> dict[str, list[str]]:
     """Entry id -> the page anchors of its sources that call a raise helper, for the entries
@@ -369,7 +369,7 @@ def _the_rest(
 ) -> tuple[dict[str, blocks.FastPage], dict[str, object], dict[str, SearchDoc]]:
     """The pages but the error pages, the API documents and the search entries; `matched`:
     the match index an earlier build made from the same entries, if any; `calls`, what its
-    `calls` holds (`helper_calls`)."""
+    `calls` holds (`call_anchors`)."""
     package = inputs.config.package.name
     generated: dict[str, blocks.FastPage] = {}
     search: dict[str, SearchDoc] = {}
