@@ -7,7 +7,9 @@ An edge is a direct call whose target is known from the source alone:
   reaches the class's `__init__`;
 - `return wrapped` (or `return functools.wraps(f)(wrapped)`, a call given it) of a function
   nested in the returning one: no call, but its callers call what it returns (`vmap(f)(x)`),
-  so it reaches what `wrapped` calls, the caller saying so (`Caller.returned`);
+  so it reaches what `wrapped` calls, the caller saying so (`Caller.returned`), unless a caller
+  calls what it gets back at once (`_vmap(f)(x)` inside `torch.autograd.grad`: that caller
+  reaches the raise itself);
 - `module.function(...)` and `module.Class.method(...)` through imports;
 - `self.method(...)` (whatever the first parameter is called, `cls` too) in a method: the
   class's own method or, where the class has a single base in the package, the nearest base's;
@@ -94,6 +96,8 @@ file; a method looked up from a class of the same file; the same, from the class
 absolute dotted `Class.method` called on an instance of the class; a function of the same file
 nested in the caller, which the caller returns (no call, but its callers call what it
 returns: `vmap(f)(x)`)."""
+_INVOKED = 8
+"""Added to a call's kind where what the call returns is called at once (`_vmap(f)(x)`)."""
 _CLOSURE = "^"
 """Marks a pass to a nested function of a name it reads from its enclosing one (`^in_dims`),
 not one of its parameters."""
@@ -271,6 +275,9 @@ class CallGraph:
         self._returned: set[tuple[int, int]] = set()
         """(nested function, the function defining it) pairs where the latter returns it and
         never calls it."""
+        self._invoked: set[tuple[int, int]] = set()
+        """(callee, caller) pairs where the caller calls what the callee returns at once
+        (`_vmap(f)(x)`): what the callee returns, it reaches itself."""
         self._top_classes: dict[str, set[str]] = {}
         self._exports: dict[str, list[str]] | None = None
         self._public_names: dict[int, str | None] = {}
@@ -392,8 +399,8 @@ class CallGraph:
                     )
                     feeds = _fed(fed.get(node), self._feeds.get((node, caller)))
                     same = on_self.get(node, False) and (node, caller) in self._on_self
-                    returned = through_returned.get(node, False) or (
-                        (node, caller) in self._returned
+                    returned = (node, caller) in self._returned or (
+                        through_returned.get(node, False) and (node, caller) not in self._invoked
                     )
                     if caller in seen:
                         # Reached on this level by another call too: keep what passes most.
@@ -669,10 +676,11 @@ class CallGraph:
         calls = summary[6]
         table = self._by_file[path]
         functions = summary[2]
-        for caller_index, kind, target, attribute, passes in calls:
+        for caller_index, marked, target, attribute, passes in calls:
             caller = table.get(functions[caller_index][0])
             if caller is None:
                 continue
+            kind = marked & ~_INVOKED
             callee: int | None
             if kind in (_NAME, _BOUND):
                 if target in self._resolved:
@@ -697,6 +705,8 @@ class CallGraph:
                     # that also calls what it returns reaches it directly.
                     self._returned.add((callee, caller))
                 callers.add(caller)
+                if marked & _INVOKED:
+                    self._invoked.add((callee, caller))
                 if kind in (_SELF, _SUPER):
                     self._on_self.add((callee, caller))
                 if passes:
@@ -1250,21 +1260,29 @@ class _Summariser:
         stable |= inherited
         depends = _Depends(node.body, every | inherited)
         first_call = len(self.calls)
+        # Calls whose result is called at once (`_vmap(f)(x)`): the function it returns runs
+        # here, not in this function's callers.
+        invoked = {id(call.func) for call in calls if isinstance(call.func, ast.Call)}
         for call in calls:
             here = stable
             if later and not any(start <= call.lineno <= end for start, end in loops):
                 end = call.end_lineno or call.lineno
                 here = stable | {name for name, first in later.items() if first > end}
+            recorded = len(self.calls)
             self.call(
                 index, call, scope, method, comprehension_names, receivers, here, computed, depends
             )
+            if id(call) in invoked:
+                for position in range(recorded, len(self.calls)):
+                    caller, kind, target, attribute, passes = self.calls[position]
+                    self.calls[position] = (caller, kind | _INVOKED, target, attribute, passes)
         own = {f"{qualname}.{inner.name}" for inner in functions}
         # A function defined here reads what this one passes on unchanged as it is: each
         # call of it, and each return of it, passes those names on (`_CLOSURE` slots).
         closure_slots = tuple((_CLOSURE + name, name, (name,)) for name in sorted(stable))
         for position in range(first_call, len(self.calls)):
             caller, kind, target, attribute, passes = self.calls[position]
-            if kind == _LOCAL and target in own and closure_slots:
+            if (kind & ~_INVOKED) == _LOCAL and target in own and closure_slots:
                 self.calls[position] = (caller, kind, target, attribute, passes + closure_slots)
         for name in sorted(_returned_functions(node.body, {inner.name for inner in functions})):
             self.calls.append((index, _RETURNS, f"{qualname}.{name}", "", closure_slots))

@@ -1063,3 +1063,40 @@ def test_a_nested_functions_closure_names_pass_out_to_the_enclosing_ones_callers
     # Its own `func` goes to the outer `jac` made into another function: not passed as it is.
     assert dict(callers["t.api.hess"].passes) == {"argnums": "argnums"}
     assert callers["t.api.hess"].returned
+
+
+def test_a_caller_calling_what_it_gets_back_at_once_reaches_the_raise_itself(
+    tmp_path: Path,
+) -> None:
+    """`grad` calls `_vmap(f)(x)`: the function `_vmap` returns runs inside `grad`, so `grad`
+    reaches the check itself (not through a function it returns), while `vmap`, which hands
+    `_vmap`'s function on to its callers, does not."""
+    graph = _graph(
+        tmp_path,
+        {
+            "t/__init__.py": "",
+            "t/api.py": """\
+                def _check(dims):
+                    if dims < 0:
+                        raise ValueError(dims)
+
+                def _vmap(func, dims):
+                    def wrapped(*args):
+                        _check(dims)
+                        return func(*args)
+                    return wrapped
+
+                def vmap(func, dims=0):
+                    return _vmap(func, dims)
+
+                def grad(func, x, dims=0):
+                    return _vmap(func, dims)(x)
+                """,
+        },
+    )
+    found = graph.callers("t/api.py", "_check")
+    assert found is not None
+    callers = {caller.name: caller for caller in found.callers}
+    assert callers["t.api.vmap"].returned
+    assert not callers["t.api.grad"].returned
+    assert dict(callers["t.api.grad"].passes) == {"dims": "dims"}
