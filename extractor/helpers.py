@@ -233,9 +233,10 @@ def passes_through(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Parameter | 
     """The parameter a function returns as it was given, for the values its type tests let
     by: its body (a docstring aside) is `if`s testing only the parameter's type
     (`isinstance(a, SymBool)`, `type(a) is not bool`), each ending in a return or a raise,
-    then `return a`, and it never binds `a` again. A call of it then has the truth of its argument for every value
-    of a type no test catches (`expect_true(a)` is `a` for a plain bool), and the test `if
-    expect_true(cond):` is read as `if cond:`; None for any other function."""
+    then `return a`, and it never binds `a` again. A call of it then has the truth of its
+    argument for every value of a type no test catches (`expect_true(a)` is `a` for a plain
+    bool), and the test `if expect_true(cond):` is read as `if cond:`; None for any other
+    function."""
     if not isinstance(node, ast.FunctionDef) or node.decorator_list:
         return None
     body = node.body

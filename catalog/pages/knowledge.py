@@ -400,6 +400,8 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             which = f"with {which} " if which else ""
             if instance_read:
                 which += "on an instance "
+            # The raise comes when what a returning caller returns is called (`vmap(f)(x)`).
+            doer = "the function it returns" if caller.returned else "it"
             if any(name in computes for name in named):
                 # What the caller makes of its arguments is part of the answer.
                 handed = ", ".join(
@@ -407,14 +409,11 @@ def remedies(source: Source) -> list[KnowledgeItem]:
                     for name in named
                     if name in computes
                 )
-                how = f"it passes {handed} to"
+                how = f"{doer} passes {handed} to"
+            elif named:
+                how = f"{doer} passes {'them' if len(named) > 1 else 'it'} on to"
             else:
-                how = (
-                    f"it passes {'them' if len(named) > 1 else 'it'} on to" if named else "it calls"
-                )
-            if caller.returned:
-                # The raise comes when what the caller returns is called (`vmap(f)(x)`).
-                how = how.replace("it ", "the function it returns ", 1)
+                how = f"{doer} calls"
             return [
                 KnowledgeItem(
                     kind="remedy",
