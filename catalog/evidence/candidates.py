@@ -32,19 +32,25 @@ import math
 import typing
 from collections import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from catalog.evidence.doc_examples import ExampleCall, needed
 from extractor.expansion import as_passed, free_names, one_line, substituted
 
 if TYPE_CHECKING:
+    from catalog.evidence.bank import Banked
     from extractor.model import RaiseSite
+
+Bank = Mapping[str, Sequence["Banked"]]
+"""Class name -> values of it the package's examples make (`catalog.evidence.bank.offered`)."""
 
 MAX_CANDIDATES = 3
 """Calls tried per site, shortest first; the first that reproduces ends the site."""
 MAX_COMBINATIONS = 256
 """Value combinations considered per site before the conditions filter them."""
+MAX_SEARCHES = 2
+"""Callees per site whose calls with values of the package's examples a run searches."""
 
 _SKIP = object()
 """A parameter left to its default."""
@@ -68,6 +74,10 @@ class Candidate:
     """Import statements the setup and the arguments need besides `names` (`import torch`)."""
     example: bool = False
     """Whether its values start from a docstring's example (`catalog.evidence.doc_examples`)."""
+    search: Search | None = None
+    """Set on a call standing for the calls that pass values of the package's examples
+    (`catalog.evidence.bank`): which of them meet the site's tests only a run can say, by
+    searching them (`Search`); the call itself is the first of them."""
 
     @property
     def shown(self) -> str:
@@ -539,9 +549,11 @@ def candidates(
     callers: Iterable[PublicCaller] = (),
     examples: Sequence[ExampleCall] = (),
     build: Builder | None = None,
+    bank: Bank | None = None,
 ) -> list[Candidate]:
     """The calls to try for `site`, those starting from a docstring's example first, then
-    shortest first; raises ValueError saying why there are none.
+    shortest first, then those passing values of `bank` (`Candidate.search`); raises
+    ValueError saying why there are none.
 
     `module` is the import name of the site's file; `examples` are the calls of the site's own
     function in its docstring. When the site's own function cannot be called (private, a
@@ -554,7 +566,9 @@ def candidates(
     if node is None:
         raise ValueError(f"the signature of `{site.function}` is not readable")
     try:
-        return _calls(site.function, node, module, _tests(site), examples=examples, build=build)
+        return _calls(
+            site.function, node, module, _tests(site), examples=examples, build=build, bank=bank
+        )
     except ValueError as why:
         own = why
     found: list[Candidate] = []
@@ -573,9 +587,10 @@ def candidates(
                 caller.receiver,
                 caller.examples,
                 build,
+                bank,
             )
             (found if tests or caller.steered else unsteered).extend(calls)
-        if sum(not c.example for c in found) >= MAX_CANDIDATES:
+        if sum(not c.example and not c.search for c in found) >= MAX_CANDIDATES:
             break
     if found:
         return _ranked(found)
@@ -589,10 +604,13 @@ def candidates(
 
 def _ranked(calls: Iterable[Candidate], most: int = MAX_CANDIDATES) -> list[Candidate]:
     """The shortest `most` calls from examples, then the shortest `most` others (by the call
-    itself: the statements a call needs are no reason to try it later)."""
-    ordered = sorted(calls, key=lambda c: len(c.call))
-    from_examples = [c for c in ordered if c.example][:most]
-    return from_examples + [c for c in ordered if not c.example][:most]
+    itself: the statements a call needs are no reason to try it later), then the calls a run
+    searches first (`Candidate.search`), in the order found."""
+    listed = list(calls)
+    ordered = sorted(listed, key=lambda c: len(c.call))
+    from_examples = [c for c in ordered if c.example and not c.search][:most]
+    others = [c for c in ordered if not c.example and not c.search][:most]
+    return from_examples + others + [c for c in listed if c.search][:MAX_SEARCHES]
 
 
 def _tests(
@@ -722,18 +740,20 @@ def _calls(
     receiver: Candidate | None = None,
     examples: Sequence[ExampleCall] = (),
     build: Builder | None = None,
+    bank: Bank | None = None,
 ) -> list[Candidate]:
     """The calls of `function` (of `module`, defined by `node`) under which none of
     `conditions` is known to be false: those starting from each of `examples` first, then
-    those of made-up values, shortest first; ValueError saying why there are none. With
-    `receiver`, `function` is a method called on the instance it makes."""
+    those of made-up values, shortest first, then those passing values of `bank`; ValueError
+    saying why there are none. With `receiver`, `function` is a method called on the instance
+    it makes."""
     from_examples: list[Candidate] = []
     for example in examples:
         with contextlib.suppress(ValueError):
             found = _calls_from(function, node, module, conditions, receiver, example, build)
             from_examples += [c for c in found if c.call not in {f.call for f in from_examples}]
     try:
-        made_up = _calls_from(function, node, module, conditions, receiver, build=build)
+        made_up = _calls_from(function, node, module, conditions, receiver, build=build, bank=bank)
     except ValueError:
         if not from_examples:
             raise
@@ -749,6 +769,7 @@ def _calls_from(
     receiver: Candidate | None = None,
     example: ExampleCall | None = None,
     build: Builder | None = None,
+    bank: Bank | None = None,
 ) -> list[Candidate]:
     """`_calls` without or with one `example`: a parameter no condition reads takes the value
     the example passes, or the value its setup binds to the parameter's name; one a condition
@@ -823,7 +844,14 @@ def _calls_from(
             built = {value.root for value in chosen.values() if isinstance(value, _Built)}
             needs = imports if into is found else ()
             into.setdefault(call, _candidate(module, callee, call, built, receiver, example, needs))
+    banked = (
+        _banked(callee, by_name, choices, named, conditions, bank, module, receiver)
+        if bank and example is None
+        else []
+    )
     if not found:
+        if banked:
+            return banked
         raise ValueError("no combination of values errcat tried meets the conditions")
     if example is not None:
         return list(found.values())
@@ -833,7 +861,124 @@ def _calls_from(
         (candidate for call, candidate in unbuilt.items() if call not in tried),
         key=lambda c: len(c.call),
     )
-    return ranked + spare[:1]
+    return ranked + spare[:1] + banked
+
+
+def _banked(
+    callee: str,
+    by_name: Mapping[str, _Parameter],
+    choices: Sequence[list[Any]],
+    named: set[str],
+    conditions: Sequence[ast.expr],
+    bank: Bank,
+    module: str,
+    receiver: Candidate | None,
+) -> list[Candidate]:
+    """The call standing for a search (`Search`) where a parameter is annotated with a class of
+    which the package's examples make values (`bank`): a parameter a test reads chooses among
+    them before its other values (`_calls_from`'s); a parameter without a default that no test
+    reads takes the first of them before its made-up value (a bare `Tensor()` or None, on which
+    the function may fail before it gets to the raise); none where no parameter is such."""
+    offers: dict[str, list[Any]] = {}
+    imports: dict[str, tuple[str, ...]] = {}
+    for parameter, choice in zip(by_name.values(), choices, strict=True):
+        read = parameter.name in named
+        if not read and parameter.default is not None:
+            continue
+        found = [
+            value
+            for dotted in _class_annotations(parameter.annotation)
+            for value in bank.get(dotted.rpartition(".")[2], ())
+        ]
+        if not found:
+            continue
+        written = list(dict.fromkeys(_Written(value.source) for value in found))
+        offered = written if read else written[:1]
+        offers[parameter.name] = [*offered, *(v for v in choice if v not in offered)]
+        imports.update((value.source, value.imports) for value in found)
+    if not offers:
+        return []
+    search = Search(
+        module,
+        callee,
+        tuple(by_name.values()),
+        tuple(
+            tuple(offers.get(name, choice)) for name, choice in zip(by_name, choices, strict=True)
+        ),
+        tuple(ast.unparse(condition) for condition in conditions),
+        tuple(imports.items()),
+        receiver,
+    )
+    first = search.call([0] * len(by_name))
+    return [] if first is None else [replace(first, search=search)]
+
+
+@dataclass(frozen=True, eq=False)
+class Search:
+    """Calls of one callee whose values for some parameters are values the package's examples
+    make (`catalog.evidence.bank`), which nothing here can judge: a run evaluates the tests on
+    them in a child, choosing values parameter by parameter (`bank.search_program`), and calls
+    what it found (`call`)."""
+
+    module: str
+    callee: str
+    parameters: tuple[_Parameter, ...]
+    choices: tuple[tuple[Any, ...], ...]
+    """Each parameter's values, in order: made-up ones and `_Written` ones of the examples."""
+    tests: tuple[str, ...]
+    """The tests that hold when the site raises, in the parameters' names."""
+    imports: tuple[tuple[str, tuple[str, ...]], ...]
+    """(an example value's source, the imports it needs)."""
+    receiver: Candidate | None = None
+
+    def options(self) -> list[tuple[str, list[str | None]]]:
+        """Each parameter and its values as sources to evaluate; None for a value the search
+        cannot make (a class built bare, a default it cannot read), which leaves the tests that
+        read it unjudged."""
+        listed: list[tuple[str, list[str | None]]] = []
+        for parameter, values in zip(self.parameters, self.choices, strict=True):
+            sources: list[str | None] = []
+            for value in values:
+                if value is _SKIP:
+                    value = _default_value(parameter)
+                if isinstance(value, _Written):
+                    sources.append(value.source)
+                elif value is _NO_VALUE or isinstance(value, _Built):
+                    sources.append(None)
+                else:
+                    sources.append(repr(value))
+            listed.append((parameter.name, sources))
+        return listed
+
+    def needs(self) -> tuple[str, ...]:
+        """The imports every example value needs."""
+        return tuple(dict.fromkeys(line for _, lines in self.imports for line in lines))
+
+    def call(self, picks: Sequence[int]) -> Candidate | None:
+        """The call passing each parameter its value at `picks`; None when it cannot be
+        written (a positional-only parameter after a skipped one) or `picks` do not fit."""
+        if len(picks) != len(self.choices) or any(
+            not 0 <= pick < len(values) for pick, values in zip(picks, self.choices, strict=True)
+        ):
+            return None
+        values = {
+            parameter.name: values[pick]
+            for parameter, values, pick in zip(self.parameters, self.choices, picks, strict=True)
+        }
+        call = _render_call(self.callee, self.parameters, values)
+        if call is None:
+            return None
+        needed = dict(self.imports)
+        needs = tuple(
+            dict.fromkeys(
+                line
+                for value in values.values()
+                if isinstance(value, _Written)
+                for line in needed.get(value.source, ())
+            )
+        )
+        built = {value.root for value in values.values() if isinstance(value, _Built)}
+        return _candidate(self.module, self.callee, call, built, self.receiver, None, needs)
 
 
 def _made(

@@ -43,7 +43,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
-from catalog.evidence.candidates import Candidate, candidates
+from catalog.evidence.bank import (
+    harvest,
+    offered,
+    probe_program,
+    read_probe,
+    read_result,
+    read_search,
+    search_program,
+)
+from catalog.evidence.candidates import MAX_CANDIDATES, Bank, Candidate, Search, candidates
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.reaching import Reaching
 from catalog.evidence.stored import FileBytes, dump_results, read_results
@@ -62,6 +71,8 @@ PRELOAD_ENV = "ERRCAT_REPRODUCE_PRELOAD"
 """`<module><os.pathsep><folder>`: the package a worker imports once before it forks children
 for calls, and the temporary folder that import runs in."""
 OUTPUT_CHARS = 300
+PROBE_TIMEOUT = 120.0
+"""Seconds the child making the values of the package's examples may take in all."""
 """Characters of the exception line kept in the results file."""
 
 # ---------------------------------------------------------------------------------------------
@@ -278,6 +289,8 @@ class EntryOutcome:
 class ReproduceRun:
     entries: tuple[EntryOutcome, ...]
     seconds: float = 0.0
+    banked: int = 0
+    """Values the package's docstring examples make that calls could pass (`bank.harvest`)."""
 
     def counts(self) -> dict[str, int]:
         counts = {"reproduced": 0, "failed": 0, "no candidate": 0}
@@ -407,27 +420,64 @@ class _Pool:
                 worker.close()
 
 
-def _run_job(job: _Job, pool: _Pool, timeout: float) -> None:
-    for candidate in job.candidates:
-        workdir = tempfile.mkdtemp(prefix="errcat-reproduce-")
-        started = time.monotonic()
+def _run_program(
+    pool: _Pool, program: str, module: str, timeout: float
+) -> tuple[dict[str, Any], object]:
+    """Run `program` in a confined child of a worker that imported `module` first; its reply,
+    and what it wrote to `bank.RESULT_FILE` in its working folder (None if nothing)."""
+    workdir = tempfile.mkdtemp(prefix="errcat-reproduce-")
+    try:
+        worker = pool.take()
+        preload = None if module in pool.unsafe else module
         try:
-            worker = pool.take()
-            module = None if candidate.module in pool.unsafe else candidate.module
-            try:
-                reply = worker.run(candidate.program, timeout, workdir, module)
-            except WorkerFailed:
-                reply = {"ended": "crashed", "detail": "killed the worker running it"}
-                # Its import may be what hung or killed the worker: the next one leaves it to
-                # the children.
-                pool.unsafe.add(candidate.module)
-            else:
-                pool.give(worker)
-        except WorkerFailed as failed:
-            reply = {"ended": "crashed", "detail": str(failed)}
-        finally:
-            # A program may leave read-only folders behind; whatever stays is in TMPDIR.
-            shutil.rmtree(workdir, ignore_errors=True)
+            reply = worker.run(program, timeout, workdir, preload)
+        except WorkerFailed:
+            reply = {"ended": "crashed", "detail": "killed the worker running it"}
+            # Its import may be what hung or killed the worker: the next one leaves it to
+            # the children.
+            pool.unsafe.add(module)
+        else:
+            pool.give(worker)
+    except WorkerFailed as failed:
+        reply = {"ended": "crashed", "detail": str(failed)}
+    finally:
+        written = read_result(Path(workdir))
+        # A program may leave read-only folders behind; whatever stays is in TMPDIR.
+        shutil.rmtree(workdir, ignore_errors=True)
+    return reply, written
+
+
+def _run_job(job: _Job, pool: _Pool, timeout: float) -> None:
+    _try_calls(job, pool, timeout, [c for c in job.candidates if c.search is None])
+    for candidate in job.candidates:
+        if job.reproduction is not None:
+            return
+        if candidate.search is not None:
+            _try_calls(job, pool, timeout, _found(job, pool, timeout, candidate.search))
+
+
+def _found(job: _Job, pool: _Pool, timeout: float, search: Search) -> list[Candidate]:
+    """The calls a search in a child found to meet every test of the site
+    (`bank.search_program`), shortest first; failing those, one under which no test failed."""
+    program = search_program(
+        job.module,
+        search.needs(),
+        search.options(),
+        search.tests,
+        MAX_CANDIDATES,
+        # Room for the worker to make its child and for the child to write what it found.
+        seconds=max(timeout * 0.6, timeout - 3.0),
+    )
+    _reply, written = _run_program(pool, program, job.module, timeout)
+    held, unjudged = read_search(written)
+    calls = [search.call(picks) for picks in held or unjudged[:1]]
+    return sorted((c for c in calls if c is not None), key=lambda c: len(c.call))
+
+
+def _try_calls(job: _Job, pool: _Pool, timeout: float, calls: Sequence[Candidate]) -> None:
+    for candidate in calls:
+        started = time.monotonic()
+        reply, _written = _run_program(pool, candidate.program, candidate.module, timeout)
         problem = judge(job.entry, job.site, job.site_file, reply)
         seconds = float(reply.get("seconds", time.monotonic() - started))
         output = _exception_line(reply) if reply.get("ended") == "raised" else ""
@@ -487,32 +537,34 @@ def reproduce(
         entries = [by_id[entry_id] for entry_id in wanted if entry_id in by_id]
     if sites is None:
         sites = sites_by_entry(config, catalog)
-    plans: list[tuple[Entry, list[SiteOutcome | _Job]]] = []
-    reaching = Reaching(config)
-    for entry in entries:
-        plan: list[SiteOutcome | _Job] = []
-        for site in sites.get(entry.id, []):
-            site_file = config.root / site.path
-            try:
-                module = module_name(config, site_file)
-                found = candidates(
-                    site,
-                    module,
-                    reaching.callers(site),
-                    reaching.own_examples(site, module),
-                    reaching.build,
-                )
-                plan.append(_Job(entry, site, module, site_file, found))
-            except ValueError as why:
-                plan.append(SiteOutcome(site.path, site.line, site.function, str(why)))
-        plans.append((entry, plan))
-    work = [job for _, plan in plans for job in plan if isinstance(job, _Job)]
     try:
         package: str | None = module_name(config, config.package)
     except ValueError:
         package = None
     pool = _Pool(import_root(config), import_root(config), package or None)
     try:
+        bank, banked = _bank(config, package, pool) if package else ({}, 0)
+        plans: list[tuple[Entry, list[SiteOutcome | _Job]]] = []
+        reaching = Reaching(config)
+        for entry in entries:
+            plan: list[SiteOutcome | _Job] = []
+            for site in sites.get(entry.id, []):
+                site_file = config.root / site.path
+                try:
+                    module = module_name(config, site_file)
+                    found = candidates(
+                        site,
+                        module,
+                        reaching.callers(site),
+                        reaching.own_examples(site, module),
+                        reaching.build,
+                        bank,
+                    )
+                    plan.append(_Job(entry, site, module, site_file, found))
+                except ValueError as why:
+                    plan.append(SiteOutcome(site.path, site.line, site.function, str(why)))
+            plans.append((entry, plan))
+        work = [job for _, plan in plans for job in plan if isinstance(job, _Job)]
         if jobs <= 1 or len(work) <= 1:
             for job in work:
                 _run_job(job, pool, timeout)
@@ -535,7 +587,19 @@ def reproduce(
             for item in plan
         )
         outcomes.append(EntryOutcome(entry.id, entry.name, done))
-    return ReproduceRun(tuple(outcomes), time.monotonic() - started)
+    return ReproduceRun(tuple(outcomes), time.monotonic() - started, banked)
+
+
+def _bank(config: Config, package: str, pool: _Pool) -> tuple[Bank, int]:
+    """The values the package's examples make, by class (`catalog.evidence.bank`), probed in one
+    child of a worker; and how many of them it made."""
+    values = harvest(config.package, package)
+    if not values:
+        return {}, 0
+    # Each value has a second; the probe as a whole, what they may take together.
+    _reply, written = _run_program(pool, probe_program(values), package, PROBE_TIMEOUT)
+    made = read_probe(values, written)
+    return offered(made), len(made)
 
 
 def _run_parallel(work: list[_Job], pool: _Pool, timeout: float, jobs: int) -> None:

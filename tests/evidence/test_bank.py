@@ -1,0 +1,204 @@
+"""Values the package's docstring examples make (`catalog.evidence.bank`): read from `>>>` lines,
+made once in a child, offered to parameters annotated with their class, and the calls passing
+them tried only where a child found the site's tests to hold of them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from helpers import errcat_output, package_project, write_files
+
+from catalog.evidence.bank import (
+    PER_CLASS,
+    RESULT_FILE,
+    Banked,
+    harvest,
+    offered,
+    probe_program,
+    read_probe,
+    read_search,
+    search_program,
+)
+
+GRID = '''\
+class Grid:
+    """Rows of numbers.
+
+    >>> from atlas.grid import Grid
+    >>> table = Grid([1, 2], [3, 4])
+    >>> flat = Grid([5, 6, 7])
+    >>> print(flat)
+    >>> rows = len(table.rows)
+    >>> other = elsewhere.Grid([1])
+    """
+
+    def __init__(self, *rows: list[int]) -> None:
+        self.rows = [list(row) for row in rows]
+
+    def rank(self) -> int:
+        return 1 if len(self.rows) == 1 else 2
+'''
+
+SOLVE = '''\
+from atlas.grid import Grid
+
+
+def solve(grid: Grid, strict: bool = True) -> int:
+    """Solve a table of numbers."""
+    if grid.rank() != 2:
+        raise ValueError(f"solve needs a table of rows, got rank {grid.rank()}")
+    return sum(map(sum, grid.rows))
+'''
+
+
+def _atlas(root: Path) -> Path:
+    return package_project(
+        root,
+        "atlas",
+        {
+            "atlas/__init__.py": "from atlas import grid, solver\n",
+            "atlas/grid.py": GRID,
+            "atlas/solver.py": SOLVE,
+        },
+    )
+
+
+def test_harvest_keeps_assigned_calls_of_the_package_with_their_imports(tmp_path: Path) -> None:
+    root = _atlas(tmp_path)
+    write_files(
+        root,
+        {
+            "atlas/more.py": '''\
+                """
+                >>> import atlas.grid as g
+                >>> wide = g.Grid([1, 2, 3, 4])
+                >>> grid = atlas.grid.Grid([9])
+                >>> broken = atlas.grid.Grid(
+                """
+                ''',
+        },
+    )
+    found = {value.source: value.imports for value in harvest(root / "atlas", "atlas")}
+    assert found == {
+        "Grid([1, 2], [3, 4])": ("from atlas.grid import Grid",),
+        "Grid([5, 6, 7])": ("from atlas.grid import Grid",),
+        "g.Grid([1, 2, 3, 4])": ("import atlas.grid as g",),
+        "atlas.grid.Grid([9])": ("import atlas",),
+    }
+    # Shortest first.
+    assert [value.source for value in harvest(root / "atlas", "atlas")][0] == "Grid([5, 6, 7])"
+
+
+def _run(program: str, folder: Path, path: Path) -> object:
+    subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=folder,
+        env={"PYTHONPATH": str(path)},
+        check=True,
+        capture_output=True,
+    )
+    return json.loads((folder / RESULT_FILE).read_text(encoding="utf-8"))
+
+
+def test_the_probe_names_classes_and_leaves_out_what_it_cannot_make(tmp_path: Path) -> None:
+    root = _atlas(tmp_path / "project")
+    values = [
+        Banked("Grid([5, 6, 7])", ("from atlas.grid import Grid",)),
+        Banked("Grid(*1)", ("from atlas.grid import Grid",)),
+        Banked("atlas.grid.Grid([1], [2])", ("import atlas",)),
+        Banked("int('3')", ()),
+    ]
+    work = tmp_path / "work"
+    work.mkdir()
+    made = read_probe(values, _run(probe_program(values), work, root))
+    assert [(value.source, sorted(value.classes)) for value in made] == [
+        ("Grid([5, 6, 7])", ["Grid"]),
+        ("atlas.grid.Grid([1], [2])", ["Grid"]),
+        ("int('3')", ["int"]),
+    ]
+    # What it wrote of another shape reads as nothing made.
+    assert read_probe(values, {"not": "a list"}) == []
+
+
+def test_offered_keeps_each_kind_first_then_each_profile_shortest_first() -> None:
+    def value(source: str, kind: str, shape: str, *classes: str) -> Banked:
+        return Banked(source, classes=frozenset(classes), profile=f"{kind}|{shape}")
+
+    values = [
+        value("T(1, 2)", "2|f", "(1, 2)", "T", "Base"),
+        value("T(3, 4)", "2|f", "(3, 4)", "T", "Base"),
+        value("T(5, 6)", "2|f", "(3, 4)", "T"),
+        value("T(3)", "1|f", "(3,)", "T"),
+        value("T(1, 2, 3)", "3|f", "(1, 2, 3)", "T"),
+        *(value(f"U({i:03})", str(i), "", "U") for i in range(40)),
+    ]
+    by_class = offered(values)
+    # One of each rank first, then another shape of rank 2; never two of one profile.
+    assert [v.source for v in by_class["T"]] == ["T(3)", "T(1, 2)", "T(1, 2, 3)", "T(3, 4)"]
+    assert [v.source for v in by_class["Base"]] == ["T(1, 2)", "T(3, 4)"]
+    assert len(by_class["U"]) == PER_CLASS
+
+
+def _search(
+    root: Path, work: Path, options: list[tuple[str, list[str | None]]], tests: list[str]
+) -> tuple[list[list[int]], list[list[int]]]:
+    program = search_program("atlas.solver", ("from atlas.grid import Grid",), options, tests, 2)
+    return read_search(_run(program, work, root))
+
+
+def test_the_search_chooses_values_the_tests_hold_of(tmp_path: Path) -> None:
+    root = _atlas(tmp_path / "project")
+    work = tmp_path / "work"
+    work.mkdir()
+    grids = ["Grid([1, 2], [3, 4])", "Grid([5])", "Grid([6], [7])", "Grid([8])"]
+    # Each test is judged once its parameters have values: up to 2 calls found.
+    held, unjudged = _search(
+        root,
+        work,
+        [("grid", grids), ("strict", ["True", "False"])],
+        ["grid.rank() != 2", "not strict"],
+    )
+    assert held == [[1, 1], [3, 1]]
+    assert unjudged == []
+    # A name the test reads besides the parameters is the raising module's (`Grid`).
+    held, _ = _search(
+        root, work, [("grid", grids)], ["isinstance(grid, Grid) and grid.rank() == 1"]
+    )
+    assert held == [[1], [3]]
+    # A value that cannot be made, or a test that raises, leaves the call unjudged.
+    held, unjudged = _search(root, work, [("grid", [None, "Grid(*1)"])], ["grid.rank() != 2"])
+    assert (held, unjudged) == ([], [[0]])
+    held, unjudged = _search(root, work, [("grid", grids)], ["grid.missing()", "grid.rank() != 2"])
+    assert (held, unjudged) == ([], [[1]])
+    # What it wrote of another shape reads as nothing found.
+    assert read_search(["not", "a", "dict"]) == ([], [])
+
+
+def test_reproduce_passes_an_example_value_the_tests_hold_of(tmp_path: Path) -> None:
+    root = _atlas(tmp_path)
+    code, _out, err = errcat_output(root, "new")
+    assert code == 0, err
+    code, out, err = errcat_output(root, "reproduce", "--json", "--no-tests")
+    assert code == 0, err
+    result = json.loads(out)
+    (entry,) = [e for e in result["entries"] if e["name"].startswith("SolveNeeds")]
+    # `Grid()` has no rows (rank 2): the test does not hold, and `Grid(1)` fails; of the values
+    # the examples make, the one of rank 1 does.
+    assert entry["outcome"] == "reproduced", entry
+    assert entry["call"] == "solve(Grid([5, 6, 7]))"
+    tried = [attempt["call"] for attempt in entry["sites"][0]["attempts"]]
+    assert "solve(Grid([1, 2], [3, 4]))" not in tried
+    assert result["example_values"] == 2
+    code, out, _err = errcat_output(root, "reproduce")
+    assert "2 values made as the package's docstring examples make them" in out.splitlines()
+
+
+def test_a_package_without_examples_offers_nothing(tmp_path: Path) -> None:
+    root = package_project(
+        tmp_path, "plain", {"plain/__init__.py": textwrap.dedent(SOLVE).replace("atlas", "plain")}
+    )
+    assert harvest(root / "plain", "plain") == []
