@@ -90,7 +90,12 @@ def test_harvest_keeps_assigned_calls_of_the_package_with_their_imports(tmp_path
         "atlas.grid.Grid([9])": ("import atlas",),
     }
     # Shortest first.
-    assert [value.source for value in harvest(root / "atlas", "atlas")][0] == "Grid([5, 6, 7])"
+    assert [value.source for value in harvest(root / "atlas", "atlas")] == [
+        "Grid([5, 6, 7])",
+        "Grid([1, 2], [3, 4])",
+        "atlas.grid.Grid([9])",
+        "g.Grid([1, 2, 3, 4])",
+    ]
 
 
 def _run(program: str, folder: Path, path: Path) -> object:
