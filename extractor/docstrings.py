@@ -33,6 +33,7 @@ __all__ = [
     "RaisesEntry",
     "normalize_exception",
     "parameter_entries",
+    "parameter_types",
     "raises_entries",
 ]
 
@@ -393,3 +394,42 @@ def parameter_entries(docstring: str) -> tuple[ParameterEntry, ...]:
 def _parameter_entry(stripped: str) -> tuple[str, str] | None:
     match = _GOOGLE_PARAMETER.fullmatch(stripped)
     return None if match is None else (match["name"], match["text"] or "")
+
+
+# `input (Tensor): text`, `weight (Tensor, optional): text`; `x : Tensor or None`;
+# `:type x: Tensor` and `:param Tensor x: text`.
+_TYPED_LINES = (
+    re.compile(r"\*{0,2}(?P<name>[^\W\d]\w*)\s*\((?P<types>[^)]*)\)\s*:.*"),
+    re.compile(r"(?P<name>[^\W\d]\w*)\s+:\s+(?P<types>\S.*)"),
+    re.compile(r":type\s+(?P<name>[^\W\d]\w*)\s*:\s*(?P<types>.+)"),
+    re.compile(r":param\s+(?P<types>[^:]*\S)\s+\*{0,2}(?P<name>[^\W\d]\w*)\s*:.*"),
+)
+_NOT_TYPES = frozenset({"None", "True", "False", "Default", "Optional"})
+_CLASS_WORD = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*)")
+
+
+def parameter_types(docstring: str) -> dict[str, tuple[str, ...]]:
+    """The class names each parameter's documented type reads (`input (Tensor): ...` gives
+    `Tensor`; `x (int or torch.Tensor, optional)`, `Tensor`; `` :class:`~a.Grid` ``, `Grid`):
+    CapWords words of the type, last dotted part, in order; the first line documenting a name
+    wins. Never raises: a docstring that documents no types gives none."""
+    if not isinstance(docstring, str):
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for line in docstring.split("\n"):
+        stripped = line.strip()
+        for pattern in _TYPED_LINES:
+            match = pattern.fullmatch(stripped)
+            if match is None:
+                continue
+            names = tuple(
+                dict.fromkeys(
+                    word["name"]
+                    for word in _CLASS_WORD.finditer(match["types"].replace("~", ""))
+                    if not word["name"].isupper() and word["name"] not in _NOT_TYPES
+                )
+            )
+            if names and match["name"] not in found:
+                found[match["name"]] = names
+            break
+    return found

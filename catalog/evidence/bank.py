@@ -52,7 +52,7 @@ class Banked:
     """The names of its class and of that class's bases, as the probe saw them."""
     profile: str = ""
     """What the probe saw of its rank, dtype, layout and shape, where it has them
-    (`2|torch.float32|torch.strided|torch.Size([2, 3])`)."""
+    (`2|torch.float32|torch.strided|torch.Size([2, 3])`); empty where it has none."""
 
     @property
     def kind(self) -> str:
@@ -160,7 +160,7 @@ def _profile(value):
             seen.append(str(getattr(value, name)))
         except Exception:
             seen.append("")
-    return "|".join(seen)
+    return "|".join(seen) if any(seen) else ""
 
 signal.signal(signal.SIGALRM, _late)
 found = []
@@ -204,6 +204,9 @@ def offered(values: Iterable[Banked]) -> dict[str, tuple[Banked, ...]]:
     for with_shape in (False, True):
 
         def key(value: Banked, with_shape: bool = with_shape) -> str:
+            # A value with none of them is told apart by its source.
+            if not value.profile:
+                return value.source
             return value.profile if with_shape else value.kind
 
         seen = {name: {key(v) for v in kept} for name, kept in by_class.items()}

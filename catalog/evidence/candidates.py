@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 Bank = Mapping[str, Sequence["Banked"]]
 """Class name -> values of it the package's examples make (`catalog.evidence.bank.offered`)."""
+Documented = tuple[tuple[str, tuple[str, ...]], ...]
+"""(parameter, the class names its docstring gives it as a type), for parameters without an
+annotation (`input (Tensor): ...`)."""
 
 MAX_CANDIDATES = 3
 """Calls tried per site, shortest first; the first that reproduces ends the site."""
@@ -541,6 +544,8 @@ class PublicCaller:
     steered: bool = False
     """Whether `receiver` was made so that a test of the instance holds (`instance_tests`):
     the call is worth trying even where no test reads the method's arguments."""
+    types: Documented = ()
+    """The classes its docstring says its parameters are (`extractor.docstrings.parameter_types`)."""
 
 
 def candidates(
@@ -550,13 +555,14 @@ def candidates(
     examples: Sequence[ExampleCall] = (),
     build: Builder | None = None,
     bank: Bank | None = None,
+    types: Documented = (),
 ) -> list[Candidate]:
     """The calls to try for `site`, those starting from a docstring's example first, then
     shortest first, then those passing values of `bank` (`Candidate.search`); raises
     ValueError saying why there are none.
 
     `module` is the import name of the site's file; `examples` are the calls of the site's own
-    function in its docstring. When the site's own function cannot be called (private, a
+    function in its docstring, `types` what that docstring says its parameters are. When the site's own function cannot be called (private, a
     method) or no values meet its conditions, calls of `callers` are tried instead, in order,
     with the conditions said in each caller's parameters.
     """
@@ -567,7 +573,14 @@ def candidates(
         raise ValueError(f"the signature of `{site.function}` is not readable")
     try:
         return _calls(
-            site.function, node, module, _tests(site), examples=examples, build=build, bank=bank
+            site.function,
+            node,
+            module,
+            _tests(site),
+            examples=examples,
+            build=build,
+            bank=bank,
+            types=types,
         )
     except ValueError as why:
         own = why
@@ -588,6 +601,7 @@ def candidates(
                 caller.examples,
                 build,
                 bank,
+                caller.types,
             )
             (found if tests or caller.steered else unsteered).extend(calls)
         if sum(not c.example and not c.search for c in found) >= MAX_CANDIDATES:
@@ -741,6 +755,7 @@ def _calls(
     examples: Sequence[ExampleCall] = (),
     build: Builder | None = None,
     bank: Bank | None = None,
+    types: Documented = (),
 ) -> list[Candidate]:
     """The calls of `function` (of `module`, defined by `node`) under which none of
     `conditions` is known to be false: those starting from each of `examples` first, then
@@ -753,7 +768,9 @@ def _calls(
             found = _calls_from(function, node, module, conditions, receiver, example, build)
             from_examples += [c for c in found if c.call not in {f.call for f in from_examples}]
     try:
-        made_up = _calls_from(function, node, module, conditions, receiver, build=build, bank=bank)
+        made_up = _calls_from(
+            function, node, module, conditions, receiver, build=build, bank=bank, types=types
+        )
     except ValueError:
         if not from_examples:
             raise
@@ -770,6 +787,7 @@ def _calls_from(
     example: ExampleCall | None = None,
     build: Builder | None = None,
     bank: Bank | None = None,
+    types: Documented = (),
 ) -> list[Candidate]:
     """`_calls` without or with one `example`: a parameter no condition reads takes the value
     the example passes, or the value its setup binds to the parameter's name; one a condition
@@ -803,7 +821,13 @@ def _calls_from(
             choices.append([_SKIP])
         else:
             plain = _plain_value(parameter.annotation)
-            if plain is _NO_VALUE and parameter.name in named:
+            documented = dict(types).get(parameter.name, ())
+            if (
+                plain is _NO_VALUE
+                and parameter.name in named
+                # Values its documented class's examples make are what a search gives it.
+                and not (bank and example is None and any(bank.get(n) for n in documented))
+            ):
                 raise ValueError(
                     f"no value for parameter `{parameter.name}` of `{function}` "
                     "(no default, and no annotation errcat can make a value of)"
@@ -845,7 +869,7 @@ def _calls_from(
             needs = imports if into is found else ()
             into.setdefault(call, _candidate(module, callee, call, built, receiver, example, needs))
     banked = (
-        _banked(callee, by_name, choices, named, conditions, bank, module, receiver)
+        _banked(callee, by_name, choices, named, conditions, bank, module, receiver, dict(types))
         if bank and example is None
         else []
     )
@@ -873,9 +897,11 @@ def _banked(
     bank: Bank,
     module: str,
     receiver: Candidate | None,
+    types: Mapping[str, tuple[str, ...]],
 ) -> list[Candidate]:
     """The call standing for a search (`Search`) where a parameter is annotated with a class of
-    which the package's examples make values (`bank`): a parameter a test reads chooses among
+    which the package's examples make values (`bank`), or documented as one (`types`, for a
+    parameter without an annotation): a parameter a test reads chooses among
     them before its other values (`_calls_from`'s); a parameter without a default that no test
     reads takes the first of them before its made-up value (a bare `Tensor()` or None, on which
     the function may fail before it gets to the raise); none where no parameter is such."""
@@ -885,11 +911,12 @@ def _banked(
         read = parameter.name in named
         if not read and parameter.default is not None:
             continue
-        found = [
-            value
-            for dotted in _class_annotations(parameter.annotation)
-            for value in bank.get(dotted.rpartition(".")[2], ())
-        ]
+        classes = (
+            [dotted.rpartition(".")[2] for dotted in _class_annotations(parameter.annotation)]
+            if parameter.annotation is not None
+            else types.get(parameter.name, ())
+        )
+        found = [value for name in classes for value in bank.get(name, ())]
         if not found:
             continue
         written = list(dict.fromkeys(_Written(value.source) for value in found))

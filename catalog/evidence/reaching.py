@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog.evidence.candidates import (
     Candidate,
+    Documented,
     PublicCaller,
     constructor_call,
     instance_tests,
@@ -18,6 +19,7 @@ from catalog.evidence.candidates import (
     plain_argument,
 )
 from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
+from extractor.docstrings import parameter_types
 from extractor.imports import bound_names, dotted_name, parameter_names
 
 if TYPE_CHECKING:
@@ -89,7 +91,15 @@ class Reaching:
                     continue
                 receiver, setups = made
                 examples = (*examples, *setups)
-            yield PublicCaller(module, name, node, caller.passes, receiver, examples)
+            yield PublicCaller(
+                module,
+                name,
+                node,
+                caller.passes,
+                receiver,
+                examples,
+                types=self._types(caller.path, name, node),
+            )
 
     def _inherited(
         self, path: str, line: int, name: str, defined: tuple[str, int]
@@ -115,6 +125,38 @@ class Reaching:
         if not isinstance(node, ast.FunctionDef):
             return ()
         return self._examples(site.path, site.function, module, parameter_names(node))
+
+    def own_types(self, site: RaiseSite) -> Documented:
+        """What the docstrings of the site's own function (and class) say its parameters are."""
+        if site.function is None:
+            return ()
+        node = self._named(site.path, site.function)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return ()
+        return self._types(site.path, site.function, node)
+
+    def _types(
+        self, path: str, function: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> Documented:
+        """The classes the docstring of `function` (then of its class: a constructor's
+        arguments are often documented there) gives its parameters without an annotation."""
+        bare = {
+            argument.arg
+            for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+            if argument.annotation is None
+        }
+        if not bare:
+            return ()
+        owners: list[ast.AST | None] = [node]
+        if "." in function:
+            owners.append(self._named(path, function.rpartition(".")[0]))
+        found: dict[str, tuple[str, ...]] = {}
+        for owner in owners:
+            if isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                for name, classes in parameter_types(_docstring(owner) or "").items():
+                    if name in bare:
+                        found.setdefault(name, classes)
+        return tuple(found.items())
 
     def _examples(
         self, path: str, function: str, module: str, parameters: Collection[str]

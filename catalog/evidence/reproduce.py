@@ -559,6 +559,7 @@ def reproduce(
                         reaching.own_examples(site, module),
                         reaching.build,
                         bank,
+                        reaching.own_types(site),
                     )
                     plan.append(_Job(entry, site, module, site_file, found))
                 except ValueError as why:

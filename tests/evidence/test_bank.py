@@ -52,6 +52,17 @@ def solve(grid: Grid, strict: bool = True) -> int:
     if grid.rank() != 2:
         raise ValueError(f"solve needs a table of rows, got rank {grid.rank()}")
     return sum(map(sum, grid.rows))
+
+
+def measure(grid) -> int:
+    """Measure a flat grid.
+
+    Args:
+        grid (Grid): the grid to measure.
+    """
+    if grid.rank() != 1:
+        raise ValueError("measure needs a flat grid")
+    return len(grid.rows[0])
 '''
 
 
@@ -146,6 +157,9 @@ def test_offered_keeps_each_kind_first_then_each_profile_shortest_first() -> Non
     assert [v.source for v in by_class["T"]] == ["T(3)", "T(1, 2)", "T(1, 2, 3)", "T(3, 4)"]
     assert [v.source for v in by_class["Base"]] == ["T(1, 2)", "T(3, 4)"]
     assert len(by_class["U"]) == PER_CLASS
+    # Values with no shape, dtype or layout are told apart by their source.
+    plain = [Banked(f"G({i})", classes=frozenset({"G"})) for i in range(3)]
+    assert [v.source for v in offered(plain)["G"]] == ["G(0)", "G(1)", "G(2)"]
 
 
 def _search(
@@ -197,6 +211,9 @@ def test_reproduce_passes_an_example_value_the_tests_hold_of(tmp_path: Path) -> 
     assert entry["call"] == "solve(Grid([5, 6, 7]))"
     tried = [attempt["call"] for attempt in entry["sites"][0]["attempts"]]
     assert "solve(Grid([1, 2], [3, 4]))" not in tried
+    # A parameter without an annotation, documented as a `Grid`, gets the same values.
+    (entry,) = [e for e in result["entries"] if e["name"].startswith("MeasureNeeds")]
+    assert entry["call"] == "measure(Grid([1, 2], [3, 4]))", json.dumps(entry)
     assert result["example_values"] == 2
     code, out, _err = errcat_output(root, "reproduce")
     assert "2 values made as the package's docstring examples make them" in out.splitlines()

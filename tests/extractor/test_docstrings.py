@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 
 from extractor import extract_source
 from extractor.cache import result_from_record, result_to_record
-from extractor.docstrings import RaisesEntry, normalize_exception, raises_entries
+from extractor.docstrings import (
+    RaisesEntry,
+    normalize_exception,
+    parameter_types,
+    raises_entries,
+)
 from extractor.extract import _value_rows
 from extractor.model import Documented, RaiseSite
 
@@ -423,3 +428,28 @@ def test_parameter_sections_of_each_style_are_read() -> None:
         ParameterEntry("eps", "small.", 4),
     )
     assert parameter_entries("No sections at all.") == ()
+
+
+def test_parameter_types_are_the_class_words_each_style_documents() -> None:
+    docstring = """Scale a tensor.
+
+    Args:
+        input (Tensor): what is scaled.
+        weight (torch.Tensor, optional): per element; the default scales all alike.
+        mode (str): how.
+        input (Module): a second line for a documented name is not read.
+    Note: a line of prose is no parameter (`Note` reads no type).
+
+    grid : :class:`~atlas.grid.Grid` or None
+    :type other: list of Tensor
+    :param Module m: the module
+    count : int
+    """
+    assert parameter_types(docstring) == {
+        "input": ("Tensor",),
+        "weight": ("Tensor",),
+        "grid": ("Grid",),
+        "other": ("Tensor",),
+        "m": ("Module",),
+    }
+    assert parameter_types("") == {}
