@@ -20,6 +20,11 @@ a method) is reached through a public caller that passes its own parameters on t
 conditions read (`extractor.calls.Caller.passes`): the conditions are renamed into the caller's
 parameters and the caller is called. Where no caller steers so, the shortest plain call of a
 caller that passes nothing on is the one candidate left.
+
+Where a parameter is of a class whose values the package's examples make (`Tensor`, read by
+`catalog.evidence.bank`), which tests of it hold (`input.dim() == 5`) nothing here can say:
+one more call stands for a `Search` a run makes among those values, in a child, before it
+calls what it found.
 """
 
 from __future__ import annotations
@@ -89,9 +94,13 @@ class Candidate:
 
     @property
     def program(self) -> str:
+        return "\n".join((*self.needs, self.shown)) + "\n"
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """The import statements the call needs."""
         imported = ", ".join(dict.fromkeys((self.callee.split(".")[0], *self.names)))
-        lines = (*self.imports, f"from {self.module} import {imported}", self.shown)
-        return "\n".join(lines) + "\n"
+        return (*self.imports, f"from {self.module} import {imported}")
 
 
 Builder = Callable[[str, str], "tuple[str, tuple[str, ...]] | None"]
@@ -545,7 +554,7 @@ class PublicCaller:
     """Whether `receiver` was made so that a test of the instance holds (`instance_tests`):
     the call is worth trying even where no test reads the method's arguments."""
     types: Documented = ()
-    """The classes its docstring says its parameters are (`extractor.docstrings.parameter_types`)."""
+    """The classes its docstring says its parameters are (`docstrings.parameter_types`)."""
 
 
 def candidates(
@@ -562,9 +571,10 @@ def candidates(
     ValueError saying why there are none.
 
     `module` is the import name of the site's file; `examples` are the calls of the site's own
-    function in its docstring, `types` what that docstring says its parameters are. When the site's own function cannot be called (private, a
-    method) or no values meet its conditions, calls of `callers` are tried instead, in order,
-    with the conditions said in each caller's parameters.
+    function in its docstring, `types` what that docstring says its parameters are. When the
+    site's own function cannot be called (private, a method) or no values meet its
+    conditions, calls of `callers` are tried instead, in order, with the conditions said in
+    each caller's parameters.
     """
     if site.function is None:
         raise ValueError("raised at module level, not in a function")
@@ -589,6 +599,13 @@ def candidates(
     own_names = {parameter.name for parameter in _parameters(node)}
     for caller in callers:
         tests = _tests(site, dict(caller.passes), own_names, caller.node)
+        # The site's own method on an instance: its tests of the instance are the search's too.
+        instance = (
+            _parameters(node)[0].name
+            if caller.receiver is not None and caller.function == site.function and own_names
+            else None
+        )
+        searched = _tests(site, dict(caller.passes), own_names, caller.node, instance)
         if not tests and site.conditions and caller.passes and not caller.steered:
             continue  # what it passes on is not what the tests read: the others say more
         with contextlib.suppress(ValueError):
@@ -602,6 +619,7 @@ def candidates(
                 build,
                 bank,
                 caller.types,
+                searched if instance else None,
             )
             (found if tests or caller.steered else unsteered).extend(calls)
         if sum(not c.example and not c.search for c in found) >= MAX_CANDIDATES:
@@ -632,13 +650,16 @@ def _tests(
     renames: Mapping[str, str] | None = None,
     own: set[str] | None = None,
     caller: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+    instance: str | None = None,
 ) -> list[ast.expr]:
     """The tests that hold when the site raises (`if` and `guard` conditions), a test of
     locals through its `expanded` form. With `renames`, in the caller's parameters: a test
     reading a parameter of the site's function (`own`) that the caller does not pass, or a
     local, or a name that is a parameter of the caller's, is left out (none of those is
     steered by the caller's arguments as written), and none is left when no test reads what
-    the caller passes."""
+    the caller passes. With `instance`, the name the site's method calls its instance (`self`),
+    tests reading it are kept too, and those left are returned whatever they read: the tests
+    a run judges on the instance its receiver makes (`Search`)."""
     callers_names = (
         set() if caller is None else {parameter.name for parameter in _parameters(caller)}
     )
@@ -657,7 +678,7 @@ def _tests(
             except SyntaxError:
                 continue
             own_read = read & (own or set())
-            if own_read - set(renames) or (read - own_read) & callers_names:
+            if own_read - set(renames) - {instance} or (read - own_read) & callers_names:
                 continue
             steered = steered or bool(read & set(renames))
             changed = substituted(code, {name: renames[name] for name in read & set(renames)})
@@ -667,7 +688,7 @@ def _tests(
         with contextlib.suppress(SyntaxError):
             found.append(ast.parse(one_line(code).strip(), mode="eval").body)
     # Through a caller, only tests its arguments steer make its calls worth trying.
-    return found if renames is None or steered else []
+    return found if renames is None or steered or instance else []
 
 
 def instance_tests(site: RaiseSite) -> list[ast.expr]:
@@ -756,6 +777,7 @@ def _calls(
     build: Builder | None = None,
     bank: Bank | None = None,
     types: Documented = (),
+    searched: Sequence[ast.expr] | None = None,
 ) -> list[Candidate]:
     """The calls of `function` (of `module`, defined by `node`) under which none of
     `conditions` is known to be false: those starting from each of `examples` first, then
@@ -769,7 +791,15 @@ def _calls(
             from_examples += [c for c in found if c.call not in {f.call for f in from_examples}]
     try:
         made_up = _calls_from(
-            function, node, module, conditions, receiver, build=build, bank=bank, types=types
+            function,
+            node,
+            module,
+            conditions,
+            receiver,
+            build=build,
+            bank=bank,
+            types=types,
+            searched=searched,
         )
     except ValueError:
         if not from_examples:
@@ -788,6 +818,7 @@ def _calls_from(
     build: Builder | None = None,
     bank: Bank | None = None,
     types: Documented = (),
+    searched: Sequence[ast.expr] | None = None,
 ) -> list[Candidate]:
     """`_calls` without or with one `example`: a parameter no condition reads takes the value
     the example passes, or the value its setup binds to the parameter's name; one a condition
@@ -798,9 +829,11 @@ def _calls_from(
     else:
         callee, bound = _callee(function, node)
     parameters = _parameters(node)
+    instance: str | None = None
     if bound:
         if not parameters or parameters[0].kind not in ("positional_only", "positional"):
             raise ValueError(f"`{function}` takes no self or cls")
+        instance = parameters[0].name
         parameters = parameters[1:]
     by_name = {p.name: p for p in parameters if p.kind not in ("varargs", "varkw")}
     written = {} if example is None else _written(example, parameters)
@@ -869,7 +902,18 @@ def _calls_from(
             needs = imports if into is found else ()
             into.setdefault(call, _candidate(module, callee, call, built, receiver, example, needs))
     banked = (
-        _banked(callee, by_name, choices, named, conditions, bank, module, receiver, dict(types))
+        _banked(
+            callee,
+            by_name,
+            choices,
+            named if searched is None else {name for test in searched for name in free_names(test)},
+            conditions if searched is None else searched,
+            bank,
+            module,
+            receiver,
+            dict(types),
+            instance,
+        )
         if bank and example is None
         else []
     )
@@ -898,13 +942,14 @@ def _banked(
     module: str,
     receiver: Candidate | None,
     types: Mapping[str, tuple[str, ...]],
+    instance: str | None = None,
 ) -> list[Candidate]:
     """The call standing for a search (`Search`) where a parameter is annotated with a class of
     which the package's examples make values (`bank`), or documented as one (`types`, for a
-    parameter without an annotation): a parameter a test reads chooses among
-    them before its other values (`_calls_from`'s); a parameter without a default that no test
-    reads takes the first of them before its made-up value (a bare `Tensor()` or None, on which
-    the function may fail before it gets to the raise); none where no parameter is such."""
+    parameter without an annotation): a parameter a test reads chooses among them before its
+    other values (`_calls_from`'s); a parameter without a default that no test reads takes
+    the first of them before its made-up value (a bare `Tensor()` or None, on which the
+    function may fail before it gets to the raise); none where no parameter is such."""
     offers: dict[str, list[Any]] = {}
     imports: dict[str, tuple[str, ...]] = {}
     for parameter, choice in zip(by_name.values(), choices, strict=True):
@@ -935,8 +980,11 @@ def _banked(
         tuple(ast.unparse(condition) for condition in conditions),
         tuple(imports.items()),
         receiver,
+        # The tests of a method read the instance as its first parameter: one made as the call
+        # makes it (without statements of an example ahead of it), where the callee is one.
+        instance if receiver is not None and not receiver.setup else None,
     )
-    first = search.call([0] * len(by_name))
+    first = search.call([0] * len(search.options()))
     return [] if first is None else [replace(first, search=search)]
 
 
@@ -957,12 +1005,16 @@ class Search:
     imports: tuple[tuple[str, tuple[str, ...]], ...]
     """(an example value's source, the imports it needs)."""
     receiver: Candidate | None = None
+    instance: str | None = None
+    """The name a method's tests call its instance (`self`), bound to the receiver's value."""
 
     def options(self) -> list[tuple[str, list[str | None]]]:
-        """Each parameter and its values as sources to evaluate; None for a value the search
-        cannot make (a class built bare, a default it cannot read), which leaves the tests that
-        read it unjudged."""
+        """Each parameter and its values as sources to evaluate, the instance first; None for a
+        value the search cannot make (a class built bare, a default it cannot read), which
+        leaves the tests that read it unjudged."""
         listed: list[tuple[str, list[str | None]]] = []
+        if self.instance is not None and self.receiver is not None:
+            listed.append((self.instance, [self.receiver.call]))
         for parameter, values in zip(self.parameters, self.choices, strict=True):
             sources: list[str | None] = []
             for value in values:
@@ -978,12 +1030,17 @@ class Search:
         return listed
 
     def needs(self) -> tuple[str, ...]:
-        """The imports every example value needs."""
-        return tuple(dict.fromkeys(line for _, lines in self.imports for line in lines))
+        """The imports every example value, and the instance, need."""
+        made = self.receiver.needs if self.instance and self.receiver else ()
+        each = (line for _, lines in self.imports for line in lines)
+        return tuple(dict.fromkeys((*made, *each)))
 
     def call(self, picks: Sequence[int]) -> Candidate | None:
-        """The call passing each parameter its value at `picks`; None when it cannot be
-        written (a positional-only parameter after a skipped one) or `picks` do not fit."""
+        """The call passing each parameter its value at `picks` (after the instance's, where
+        `options` gives it); None when it cannot be written (a positional-only parameter after
+        a skipped one) or `picks` do not fit."""
+        if self.instance is not None and self.receiver is not None:
+            picks = picks[1:]
         if len(picks) != len(self.choices) or any(
             not 0 <= pick < len(values) for pick, values in zip(picks, self.choices, strict=True)
         ):

@@ -63,6 +63,15 @@ def measure(grid) -> int:
     if grid.rank() != 1:
         raise ValueError("measure needs a flat grid")
     return len(grid.rows[0])
+
+
+class Plotter:
+    def __init__(self, width: int = 3) -> None:
+        self.width = width
+
+    def plot(self, grid: Grid) -> None:
+        if len(grid.rows[0]) < self.width:
+            raise ValueError("the grid is narrower than the plotter")
 '''
 
 
@@ -214,6 +223,9 @@ def test_reproduce_passes_an_example_value_the_tests_hold_of(tmp_path: Path) -> 
     # A parameter without an annotation, documented as a `Grid`, gets the same values.
     (entry,) = [e for e in result["entries"] if e["name"].startswith("MeasureNeeds")]
     assert entry["call"] == "measure(Grid([1, 2], [3, 4]))", json.dumps(entry)
+    # A method's tests read its instance, made as the call makes it.
+    (entry,) = [e for e in result["entries"] if e["name"].startswith("GridNarrower")]
+    assert entry["call"] == "Plotter().plot(Grid([1, 2], [3, 4]))", json.dumps(entry)
     assert result["example_values"] == 2
     code, out, _err = errcat_output(root, "reproduce")
     assert "2 values made as the package's docstring examples make them" in out.splitlines()
