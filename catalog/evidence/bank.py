@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,8 +138,9 @@ def _note_import(statement: ast.Import | ast.ImportFrom, root: str, into: dict[s
 
 
 def probe_program(values: Sequence[Banked], seconds: float = 1.0) -> str:
-    """A program that evaluates each value (each within `seconds`) and writes, in order, its
-    class names and profile, or null where it failed, to `RESULT_FILE`."""
+    """A program that evaluates each value (each within `seconds`) and writes to `RESULT_FILE`
+    (`values`) its class names and profile in order, or null where it failed, and
+    (`attributes`) for each class of the values made, the public attributes of the first."""
     listed = [[value.source, list(value.imports)] for value in values]
     return _PROBE.format(values=repr(listed), seconds=seconds, result=repr(RESULT_FILE))
 
@@ -164,6 +165,7 @@ def _profile(value):
 
 signal.signal(signal.SIGALRM, _late)
 found = []
+attributes = {{}}
 for source, imports in {values}:
     try:
         signal.setitimer(signal.ITIMER_REAL, {seconds})
@@ -173,26 +175,59 @@ for source, imports in {values}:
         value = eval(source, space)
         signal.setitimer(signal.ITIMER_REAL, 0)
         found.append([[c.__name__ for c in type(value).__mro__ if c is not object], _profile(value)])
+        if type(value).__name__ not in attributes:
+            attributes[type(value).__name__] = [n for n in dir(value) if not n.startswith("_")]
     except BaseException:
         signal.setitimer(signal.ITIMER_REAL, 0)
         found.append(None)
 with open({result}, "w") as handle:
-    json.dump(found, handle)
+    json.dump({{"values": found, "attributes": attributes}}, handle)
 """
 
 
-def read_probe(values: Sequence[Banked], data: object) -> list[Banked]:
-    """`values` with what the probe wrote of each (`probe_program`); those it could not make
-    are left out. Data of any other shape gives none."""
-    if not isinstance(data, list) or len(data) != len(values):
-        return []
+@dataclass(frozen=True)
+class ExampleValues:
+    """The values a run offers (`offered`), and what the probe saw the values' classes have."""
+
+    by_class: Mapping[str, tuple[Banked, ...]]
+    attributes: Mapping[str, frozenset[str]]
+    """The class of a value made -> the public attributes of the first such value."""
+    made: int = 0
+    """How many values the probe made."""
+
+    def classes_having(self, used: Collection[str]) -> tuple[str, ...]:
+        """The classes whose values have every attribute of `used` (what a function reads of
+        a parameter with no annotation: `input.dim()`), most values offered first; none for
+        nothing used."""
+        if not used:
+            return ()
+        having = [name for name, names in self.attributes.items() if set(used) <= names]
+        return tuple(sorted(having, key=lambda name: (-len(self.by_class.get(name, ())), name)))
+
+
+NO_VALUES = ExampleValues({}, {})
+
+
+def read_probe(values: Sequence[Banked], data: object) -> ExampleValues:
+    """`values` with what the probe wrote of each (`probe_program`), offered by class; those
+    it could not make are left out. Data of any other shape gives none."""
+    if not isinstance(data, dict):
+        return NO_VALUES
+    seen_values, seen_attributes = data.get("values"), data.get("attributes")
+    if not isinstance(seen_values, list) or len(seen_values) != len(values):
+        return NO_VALUES
     made: list[Banked] = []
-    for value, seen in zip(values, data, strict=True):
+    for value, seen in zip(values, seen_values, strict=True):
         if not (isinstance(seen, list) and len(seen) == 2 and isinstance(seen[0], list)):
             continue
         classes = frozenset(name for name in seen[0] if isinstance(name, str))
         made.append(Banked(value.source, value.imports, classes, str(seen[1])))
-    return made
+    attributes = {
+        name: frozenset(n for n in names if isinstance(n, str))
+        for name, names in (seen_attributes.items() if isinstance(seen_attributes, dict) else ())
+        if isinstance(name, str) and isinstance(names, list)
+    }
+    return ExampleValues(offered(made), attributes, len(made))
 
 
 def offered(values: Iterable[Banked]) -> dict[str, tuple[Banked, ...]]:

@@ -9,6 +9,7 @@ import ast
 from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from catalog.evidence.bank import NO_VALUES, ExampleValues
 from catalog.evidence.candidates import (
     Candidate,
     Documented,
@@ -20,6 +21,7 @@ from catalog.evidence.candidates import (
 )
 from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
 from extractor.docstrings import parameter_types
+from extractor.helpers import rebinds
 from extractor.imports import bound_names, dotted_name, parameter_names
 
 if TYPE_CHECKING:
@@ -40,8 +42,11 @@ class Reaching:
     few that pass nothing on; the call graph is made on the first question (its answers are
     cached with the scan)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, values: ExampleValues = NO_VALUES) -> None:
         self.config = config
+        self.values = values
+        """What the package's examples make, whose classes a parameter without an annotation
+        may be known by (`_types`)."""
         self._graph: Any = None
         self._class_graph: Any = None
         self._made: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}
@@ -139,7 +144,10 @@ class Reaching:
         self, path: str, function: str, node: ast.FunctionDef | ast.AsyncFunctionDef
     ) -> Documented:
         """The classes the docstring of `function` (then of its class: a constructor's
-        arguments are often documented there) gives its parameters without an annotation."""
+        arguments are often documented there) gives its parameters without an annotation;
+        for one it does not document, the classes of the examples' values that have every
+        attribute the function reads of it (`input.dim()`, `input.shape`), where it never
+        rebinds it."""
         bare = {
             argument.arg
             for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
@@ -156,6 +164,12 @@ class Reaching:
                 for name, classes in parameter_types(_docstring(owner) or "").items():
                     if name in bare:
                         found.setdefault(name, classes)
+        if self.values.attributes:
+            # The instance of a method is made by its class, not chosen among values.
+            for name in sorted(bare - set(found) - {"self", "cls"}):
+                having = self.values.classes_having(_read_of(node, name))
+                if having and not rebinds(node, name):
+                    found[name] = having
         return tuple(found.items())
 
     def _examples(
@@ -410,6 +424,19 @@ def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> s
                 if isinstance(part, ast.Constant) and isinstance(part.value, str):
                     return part.value
     return None
+
+
+def _read_of(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> frozenset[str]:
+    """The public attributes the function (nested functions included) reads of `name`."""
+    return frozenset(
+        inner.attr
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Attribute)
+        and isinstance(inner.ctx, ast.Load)
+        and isinstance(inner.value, ast.Name)
+        and inner.value.id == name
+        and not inner.attr.startswith("_")
+    )
 
 
 def _is_method(qualified: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

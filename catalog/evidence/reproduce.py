@@ -44,15 +44,16 @@ from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
 from catalog.evidence.bank import (
+    NO_VALUES,
+    ExampleValues,
     harvest,
-    offered,
     probe_program,
     read_probe,
     read_result,
     read_search,
     search_program,
 )
-from catalog.evidence.candidates import MAX_CANDIDATES, Bank, Candidate, Search, candidates
+from catalog.evidence.candidates import MAX_CANDIDATES, Candidate, Search, candidates
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.reaching import Reaching
 from catalog.evidence.stored import FileBytes, dump_results, read_results
@@ -543,9 +544,9 @@ def reproduce(
         package = None
     pool = _Pool(import_root(config), import_root(config), package or None)
     try:
-        bank, banked = _bank(config, package, pool) if package else ({}, 0)
+        values = _values(config, package, pool) if package else NO_VALUES
         plans: list[tuple[Entry, list[SiteOutcome | _Job]]] = []
-        reaching = Reaching(config)
+        reaching = Reaching(config, values)
         for entry in entries:
             plan: list[SiteOutcome | _Job] = []
             for site in sites.get(entry.id, []):
@@ -558,7 +559,7 @@ def reproduce(
                         reaching.callers(site),
                         reaching.own_examples(site, module),
                         reaching.build,
-                        bank,
+                        values.by_class,
                         reaching.own_types(site),
                     )
                     plan.append(_Job(entry, site, module, site_file, found))
@@ -588,19 +589,18 @@ def reproduce(
             for item in plan
         )
         outcomes.append(EntryOutcome(entry.id, entry.name, done))
-    return ReproduceRun(tuple(outcomes), time.monotonic() - started, banked)
+    return ReproduceRun(tuple(outcomes), time.monotonic() - started, values.made)
 
 
-def _bank(config: Config, package: str, pool: _Pool) -> tuple[Bank, int]:
-    """The values the package's examples make, by class (`catalog.evidence.bank`), probed in one
-    child of a worker; and how many of them it made."""
-    values = harvest(config.package, package)
-    if not values:
-        return {}, 0
+def _values(config: Config, package: str, pool: _Pool) -> ExampleValues:
+    """The values the package's examples make (`catalog.evidence.bank`), probed in one child of
+    a worker."""
+    harvested = harvest(config.package, package)
+    if not harvested:
+        return NO_VALUES
     # Each value has a second; the probe as a whole, what they may take together.
-    _reply, written = _run_program(pool, probe_program(values), package, PROBE_TIMEOUT)
-    made = read_probe(values, written)
-    return offered(made), len(made)
+    _reply, written = _run_program(pool, probe_program(harvested), package, PROBE_TIMEOUT)
+    return read_probe(harvested, written)
 
 
 def _run_parallel(work: list[_Job], pool: _Pool, timeout: float, jobs: int) -> None:

@@ -65,6 +65,12 @@ def measure(grid) -> int:
     return len(grid.rows[0])
 
 
+def fold(grid) -> list[int]:
+    if grid.rank() == 1:
+        raise ValueError("cannot fold a flat grid")
+    return [sum(row) for row in grid.rows]
+
+
 class Plotter:
     def __init__(self, width: int = 3) -> None:
         self.width = width
@@ -140,13 +146,21 @@ def test_the_probe_names_classes_and_leaves_out_what_it_cannot_make(tmp_path: Pa
     work = tmp_path / "work"
     work.mkdir()
     made = read_probe(values, _run(probe_program(values), work, root))
-    assert [(value.source, sorted(value.classes)) for value in made] == [
-        ("Grid([5, 6, 7])", ["Grid"]),
-        ("atlas.grid.Grid([1], [2])", ["Grid"]),
-        ("int('3')", ["int"]),
+    assert made.made == 3
+    assert [v.source for v in made.by_class["Grid"]] == [
+        "Grid([5, 6, 7])",
+        "atlas.grid.Grid([1], [2])",
     ]
+    assert [v.source for v in made.by_class["int"]] == ["int('3')"]
+    # What the values have: a class is known by what a function reads of a parameter.
+    assert {"rank", "rows"} <= made.attributes["Grid"]
+    assert "bit_length" in made.attributes["int"]
+    assert made.classes_having({"rank", "rows"}) == ("Grid",)
+    assert made.classes_having({"rank", "real"}) == ()
+    assert made.classes_having(set()) == ()
     # What it wrote of another shape reads as nothing made.
-    assert read_probe(values, {"not": "a list"}) == []
+    assert read_probe(values, ["not", "a", "dict"]).made == 0
+    assert read_probe(values, {"values": [None]}).by_class == {}
 
 
 def test_offered_keeps_each_kind_first_then_each_profile_shortest_first() -> None:
@@ -223,6 +237,9 @@ def test_reproduce_passes_an_example_value_the_tests_hold_of(tmp_path: Path) -> 
     # A parameter without an annotation, documented as a `Grid`, gets the same values.
     (entry,) = [e for e in result["entries"] if e["name"].startswith("MeasureNeeds")]
     assert entry["call"] == "measure(Grid([1, 2], [3, 4]))", json.dumps(entry)
+    # Neither annotated nor documented: known as a `Grid` by what `fold` reads of it.
+    (entry,) = [e for e in result["entries"] if e["name"].startswith("CannotFoldFlat")]
+    assert entry["call"] == "fold(Grid([5, 6, 7]))", json.dumps(entry)
     # A method's tests read its instance, made as the call makes it.
     (entry,) = [e for e in result["entries"] if e["name"].startswith("GridNarrower")]
     assert entry["call"] == "Plotter().plot(Grid([1, 2], [3, 4]))", json.dumps(entry)
