@@ -21,10 +21,10 @@ conditions read (`extractor.calls.Caller.passes`): the conditions are renamed in
 parameters and the caller is called. Where no caller steers so, the shortest plain call of a
 caller that passes nothing on is the one candidate left.
 
-Where a parameter is of a class whose values the package's examples make (`Tensor`, read by
-`catalog.evidence.bank`), which tests of it hold (`input.dim() == 5`) nothing here can say:
-one more call stands for a `Search` a run makes among those values, in a child, before it
-calls what it found.
+Where a parameter is of a class whose values the package's examples make (`Tensor`, read
+by `catalog.evidence.example_values`), which tests of it hold (`input.dim() == 5`) nothing
+here can say: one more call stands for a `Search` a run makes among those values, in a
+child, before it calls what it found.
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ from catalog.evidence.doc_examples import ExampleCall, needed
 from extractor.expansion import as_passed, free_names, one_line, substituted
 
 if TYPE_CHECKING:
-    from catalog.evidence.bank import Banked
+    from catalog.evidence.example_values import ExampleValue
     from extractor.model import RaiseSite
 
-Bank = Mapping[str, Sequence["Banked"]]
-"""Class name -> values of it the package's examples make (`catalog.evidence.bank.offered`)."""
+ValuesByClass = Mapping[str, Sequence["ExampleValue"]]
+"""Class name -> values of it the package's examples make (`example_values.offered`)."""
 Documented = tuple[tuple[str, tuple[str, ...]], ...]
 """(parameter, the class names its docstring gives it as a type), for parameters without an
 annotation (`input (Tensor): ...`)."""
@@ -84,7 +84,7 @@ class Candidate:
     """Whether its values start from a docstring's example (`catalog.evidence.doc_examples`)."""
     search: Search | None = None
     """Set on a call standing for the calls that pass values of the package's examples
-    (`catalog.evidence.bank`): which of them meet the site's tests only a run can say, by
+    (`catalog.evidence.example_values`): which of them meet the site's tests only a run can say, by
     searching them (`Search`); the call itself is the first of them."""
 
     @property
@@ -563,11 +563,11 @@ def candidates(
     callers: Iterable[PublicCaller] = (),
     examples: Sequence[ExampleCall] = (),
     build: Builder | None = None,
-    bank: Bank | None = None,
+    example_values: ValuesByClass | None = None,
     types: Documented = (),
 ) -> list[Candidate]:
     """The calls to try for `site`, those starting from a docstring's example first, then
-    shortest first, then those passing values of `bank` (`Candidate.search`); raises
+    shortest first, then those passing values of `example_values` (`Candidate.search`); raises
     ValueError saying why there are none.
 
     `module` is the import name of the site's file; `examples` are the calls of the site's own
@@ -589,7 +589,7 @@ def candidates(
             _tests(site),
             examples=examples,
             build=build,
-            bank=bank,
+            example_values=example_values,
             types=types,
         )
     except ValueError as why:
@@ -617,7 +617,7 @@ def candidates(
                 caller.receiver,
                 caller.examples,
                 build,
-                bank,
+                example_values,
                 caller.types,
                 searched if instance else None,
             )
@@ -775,13 +775,13 @@ def _calls(
     receiver: Candidate | None = None,
     examples: Sequence[ExampleCall] = (),
     build: Builder | None = None,
-    bank: Bank | None = None,
+    example_values: ValuesByClass | None = None,
     types: Documented = (),
     searched: Sequence[ast.expr] | None = None,
 ) -> list[Candidate]:
     """The calls of `function` (of `module`, defined by `node`) under which none of
     `conditions` is known to be false: those starting from each of `examples` first, then
-    those of made-up values, shortest first, then those passing values of `bank`; ValueError
+    those of made-up values, shortest first, then those passing `example_values`; ValueError
     saying why there are none. With `receiver`, `function` is a method called on the instance
     it makes."""
     from_examples: list[Candidate] = []
@@ -797,7 +797,7 @@ def _calls(
             conditions,
             receiver,
             build=build,
-            bank=bank,
+            example_values=example_values,
             types=types,
             searched=searched,
         )
@@ -816,7 +816,7 @@ def _calls_from(
     receiver: Candidate | None = None,
     example: ExampleCall | None = None,
     build: Builder | None = None,
-    bank: Bank | None = None,
+    example_values: ValuesByClass | None = None,
     types: Documented = (),
     searched: Sequence[ast.expr] | None = None,
 ) -> list[Candidate]:
@@ -859,7 +859,11 @@ def _calls_from(
                 plain is _NO_VALUE
                 and parameter.name in named
                 # Values its documented class's examples make are what a search gives it.
-                and not (bank and example is None and any(bank.get(n) for n in documented))
+                and not (
+                    example_values
+                    and example is None
+                    and any(example_values.get(n) for n in documented)
+                )
             ):
                 raise ValueError(
                     f"no value for parameter `{parameter.name}` of `{function}` "
@@ -901,25 +905,25 @@ def _calls_from(
             built = {value.root for value in chosen.values() if isinstance(value, _Built)}
             needs = imports if into is found else ()
             into.setdefault(call, _candidate(module, callee, call, built, receiver, example, needs))
-    banked = (
-        _banked(
+    searching = (
+        _search_call(
             callee,
             by_name,
             choices,
             named if searched is None else {name for test in searched for name in free_names(test)},
             conditions if searched is None else searched,
-            bank,
+            example_values,
             module,
             receiver,
             dict(types),
             instance,
         )
-        if bank and example is None
+        if example_values and example is None
         else []
     )
     if not found:
-        if banked:
-            return banked
+        if searching:
+            return searching
         raise ValueError("no combination of values errcat tried meets the conditions")
     if example is not None:
         return list(found.values())
@@ -929,25 +933,25 @@ def _calls_from(
         (candidate for call, candidate in unbuilt.items() if call not in tried),
         key=lambda c: len(c.call),
     )
-    return ranked + spare[:1] + banked
+    return ranked + spare[:1] + searching
 
 
-def _banked(
+def _search_call(
     callee: str,
     by_name: Mapping[str, _Parameter],
     choices: Sequence[list[Any]],
     named: set[str],
     conditions: Sequence[ast.expr],
-    bank: Bank,
+    example_values: ValuesByClass,
     module: str,
     receiver: Candidate | None,
     types: Mapping[str, tuple[str, ...]],
     instance: str | None = None,
 ) -> list[Candidate]:
     """The call standing for a search (`Search`) where a parameter is annotated with a class of
-    which the package's examples make values (`bank`), or documented as one (`types`, for a
-    parameter without an annotation): a parameter a test reads chooses among them before its
-    other values (`_calls_from`'s); a parameter without a default that no test reads takes
+    which the package's examples make values (`example_values`), or known as one (`types`,
+    for a parameter without an annotation): a parameter a test reads chooses among them before
+    its other values (`_calls_from`'s); a parameter without a default that no test reads takes
     the first of them before its made-up value (a bare `Tensor()` or None, on which the
     function may fail before it gets to the raise); none where no parameter is such."""
     offers: dict[str, list[Any]] = {}
@@ -961,7 +965,7 @@ def _banked(
             if parameter.annotation is not None
             else types.get(parameter.name, ())
         )
-        found = [value for name in classes for value in bank.get(name, ())]
+        found = [value for name in classes for value in example_values.get(name, ())]
         if not found:
             continue
         written = list(dict.fromkeys(_Written(value.source) for value in found))
@@ -991,9 +995,9 @@ def _banked(
 @dataclass(frozen=True, eq=False)
 class Search:
     """Calls of one callee whose values for some parameters are values the package's examples
-    make (`catalog.evidence.bank`), which nothing here can judge: a run evaluates the tests on
-    them in a child, choosing values parameter by parameter (`bank.search_program`), and calls
-    what it found (`call`)."""
+    make (`catalog.evidence.example_values`), which nothing here can judge: a run evaluates
+    the tests on them in a child, choosing values parameter by parameter
+    (`example_values.search_program`), and calls what it found (`call`)."""
 
     module: str
     callee: str

@@ -9,7 +9,6 @@ import ast
 from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from catalog.evidence.bank import NO_VALUES, ExampleValues
 from catalog.evidence.candidates import (
     Candidate,
     Documented,
@@ -20,6 +19,7 @@ from catalog.evidence.candidates import (
     plain_argument,
 )
 from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
+from catalog.evidence.example_values import NO_VALUES, ExampleValues
 from extractor.docstrings import parameter_types
 from extractor.helpers import rebinds
 from extractor.imports import bound_names, dotted_name, parameter_names

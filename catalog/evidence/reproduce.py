@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
-from catalog.evidence.bank import (
+from catalog.evidence.candidates import MAX_CANDIDATES, Candidate, Search, candidates
+from catalog.evidence.example_values import (
     NO_VALUES,
     ExampleValues,
     harvest,
@@ -53,7 +54,6 @@ from catalog.evidence.bank import (
     read_search,
     search_program,
 )
-from catalog.evidence.candidates import MAX_CANDIDATES, Candidate, Search, candidates
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.reaching import Reaching
 from catalog.evidence.stored import FileBytes, dump_results, read_results
@@ -290,8 +290,8 @@ class EntryOutcome:
 class ReproduceRun:
     entries: tuple[EntryOutcome, ...]
     seconds: float = 0.0
-    banked: int = 0
-    """Values the package's docstring examples make that calls could pass (`bank.harvest`)."""
+    made: int = 0
+    """Values the package's docstring examples make that calls could pass (`example_values`)."""
 
     def counts(self) -> dict[str, int]:
         counts = {"reproduced": 0, "failed": 0, "no candidate": 0}
@@ -425,7 +425,7 @@ def _run_program(
     pool: _Pool, program: str, module: str, timeout: float
 ) -> tuple[dict[str, Any], object]:
     """Run `program` in a confined child of a worker that imported `module` first; its reply,
-    and what it wrote to `bank.RESULT_FILE` in its working folder (None if nothing)."""
+    and what it wrote to `example_values.RESULT_FILE` in its working folder (None if nothing)."""
     workdir = tempfile.mkdtemp(prefix="errcat-reproduce-")
     try:
         worker = pool.take()
@@ -459,7 +459,8 @@ def _run_job(job: _Job, pool: _Pool, timeout: float) -> None:
 
 def _found(job: _Job, pool: _Pool, timeout: float, search: Search) -> list[Candidate]:
     """The calls a search in a child found to meet every test of the site
-    (`bank.search_program`), shortest first; failing those, one under which no test failed."""
+    (`example_values.search_program`), shortest first; failing those, one under which no test
+    failed."""
     program = search_program(
         job.module,
         search.needs(),
@@ -593,8 +594,8 @@ def reproduce(
 
 
 def _values(config: Config, package: str, pool: _Pool) -> ExampleValues:
-    """The values the package's examples make (`catalog.evidence.bank`), probed in one child of
-    a worker."""
+    """The values the package's examples make (`catalog.evidence.example_values`), probed in
+    one child of a worker."""
     harvested = harvest(config.package, package)
     if not harvested:
         return NO_VALUES

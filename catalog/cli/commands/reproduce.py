@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             "entries": [entry.as_dict() for entry in result.entries],
             "counts": counts,
             "seconds": round(result.seconds, 3),
-            "example_values": result.banked,
+            "example_values": result.made,
             "tests": None if suite is None else suite.as_dict(),
         }
         json.dump(payload, sys.stdout, indent=2)
@@ -130,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{entry.entry_id} {entry.name}: reproduced by {call}")
             else:
                 print(f"{entry.entry_id} {entry.name}: not reproduced ({_one_line(entry.why)})")
-        if result.banked:
-            print(f"{result.banked} values made as the package's docstring examples make them")
+        if result.made:
+            print(f"{result.made} values made as the package's docstring examples make them")
         print(summary)
         if suite is not None:
             print(_suite_line(suite))

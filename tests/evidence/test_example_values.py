@@ -1,6 +1,7 @@
-"""Values the package's docstring examples make (`catalog.evidence.bank`): read from `>>>` lines,
-made once in a child, offered to parameters annotated with their class, and the calls passing
-them tried only where a child found the site's tests to hold of them."""
+"""Values the package's docstring examples make (`catalog.evidence.example_values`): read from
+`>>>` lines, made once in a child, offered to parameters annotated with (or documented as, or
+read like) their class, and the calls passing them tried where a child found the site's tests
+to hold of them."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pathlib import Path
 
 from helpers import errcat_output, package_project, write_files
 
-from catalog.evidence.bank import (
+from catalog.evidence.example_values import (
     PER_CLASS,
     RESULT_FILE,
-    Banked,
+    ExampleValue,
     harvest,
     offered,
     probe_program,
@@ -138,10 +139,10 @@ def _run(program: str, folder: Path, path: Path) -> object:
 def test_the_probe_names_classes_and_leaves_out_what_it_cannot_make(tmp_path: Path) -> None:
     root = _atlas(tmp_path / "project")
     values = [
-        Banked("Grid([5, 6, 7])", ("from atlas.grid import Grid",)),
-        Banked("Grid(*1)", ("from atlas.grid import Grid",)),
-        Banked("atlas.grid.Grid([1], [2])", ("import atlas",)),
-        Banked("int('3')", ()),
+        ExampleValue("Grid([5, 6, 7])", ("from atlas.grid import Grid",)),
+        ExampleValue("Grid(*1)", ("from atlas.grid import Grid",)),
+        ExampleValue("atlas.grid.Grid([1], [2])", ("import atlas",)),
+        ExampleValue("int('3')", ()),
     ]
     work = tmp_path / "work"
     work.mkdir()
@@ -164,8 +165,8 @@ def test_the_probe_names_classes_and_leaves_out_what_it_cannot_make(tmp_path: Pa
 
 
 def test_offered_keeps_each_kind_first_then_each_profile_shortest_first() -> None:
-    def value(source: str, kind: str, shape: str, *classes: str) -> Banked:
-        return Banked(source, classes=frozenset(classes), profile=f"{kind}|{shape}")
+    def value(source: str, kind: str, shape: str, *classes: str) -> ExampleValue:
+        return ExampleValue(source, classes=frozenset(classes), profile=f"{kind}|{shape}")
 
     values = [
         value("T(1, 2)", "2|f", "(1, 2)", "T", "Base"),
@@ -181,7 +182,7 @@ def test_offered_keeps_each_kind_first_then_each_profile_shortest_first() -> Non
     assert [v.source for v in by_class["Base"]] == ["T(1, 2)", "T(3, 4)"]
     assert len(by_class["U"]) == PER_CLASS
     # Values with no shape, dtype or layout are told apart by their source.
-    plain = [Banked(f"G({i})", classes=frozenset({"G"})) for i in range(3)]
+    plain = [ExampleValue(f"G({i})", classes=frozenset({"G"})) for i in range(3)]
     assert [v.source for v in offered(plain)["G"]] == ["G(0)", "G(1)", "G(2)"]
 
 

@@ -1,6 +1,6 @@
 """Values the package's own docstring examples make (`>>> x = torch.randn(2, 3)`), offered by
-`errcat reproduce` to parameters annotated with their class where a test reads what the value
-holds (`input.dim() == 5`), which no made-up value answers: `Tensor()` is empty and 1-D.
+`errcat reproduce` to parameters of their class where a test reads what the value holds
+(`input.dim() == 5`), which no made-up value answers: `Tensor()` is empty and 1-D.
 
 Three steps, the last two in confined children of the reproduce worker (the package's code
 runs nowhere else):
@@ -9,9 +9,10 @@ runs nowhere else):
    a call to one name whose free names are the package, its subpackages, or names the file's
    examples import from the package, kept with those imports;
 2. `probe_program` evaluates each one once, within a time limit, and records the class names
-   of what it made (`Tensor`, its bases) and a profile telling two values of one class apart
-   (shape, dtype, layout where the value has them); `offered` keeps a few values per class,
-   shortest first, one per profile;
+   of what it made (`Tensor`, its bases), a profile telling two values of one class apart
+   (rank, dtype, layout and shape where the value has them) and the public attributes of
+   each class made (so that a parameter without an annotation is known by what its function
+   reads of it: `catalog.evidence.reaching`); `offered` keeps a few values per class;
 3. `search_program` chooses among those values (and the made-up ones), parameter by
    parameter, so that the tests that must hold for the raise hold (in the raising module's
    names, the parameters bound to the values chosen): `errcat reproduce` then tries the calls
@@ -41,7 +42,7 @@ _EXAMPLE_LINE = re.compile(r"^[ \t]*>>>[ \t]?(.*?)[ \t]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
-class Banked:
+class ExampleValue:
     """One value an example makes."""
 
     source: str
@@ -60,7 +61,7 @@ class Banked:
         return self.profile.rpartition("|")[0]
 
 
-def harvest(package_dir: Path, package: str) -> list[Banked]:
+def harvest(package_dir: Path, package: str) -> list[ExampleValue]:
     """The values the examples in `package_dir`'s modules assign to a name, shortest first."""
     root = package.split(".")[0]
     submodules = {
@@ -68,7 +69,7 @@ def harvest(package_dir: Path, package: str) -> list[Banked]:
         for child in package_dir.iterdir()
         if (child.suffix == ".py" and child.stem != "__init__") or (child / "__init__.py").is_file()
     }
-    found: dict[str, Banked] = {}
+    found: dict[str, ExampleValue] = {}
     for path in sorted(package_dir.rglob("*.py")):
         try:
             text = path.read_text(encoding="utf-8")
@@ -76,13 +77,15 @@ def harvest(package_dir: Path, package: str) -> list[Banked]:
             continue
         if ">>>" not in text:
             continue
-        for banked in _file_values(text, package, root, submodules):
-            found.setdefault(banked.source, banked)
+        for value in _file_values(text, package, root, submodules):
+            found.setdefault(value.source, value)
     ordered = sorted(found.values(), key=lambda b: (len(b.source), b.source))
     return ordered[:MAX_HARVESTED]
 
 
-def _file_values(text: str, package: str, root: str, submodules: set[str]) -> Iterable[Banked]:
+def _file_values(
+    text: str, package: str, root: str, submodules: set[str]
+) -> Iterable[ExampleValue]:
     # What the file's examples import from the package, by the name they bind.
     imported: dict[str, str] = {root: f"import {root}"}
     imported.update({name: f"from {package} import {name}" for name in submodules})
@@ -113,7 +116,7 @@ def _file_values(text: str, package: str, root: str, submodules: set[str]) -> It
         if source is None or "\n" in source:
             continue
         imports = tuple(sorted({imported[name] for name in names}))
-        yield Banked(source, imports)
+        yield ExampleValue(source, imports)
 
 
 def _note_import(statement: ast.Import | ast.ImportFrom, root: str, into: dict[str, str]) -> None:
@@ -137,7 +140,7 @@ def _note_import(statement: ast.Import | ast.ImportFrom, root: str, into: dict[s
             into[alias.name.split(".")[0]] = f"import {alias.name}"
 
 
-def probe_program(values: Sequence[Banked], seconds: float = 1.0) -> str:
+def probe_program(values: Sequence[ExampleValue], seconds: float = 1.0) -> str:
     """A program that evaluates each value (each within `seconds`) and writes to `RESULT_FILE`
     (`values`) its class names and profile in order, or null where it failed, and
     (`attributes`) for each class of the values made, the public attributes of the first."""
@@ -174,9 +177,10 @@ for source, imports in {values}:
             exec(line, space)
         value = eval(source, space)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        found.append([[c.__name__ for c in type(value).__mro__ if c is not object], _profile(value)])
-        if type(value).__name__ not in attributes:
-            attributes[type(value).__name__] = [n for n in dir(value) if not n.startswith("_")]
+        kind = type(value)
+        found.append([[c.__name__ for c in kind.__mro__ if c is not object], _profile(value)])
+        if kind.__name__ not in attributes:
+            attributes[kind.__name__] = [n for n in dir(value) if not n.startswith("_")]
     except BaseException:
         signal.setitimer(signal.ITIMER_REAL, 0)
         found.append(None)
@@ -189,7 +193,7 @@ with open({result}, "w") as handle:
 class ExampleValues:
     """The values a run offers (`offered`), and what the probe saw the values' classes have."""
 
-    by_class: Mapping[str, tuple[Banked, ...]]
+    by_class: Mapping[str, tuple[ExampleValue, ...]]
     attributes: Mapping[str, frozenset[str]]
     """The class of a value made -> the public attributes of the first such value."""
     made: int = 0
@@ -208,7 +212,7 @@ class ExampleValues:
 NO_VALUES = ExampleValues({}, {})
 
 
-def read_probe(values: Sequence[Banked], data: object) -> ExampleValues:
+def read_probe(values: Sequence[ExampleValue], data: object) -> ExampleValues:
     """`values` with what the probe wrote of each (`probe_program`), offered by class; those
     it could not make are left out. Data of any other shape gives none."""
     if not isinstance(data, dict):
@@ -216,12 +220,12 @@ def read_probe(values: Sequence[Banked], data: object) -> ExampleValues:
     seen_values, seen_attributes = data.get("values"), data.get("attributes")
     if not isinstance(seen_values, list) or len(seen_values) != len(values):
         return NO_VALUES
-    made: list[Banked] = []
+    made: list[ExampleValue] = []
     for value, seen in zip(values, seen_values, strict=True):
         if not (isinstance(seen, list) and len(seen) == 2 and isinstance(seen[0], list)):
             continue
         classes = frozenset(name for name in seen[0] if isinstance(name, str))
-        made.append(Banked(value.source, value.imports, classes, str(seen[1])))
+        made.append(ExampleValue(value.source, value.imports, classes, str(seen[1])))
     attributes = {
         name: frozenset(n for n in names if isinstance(n, str))
         for name, names in (seen_attributes.items() if isinstance(seen_attributes, dict) else ())
@@ -230,15 +234,15 @@ def read_probe(values: Sequence[Banked], data: object) -> ExampleValues:
     return ExampleValues(offered(made), attributes, len(made))
 
 
-def offered(values: Iterable[Banked]) -> dict[str, tuple[Banked, ...]]:
+def offered(values: Iterable[ExampleValue]) -> dict[str, tuple[ExampleValue, ...]]:
     """For each class name, the values to offer a parameter annotated with it: up to
     `PER_CLASS`, the shortest of each kind first (a test of the rank or the dtype finds one
     that meets it), then the shortest of each other profile."""
     ordered = sorted(values, key=lambda v: (len(v.source), v.source))
-    by_class: dict[str, list[Banked]] = {}
+    by_class: dict[str, list[ExampleValue]] = {}
     for with_shape in (False, True):
 
-        def key(value: Banked, with_shape: bool = with_shape) -> str:
+        def key(value: ExampleValue, with_shape: bool = with_shape) -> str:
             # A value with none of them is told apart by its source.
             if not value.profile:
                 return value.source
