@@ -273,7 +273,8 @@ def search_program(
     under which none failed but some could not be judged (`unjudged`).
 
     A test is judged as soon as the parameters it reads have values, so a value that fails it
-    is dropped before the parameters after it are tried; a test that raises is not judged.
+    is dropped before the parameters after it are tried; a test that raises is not judged, and
+    one reading a name nothing binds here (a local of the function) is left out.
     Names a test reads besides the parameters are `site_module`'s. Values are made afresh for
     each choice, a second each at most; the search stops after `seconds` (keep it under the
     run's time limit, which kills the program before it writes anything)."""
@@ -327,6 +328,10 @@ def judge(codes, space):
         try:
             signal.setitimer(signal.ITIMER_REAL, 1.0)
             ok = bool(eval(code, space))
+        except NameError:
+            # It reads a local of the function, which no value chosen here binds: it is
+            # judged neither way, and the others decide.
+            continue
         except BaseException:
             verdict = None
             continue

@@ -217,6 +217,9 @@ def test_the_search_chooses_values_the_tests_hold_of(tmp_path: Path) -> None:
     assert (held, unjudged) == ([], [[0]])
     held, unjudged = _search(root, work, [("grid", grids)], ["grid.missing()", "grid.rank() != 2"])
     assert (held, unjudged) == ([], [[1]])
+    # A test reading a local of the function, which the search cannot bind, is left out.
+    held, _ = _search(root, work, [("grid", grids)], ["grid.rank() != 2", "total > 3"])
+    assert held == [[1], [3]]
     # What it wrote of another shape reads as nothing found.
     assert read_search(["not", "a", "dict"]) == ([], [])
 
