@@ -367,6 +367,8 @@ def _pools(
     """Values worth trying for each parameter the conditions name, in order of first reading."""
     names = set(parameters)
     pools: dict[str, list[Any]] = {}
+    # Items a test reads of a parameter (`betas[1]`): a shorter sequence never gets there.
+    items: dict[str, int] = {}
 
     def add(name: str, *values: Any) -> None:
         pool = pools.setdefault(name, [])
@@ -389,6 +391,16 @@ def _pools(
                             continue
                         if isinstance(side, ast.Name) and side.id in names:
                             add(side.id, *_around(constant))
+                        item = _item_of(side, names)
+                        if item is not None:
+                            # The default with that item changed: the other items stay
+                            # what the function expects of them.
+                            name, index = item
+                            if index >= 0:
+                                items[name] = max(items.get(name, 0), index + 1)
+                            default = parameters[name].default
+                            base = None if default is None else _literal(default)
+                            add(name, *_with_item(base, index, _around(constant)))
                         sized = _len_of(side, names)
                         if sized is not None and isinstance(constant, int):
                             annotation = parameters[sized].annotation
@@ -414,6 +426,10 @@ def _pools(
     for name, pool in pools.items():
         parameter = parameters[name]
         add(name, _plain_value(parameter.annotation))
+        if name in items:
+            pool[:] = [
+                v for v in pool if not (isinstance(v, tuple | list) and len(v) < items[name])
+            ]
         if parameter.default is not None:
             pool.insert(0, _SKIP)
     return pools
@@ -449,9 +465,42 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
 }
 
 
+def _item_of(node: ast.expr, names: set[str]) -> tuple[str, int] | None:
+    """(parameter, index) for `p[k]` of a parameter and a constant int (`betas[0]`)."""
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in names
+        and isinstance(node.slice, ast.Constant)
+        and type(node.slice.value) is int
+    ):
+        return node.value.id, node.slice.value
+    return None
+
+
+def _with_item(base: Any, index: int, items: Sequence[Any]) -> list[Any]:
+    """`base` (a tuple or list default, `(0.9, 0.999)`) with its item at `index` replaced by
+    each of `items`: what a test of `p[k]` against a constant asks of `p`."""
+    if not isinstance(base, tuple | list) or not -len(base) <= index < len(base):
+        return []
+    found: list[Any] = []
+    for item in items:
+        changed = list(base)
+        changed[index] = item
+        found.append(type(base)(changed))
+    return found
+
+
 def _value(node: ast.expr, env: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.Name):
         return env.get(node.id, _NO_VALUE)
+    item = _item_of(node, set(env))
+    if item is not None:
+        value = env[item[0]]
+        try:
+            return value[item[1]] if isinstance(value, tuple | list) else _NO_VALUE
+        except IndexError:
+            return _NO_VALUE
     sized = _len_of(node, set(env))
     if sized is not None:
         value = env[sized]
@@ -979,7 +1028,8 @@ def _search_call(
         callee,
         tuple(by_name.values()),
         tuple(
-            tuple(offers.get(name, choice)) for name, choice in zip(by_name, choices, strict=True)
+            tuple(offers[name]) if name in offers else _unbuilt(choice)
+            for name, choice in zip(by_name, choices, strict=True)
         ),
         tuple(ast.unparse(condition) for condition in conditions),
         tuple(imports.items()),
@@ -990,6 +1040,19 @@ def _search_call(
     )
     first = search.call([0] * len(search.options()))
     return [] if first is None else [replace(first, search=search)]
+
+
+def _unbuilt(choice: Sequence[Any]) -> tuple[Any, ...]:
+    """A parameter's values for a search, with None for a class built bare: the calls before
+    it tried that class already (`Tensor()`, an alias such as `ParamsT()` that cannot be
+    called), and a search is about the values the examples make."""
+    found: list[Any] = []
+    for value in choice:
+        value = None if isinstance(value, _Built) else value
+        # Values may be lists: compared as the pools compare them.
+        if not any(type(v) is type(value) and repr(v) == repr(value) for v in found):
+            found.append(value)
+    return tuple(found)
 
 
 @dataclass(frozen=True, eq=False)

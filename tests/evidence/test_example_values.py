@@ -11,8 +11,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from helpers import errcat_output, package_project, write_files
+from helpers import errcat_output, guarded_site, package_project, write_files
 
+from catalog.evidence.candidates import candidates
 from catalog.evidence.example_values import (
     PER_CLASS,
     RESULT_FILE,
@@ -257,3 +258,20 @@ def test_a_package_without_examples_offers_nothing(tmp_path: Path) -> None:
         tmp_path, "plain", {"plain/__init__.py": textwrap.dedent(SOLVE).replace("atlas", "plain")}
     )
     assert harvest(root / "plain", "plain") == []
+
+
+def test_a_search_passes_none_where_the_calls_before_it_built_a_class_bare() -> None:
+    # `ParamsT` may be an alias that cannot be called: the plain calls tried `ParamsT()`.
+    site = guarded_site("def f(params: ParamsT, grid: Grid):", "grid.rank() == 1")
+    grids = {"Grid": (ExampleValue("Grid([5])", ("from pkg import Grid",)),)}
+    found = candidates(site, "pkg.m", example_values=grids)
+    assert [c.call for c in found if not c.search] == [
+        "f(ParamsT(), Grid())",
+        "f(None, None)",
+    ]
+    (search,) = [c.search for c in found if c.search]
+    assert search.options() == [("params", ["None"]), ("grid", ["Grid([5])", None])]
+    made = search.call([0, 0])
+    assert made is not None
+    assert made.call == "f(None, Grid([5]))"
+    assert made.program.splitlines()[:2] == ["from pkg import Grid", "from pkg.m import f"]

@@ -428,6 +428,9 @@ def test_a_broken_results_file_reads_as_empty(tmp_path: Path) -> None:
         ("def f(a: int, b: int):", ["a < 0 or b > 3"], "f(0, 4)"),
         # No test reads `x`, and nothing gives it a value: None.
         ("def f(x, n: int):", ["n > 2"], "f(None, 3)"),
+        # A test of an item: the default with that item changed, the others kept.
+        ("def f(betas=(0.9, 0.999)):", ["not 0.0 <= betas[0] < 1.0"], "f((1.0, 0.999))"),
+        ("def f(betas=(0.9, 0.999)):", ["not 0.0 <= betas[1] < 1.0"], "f((0.9, 1.0))"),
     ],
 )
 def test_candidates_satisfy_the_conditions(
