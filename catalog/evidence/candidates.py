@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 ValuesByClass = Mapping[str, Sequence["ExampleValue"]]
 """Class name -> values of it the package's examples make (`example_values.offered`)."""
 Documented = tuple[tuple[str, tuple[str, ...]], ...]
-"""(parameter, the class names its docstring gives it as a type), for parameters without an
-annotation (`input (Tensor): ...`)."""
+"""(parameter, the class names it is known as), for parameters without an annotation: from
+the docstring (`input (Tensor): ...`) or from what the function reads of it."""
 
 MAX_CANDIDATES = 3
 """Calls tried per site, shortest first; the first that reproduces ends the site."""
@@ -375,8 +375,7 @@ def _pools(
         for value in values:
             if value is _NO_VALUE:
                 continue
-            # Compare by type and repr: 1 == 1.0 == True must stay three values.
-            if not any(type(v) is type(value) and repr(v) == repr(value) for v in pool):
+            if not _holds(pool, value):
                 pool.append(value)
 
     for condition in conditions:
@@ -603,7 +602,8 @@ class PublicCaller:
     """Whether `receiver` was made so that a test of the instance holds (`instance_tests`):
     the call is worth trying even where no test reads the method's arguments."""
     types: Documented = ()
-    """The classes its docstring says its parameters are (`docstrings.parameter_types`)."""
+    """The classes its parameters without an annotation are known as: what its docstring says
+    (`docstrings.parameter_types`), or what it reads of them (`reaching.Reaching._types`)."""
 
 
 def candidates(
@@ -1042,6 +1042,12 @@ def _search_call(
     return [] if first is None else [replace(first, search=search)]
 
 
+def _holds(pool: Sequence[Any], value: Any) -> bool:
+    """Whether `pool` has `value` already, by type and repr: 1 == 1.0 == True must stay three
+    values, and values may be lists, which do not hash."""
+    return any(type(v) is type(value) and repr(v) == repr(value) for v in pool)
+
+
 def _unbuilt(choice: Sequence[Any]) -> tuple[Any, ...]:
     """A parameter's values for a search, with None for a class built bare: the calls before
     it tried that class already (`Tensor()`, an alias such as `ParamsT()` that cannot be
@@ -1049,8 +1055,7 @@ def _unbuilt(choice: Sequence[Any]) -> tuple[Any, ...]:
     found: list[Any] = []
     for value in choice:
         value = None if isinstance(value, _Built) else value
-        # Values may be lists: compared as the pools compare them.
-        if not any(type(v) is type(value) and repr(v) == repr(value) for v in found):
+        if not _holds(found, value):
             found.append(value)
     return tuple(found)
 
@@ -1096,6 +1101,7 @@ class Search:
             listed.append((parameter.name, sources))
         return listed
 
+    @property
     def needs(self) -> tuple[str, ...]:
         """The imports every example value, and the instance, need."""
         made = self.receiver.needs if self.instance and self.receiver else ()

@@ -142,8 +142,8 @@ def _note_import(statement: ast.Import | ast.ImportFrom, root: str, into: dict[s
 
 def probe_program(values: Sequence[ExampleValue], seconds: float = 1.0) -> str:
     """A program that evaluates each value (each within `seconds`) and writes to `RESULT_FILE`
-    (`values`) its class names and profile in order, or null where it failed, and
-    (`attributes`) for each class of the values made, the public attributes of the first."""
+    a JSON line for each one it made: its `index`, `classes` (its class's name first) and
+    `profile`, and for the first value of each class, that class's public `attributes`."""
     listed = [[value.source, list(value.imports)] for value in values]
     return _PROBE.format(values=repr(listed), seconds=seconds, result=repr(RESULT_FILE))
 
@@ -167,25 +167,32 @@ def _profile(value):
     return "|".join(seen) if any(seen) else ""
 
 signal.signal(signal.SIGALRM, _late)
-found = []
-attributes = {{}}
-for source, imports in {values}:
-    try:
-        signal.setitimer(signal.ITIMER_REAL, {seconds})
-        space = {{}}
-        for line in imports:
-            exec(line, space)
-        value = eval(source, space)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        kind = type(value)
-        found.append([[c.__name__ for c in kind.__mro__ if c is not object], _profile(value)])
-        if kind.__name__ not in attributes:
-            attributes[kind.__name__] = [n for n in dir(value) if not n.startswith("_")]
-    except BaseException:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        found.append(None)
+seen = set()
+# A line per value made, written as it is made: a value that kills the child loses only
+# itself and those after it.
 with open({result}, "w") as handle:
-    json.dump({{"values": found, "attributes": attributes}}, handle)
+    for index, (source, imports) in enumerate({values}):
+        try:
+            signal.setitimer(signal.ITIMER_REAL, {seconds})
+            space = {{}}
+            for line in imports:
+                exec(line, space)
+            value = eval(source, space)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            kind = type(value)
+            made = {{
+                "index": index,
+                "classes": [c.__name__ for c in kind.__mro__ if c is not object],
+                "profile": _profile(value),
+            }}
+            if kind.__name__ not in seen:
+                seen.add(kind.__name__)
+                made["attributes"] = [n for n in dir(value) if not n.startswith("_")]
+        except BaseException:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            continue
+        handle.write(json.dumps(made) + "\\n")
+        handle.flush()
 """
 
 
@@ -212,25 +219,32 @@ class ExampleValues:
 NO_VALUES = ExampleValues({}, {})
 
 
-def read_probe(values: Sequence[ExampleValue], data: object) -> ExampleValues:
-    """`values` with what the probe wrote of each (`probe_program`), offered by class; those
-    it could not make are left out. Data of any other shape gives none."""
-    if not isinstance(data, dict):
-        return NO_VALUES
-    seen_values, seen_attributes = data.get("values"), data.get("attributes")
-    if not isinstance(seen_values, list) or len(seen_values) != len(values):
-        return NO_VALUES
+def read_probe(values: Sequence[ExampleValue], written: str | None) -> ExampleValues:
+    """`values` with what the probe wrote of each (`probe_program`: a JSON line per value it
+    made), offered by class; those it did not make are left out, and so is a line of any
+    other shape (the last one, cut short by the child's end, among them)."""
     made: list[ExampleValue] = []
-    for value, seen in zip(values, seen_values, strict=True):
-        if not (isinstance(seen, list) and len(seen) == 2 and isinstance(seen[0], list)):
+    attributes: dict[str, frozenset[str]] = {}
+    for line in (written or "").splitlines():
+        try:
+            seen = json.loads(line)
+        except ValueError:
             continue
-        classes = frozenset(name for name in seen[0] if isinstance(name, str))
-        made.append(ExampleValue(value.source, value.imports, classes, str(seen[1])))
-    attributes = {
-        name: frozenset(n for n in names if isinstance(n, str))
-        for name, names in (seen_attributes.items() if isinstance(seen_attributes, dict) else ())
-        if isinstance(name, str) and isinstance(names, list)
-    }
+        if not isinstance(seen, dict):
+            continue
+        index, classes = seen.get("index"), seen.get("classes")
+        if type(index) is not int or not 0 <= index < len(values) or not isinstance(classes, list):
+            continue
+        names = [name for name in classes if isinstance(name, str)]
+        value = values[index]
+        made.append(
+            ExampleValue(
+                value.source, value.imports, frozenset(names), str(seen.get("profile", ""))
+            )
+        )
+        listed = seen.get("attributes")
+        if names and isinstance(listed, list):
+            attributes[names[0]] = frozenset(n for n in listed if isinstance(n, str))
     return ExampleValues(offered(made), attributes, len(made))
 
 
@@ -381,17 +395,21 @@ finally:
 """
 
 
-def read_result(folder: Path) -> object:
-    """What a probe or check program wrote in `folder`; None when it wrote nothing readable."""
+def read_result(folder: Path) -> str | None:
+    """What a probe or search program wrote in `folder`; None when it wrote nothing."""
     try:
-        return json.loads((folder / RESULT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return (folder / RESULT_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
         return None
 
 
-def read_search(data: object) -> tuple[list[list[int]], list[list[int]]]:
+def read_search(written: str | None) -> tuple[list[list[int]], list[list[int]]]:
     """The choices a search program wrote: (held, unjudged); none where it wrote nothing
     readable (a search cut short by the time limit writes what it had found)."""
+    try:
+        data = json.loads(written or "")
+    except ValueError:
+        return [], []
     if not isinstance(data, dict):
         return [], []
 

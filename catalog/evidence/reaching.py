@@ -132,7 +132,8 @@ class Reaching:
         return self._examples(site.path, site.function, module, parameter_names(node))
 
     def own_types(self, site: RaiseSite) -> Documented:
-        """What the docstrings of the site's own function (and class) say its parameters are."""
+        """The classes the site's own function's parameters without an annotation are known as
+        (`_types`)."""
         if site.function is None:
             return ()
         node = self._named(site.path, site.function)

@@ -72,9 +72,9 @@ PRELOAD_ENV = "ERRCAT_REPRODUCE_PRELOAD"
 """`<module><os.pathsep><folder>`: the package a worker imports once before it forks children
 for calls, and the temporary folder that import runs in."""
 OUTPUT_CHARS = 300
+"""Characters of the exception line kept in the results file."""
 PROBE_TIMEOUT = 120.0
 """Seconds the child making the values of the package's examples may take in all."""
-"""Characters of the exception line kept in the results file."""
 
 # ---------------------------------------------------------------------------------------------
 # Running calls: worker processes that fork a confined child per call.
@@ -423,7 +423,7 @@ class _Pool:
 
 def _run_program(
     pool: _Pool, program: str, module: str, timeout: float
-) -> tuple[dict[str, Any], object]:
+) -> tuple[dict[str, Any], str | None]:
     """Run `program` in a confined child of a worker that imported `module` first; its reply,
     and what it wrote to `example_values.RESULT_FILE` in its working folder (None if nothing)."""
     workdir = tempfile.mkdtemp(prefix="errcat-reproduce-")
@@ -463,7 +463,7 @@ def _found(job: _Job, pool: _Pool, timeout: float, search: Search) -> list[Candi
     failed."""
     program = search_program(
         job.module,
-        search.needs(),
+        search.needs,
         search.options(),
         search.tests,
         MAX_CANDIDATES,
