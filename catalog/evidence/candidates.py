@@ -885,6 +885,7 @@ def _calls_from(
         instance = parameters[0].name
         parameters = parameters[1:]
     by_name = {p.name: p for p in parameters if p.kind not in ("varargs", "varkw")}
+    known = dict(types)
     written = {} if example is None else _written(example, parameters)
     if example is not None and not written:
         raise ValueError("the example's arguments do not fit the parameters")
@@ -903,7 +904,7 @@ def _calls_from(
             choices.append([_SKIP])
         else:
             plain = _plain_value(parameter.annotation)
-            documented = dict(types).get(parameter.name, ())
+            documented = known.get(parameter.name, ())
             if (
                 plain is _NO_VALUE
                 and parameter.name in named
@@ -964,7 +965,7 @@ def _calls_from(
             example_values,
             module,
             receiver,
-            dict(types),
+            known,
             instance,
         )
         if example_values and example is None

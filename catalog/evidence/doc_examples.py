@@ -18,6 +18,7 @@ import builtins
 import doctest
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from extractor.expansion import free_names
 from extractor.imports import bound_names
@@ -28,6 +29,16 @@ MAX_EXAMPLES = 2
 """Calls read per docstring, first first."""
 
 _BUILTINS = frozenset(dir(builtins))
+
+
+def package_submodules(package_dir: Path) -> frozenset[str]:
+    """The names of the package's modules and subpackages: what an example may import from it
+    (`from torch import nn`)."""
+    return frozenset(
+        child.stem
+        for child in package_dir.iterdir()
+        if (child.suffix == ".py" and child.stem != "__init__") or (child / "__init__.py").is_file()
+    )
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from catalog.evidence.doc_examples import package_submodules
 from extractor.expansion import free_names
 
 MAX_HARVESTED = 600
@@ -64,11 +65,7 @@ class ExampleValue:
 def harvest(package_dir: Path, package: str) -> list[ExampleValue]:
     """The values the examples in `package_dir`'s modules assign to a name, shortest first."""
     root = package.split(".")[0]
-    submodules = {
-        child.stem
-        for child in package_dir.iterdir()
-        if (child.suffix == ".py" and child.stem != "__init__") or (child / "__init__.py").is_file()
-    }
+    submodules = package_submodules(package_dir)
     found: dict[str, ExampleValue] = {}
     for path in sorted(package_dir.rglob("*.py")):
         try:
@@ -84,7 +81,7 @@ def harvest(package_dir: Path, package: str) -> list[ExampleValue]:
 
 
 def _file_values(
-    text: str, package: str, root: str, submodules: set[str]
+    text: str, package: str, root: str, submodules: frozenset[str]
 ) -> Iterable[ExampleValue]:
     # What the file's examples import from the package, by the name they bind.
     imported: dict[str, str] = {root: f"import {root}"}

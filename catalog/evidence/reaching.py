@@ -18,7 +18,12 @@ from catalog.evidence.candidates import (
     method_caller,
     plain_argument,
 )
-from catalog.evidence.doc_examples import MAX_EXAMPLES, ExampleCall, example_calls
+from catalog.evidence.doc_examples import (
+    MAX_EXAMPLES,
+    ExampleCall,
+    example_calls,
+    package_submodules,
+)
 from catalog.evidence.example_values import NO_VALUES, ExampleValues
 from extractor.docstrings import parameter_types
 from extractor.helpers import rebinds
@@ -188,12 +193,7 @@ class Reaching:
             docstrings.append(self._named(path, ".".join(parts[:-1])))
         if self._package is None:
             self._package = package_name(self.config)
-            self._submodules = frozenset(
-                child.stem
-                for child in self.config.package.iterdir()
-                if (child.suffix == ".py" and child.stem != "__init__")
-                or (child / "__init__.py").is_file()
-            )
+            self._submodules = package_submodules(self.config.package)
         names = self._top_level(path)
         found: list[ExampleCall] = []
         for node in docstrings:

@@ -422,10 +422,11 @@ class _Pool:
 
 
 def _run_program(
-    pool: _Pool, program: str, module: str, timeout: float
+    pool: _Pool, program: str, module: str, timeout: float, read_back: bool = False
 ) -> tuple[dict[str, Any], str | None]:
     """Run `program` in a confined child of a worker that imported `module` first; its reply,
-    and what it wrote to `example_values.RESULT_FILE` in its working folder (None if nothing)."""
+    and, with `read_back`, what it wrote to `example_values.RESULT_FILE` in its working
+    folder (None if nothing)."""
     workdir = tempfile.mkdtemp(prefix="errcat-reproduce-")
     try:
         worker = pool.take()
@@ -442,7 +443,7 @@ def _run_program(
     except WorkerFailed as failed:
         reply = {"ended": "crashed", "detail": str(failed)}
     finally:
-        written = read_result(Path(workdir))
+        written = read_result(Path(workdir)) if read_back else None
         # A program may leave read-only folders behind; whatever stays is in TMPDIR.
         shutil.rmtree(workdir, ignore_errors=True)
     return reply, written
@@ -470,7 +471,7 @@ def _found(job: _Job, pool: _Pool, timeout: float, search: Search) -> list[Candi
         # Room for the worker to make its child and for the child to write what it found.
         seconds=max(timeout * 0.6, timeout - 3.0),
     )
-    _reply, written = _run_program(pool, program, job.module, timeout)
+    _reply, written = _run_program(pool, program, job.module, timeout, read_back=True)
     held, unjudged = read_search(written)
     calls = [search.call(picks) for picks in held or unjudged[:1]]
     return sorted((c for c in calls if c is not None), key=lambda c: len(c.call))
@@ -479,7 +480,7 @@ def _found(job: _Job, pool: _Pool, timeout: float, search: Search) -> list[Candi
 def _try_calls(job: _Job, pool: _Pool, timeout: float, calls: Sequence[Candidate]) -> None:
     for candidate in calls:
         started = time.monotonic()
-        reply, _written = _run_program(pool, candidate.program, candidate.module, timeout)
+        reply, _ = _run_program(pool, candidate.program, candidate.module, timeout)
         problem = judge(job.entry, job.site, job.site_file, reply)
         seconds = float(reply.get("seconds", time.monotonic() - started))
         output = _exception_line(reply) if reply.get("ended") == "raised" else ""
@@ -600,7 +601,9 @@ def _values(config: Config, package: str, pool: _Pool) -> ExampleValues:
     if not harvested:
         return NO_VALUES
     # Each value has a second; the probe as a whole, what they may take together.
-    _reply, written = _run_program(pool, probe_program(harvested), package, PROBE_TIMEOUT)
+    _reply, written = _run_program(
+        pool, probe_program(harvested), package, PROBE_TIMEOUT, read_back=True
+    )
     return read_probe(harvested, written)
 
 
