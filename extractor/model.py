@@ -154,7 +154,9 @@ class RaiseSite:
     through: str | None = None
     """The qualified name of the factory or helper function the raised exception comes from
     (`packaging.metadata._Validator._invalid_metadata`), or of the function whose returned
-    text is its message (`raise RuntimeError(_mismatch_msg(...))`); None for a raise of a
+    text is its message (`raise RuntimeError(_mismatch_msg(...))`), or of the raising function
+    itself where its message is a parameter's default text (`msg="Expected size {}"`, then
+    `raise RuntimeError(msg.format(...))`), which callers may replace; None for a raise of a
     class as written. Not part of `errcat scan --json`."""
     unresolved: str | None = None
     """Why the printed text cannot be read through the factory or class, and what to do; None

@@ -18,7 +18,11 @@ elsewhere, what users see is another text, read here after the scan, across file
   in. Literal keys into class-level message tables (`self.error_messages["invalid"]`, read
   from a dict literal of that name, or ending in `_<name>` such as `default_error_messages`,
   on the class or its bases, nearest first) and `str.format_map`/`str.format` of a
-  parameter with literal keys are resolved; gettext-style calls are their literal.
+  parameter with literal keys or positions (`{k}`, `{}`, `{0}`) are resolved; gettext-style
+  calls are their literal.
+- *A message parameter's default.* `raise RuntimeError(msg.format(...))` where `msg` is a
+  parameter defaulting to literal text (and never rebound) prints that text, formatted, for
+  the calls that leave it; calls passing other text are raise-helper calls, each read above.
 
 What cannot be read is never guessed: the site keeps its message as written and `unresolved`
 says why and what to do (a factory returning different classes on different paths, factories
@@ -38,6 +42,7 @@ import dataclasses
 import functools
 import os
 import re
+import string
 import textwrap
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -300,6 +305,13 @@ class Printed:
                         # Only the function could be rewritten, as for a factory: the raise
                         # is the entry's as written (`through`).
                         plain["printed"], plain["through"] = helped
+            if "printed" not in plain and _reads_text_of_a_name(site):
+                with contextlib.suppress(_Unresolved):
+                    defaulted = self._default_message(site)
+                    if defaulted is not None:
+                        # The text is the default's only where the caller leaves it: the raise
+                        # must stay as written (`through`), never become one typed class.
+                        plain["printed"], plain["through"] = defaulted
             return dataclasses.replace(site, **plain) if plain else site  # type: ignore[arg-type]
         context = self._site_context(site)
         callee = self._callee(site, context, qualified)
@@ -359,6 +371,36 @@ class Printed:
         if text.bare or not _LETTERS.search(_literal_part(text.template)):
             return None
         return text.template, _dotted(module.module.name, qualname)
+
+    def _default_message(self, site: RaiseSite) -> tuple[str, str] | None:
+        """What a raise prints when its message is a parameter whose default is literal text,
+        or that text formatted (`msg.format(...)`, `msg % ...`), and the function never
+        rebinds it (`def check_hidden_size(self, hx, expected, msg="Expected hidden size {},
+        got {}")`): the text a call leaving the parameter to its default gets, and the
+        function's qualified name. Calls passing other text are sites of their own, read
+        through the function as a raise helper's (`helper_calls`). None where the message
+        reads no such parameter, or what it gives holds no literal word."""
+        context = self._site_context(site)
+        if context is None or context.function is None:
+            return None
+        raised = _raised_call(site, context)
+        if raised is None or not raised.args:
+            return None
+        name = _text_name(raised.args[0])
+        function = context.function
+        default = _defaults(function).get(name) if name is not None else None
+        if (
+            name is None
+            or not isinstance(default, ast.Constant)
+            or not isinstance(default.value, str)
+            or rebinds(function, name)
+        ):
+            return None
+        defaulted = dataclasses.replace(context, bindings={name: _literal(default.value)})
+        text = _SourceReader(self, defaulted, None).expand(raised.args[0])
+        if text.bare or not _LETTERS.search(_literal_part(text.template)):
+            return None
+        return text.template, _dotted(context.module.module.name, str(context.scope.qualname))
 
     def _function_called(self, func: ast.expr, context: _Context) -> tuple[str, str] | None:
         """(path, qualname) of the package function a call's `func` names: through the raising
@@ -1822,8 +1864,10 @@ class _SourceReader:
         return None
 
     def formatted(self, node: ast.Call, func: ast.Attribute) -> _Text | None:
-        """`text.format_map({"k": v})` and `text.format(k=v)` of a text with literal parts:
-        each `{k}` of its literal text becomes v's text."""
+        """`text.format_map({"k": v})` and `text.format(a, k=v)` of a text with literal parts:
+        each `{k}` of its literal text becomes v's text, each `{}` or `{0}` the text of the
+        positional argument it numbers (`msg.format(expected, list(hx.size()))`, `msg` a
+        parameter whose literal default or argument says "Expected hidden size {}, got {}")."""
         mapping: dict[str, _Text] = {}
         if func.attr == "format_map":
             if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Dict):
@@ -1833,19 +1877,33 @@ class _SourceReader:
                     return None
                 mapping[key.value] = self.expand(value)
         else:
-            if node.args or any(k.arg is None for k in node.keywords):
+            if any(isinstance(argument, ast.Starred) for argument in node.args) or any(
+                k.arg is None for k in node.keywords
+            ):
                 return None
-            mapping = {str(k.arg): self.expand(k.value) for k in node.keywords}
+            mapping = {str(k.arg): self.argument(k.value) for k in node.keywords}
+            for index, argument in enumerate(node.args):
+                mapping[str(index)] = self.argument(argument)
         base = self.expand(func.value)
         if base.bare:
             return None
         pieces: list[str] = []
+        numbering = _Numbering()
         for is_field, text in _fields(base.template):
             if is_field:
                 pieces.append("{" + text + "}")
                 continue
-            pieces.append(_format_literal(text, mapping))
+            pieces.append(_format_literal(text, mapping, numbering))
         return _text_of("".join(pieces))
+
+    def argument(self, node: ast.expr) -> _Text:
+        """A formatting argument's text: a bound parameter holding a value stands under the
+        parameter's name, as in an f-string's field (`_splice`), so that calls passing
+        different expressions print one template."""
+        text = self.expand(node)
+        if isinstance(node, ast.Name) and node.id in self.context.bindings and text.bare:
+            return _value(node.id)
+        return text
 
     def table(self, node: ast.Subscript) -> _Text | None:
         """`self.<table>[key]` with a literal key: the text a class-level dict holds for it."""
@@ -1878,17 +1936,62 @@ def _takes_arguments(spec: ast.arguments) -> bool:
     return bool(spec.posonlyargs or spec.args or spec.vararg or spec.kwonlyargs or spec.kwarg)
 
 
-def _format_literal(text: str, mapping: dict[str, _Text]) -> str:
-    """`str.format` of literal template text (braces doubled): `{{k}}` is the field k."""
+@dataclass
+class _Numbering:
+    """`str.format`'s numbering of `{}` fields, across a text's literal runs: automatic
+    (`{}`, counted) or manual (`{0}`), never both."""
 
-    def replace(match: re.Match[str]) -> str:
-        key = match.group(1)
+    automatic: int = 0
+    manual: bool = False
+
+    def field(self, name: str) -> str:
+        if name == "":
+            if self.manual:
+                raise _Unresolved("formats text mixing {} and numbered fields")
+            self.automatic += 1
+            return str(self.automatic - 1)
+        if name.isdigit():
+            if self.automatic:
+                raise _Unresolved("formats text mixing {} and numbered fields")
+            self.manual = True
+        return name
+
+
+def _format_literal(text: str, mapping: dict[str, _Text], numbering: _Numbering) -> str:
+    """`str.format` of literal template text (braces doubled) over the call's arguments:
+    `{{k}}` is the keyword k, `{{}}` the next positional argument, `{{0}}` the first. A value's
+    field keeps the conversion and spec (`{x!r}`, `{x:.2f}`); literal text takes `!r` alone,
+    as `repr` gives it. A field reaching into its value (`{0.name}`, `{k[0]}`), a spec holding
+    a field, or text `str.format` itself rejects leaves the call unread."""
+    raw = text.replace("{{", "{").replace("}}", "}")
+    try:
+        parsed = list(string.Formatter().parse(raw))
+    except ValueError:
+        raise _Unresolved("formats text str.format cannot read") from None
+    pieces: list[str] = []
+    for literal, name, spec, conversion in parsed:
+        pieces.append(escape(literal))
+        if name is None:
+            continue
+        key = numbering.field(name)
         if key not in mapping:
-            raise _Unresolved(f"formats {{{key}}} with no value for it")
+            raise _Unresolved(f"formats {{{name}}} with no value for it")
+        if spec and "{" in spec:
+            raise _Unresolved(f"formats {{{name}}} with a spec read at run time")
+        rest = (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
         found = mapping[key]
-        return found.template
-
-    return re.sub(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}", replace, text)
+        if found.bare:
+            expression, own = _split_field(found.template[1:-1])
+            if own and rest:
+                raise _Unresolved(f"formats {{{name}}} over a value formatted already")
+            pieces.append("{" + expression + (rest or own) + "}")
+        elif not rest:
+            pieces.append(found.template)
+        elif rest == "!r" and found.literal is not None:
+            pieces.append(escape(repr(found.literal)))
+        else:
+            raise _Unresolved(f"formats {{{name}}} of text with {rest}")
+    return "".join(pieces)
 
 
 def _table_values(node: ast.ClassDef, attribute: str) -> list[ast.Dict]:
@@ -2059,6 +2162,34 @@ def _dotted(module: str, qualname: str) -> str:
     """A function's qualified name: its module's dotted name, where its file has one, then
     its own."""
     return f"{module}.{qualname}" if module else qualname
+
+
+def _text_name(node: ast.expr) -> str | None:
+    """The name whose text a message is, as it is or formatted: `msg`, `msg.format(...)`,
+    `msg.format_map(...)`, `msg % args`; None for any other message."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("format", "format_map")
+    ):
+        node = node.func.value
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        node = node.left
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _reads_text_of_a_name(site: RaiseSite) -> bool:
+    """Whether a site's message holds no literal word and is a name's text (`_text_name`),
+    told from what the scan kept, so that no file is parsed again for any other site."""
+    if not site.arguments or (
+        site.template is not None and _LETTERS.search(_literal_part(site.template))
+    ):
+        return False
+    try:
+        node = ast.parse("(" + site.arguments[0] + ")", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return _text_name(node) is not None
 
 
 def _message_call(site: RaiseSite) -> str | None:

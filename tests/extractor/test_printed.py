@@ -717,3 +717,47 @@ def test_a_message_a_function_of_the_package_returns(tmp_path: Path) -> None:
     assert sites[19].printed is None
     assert sites[20].printed is None
     assert sites[19].unresolved is None  # a built-in as written, nothing to fix
+
+
+def test_a_message_parameter_with_literal_text_by_default(tmp_path: Path) -> None:
+    """A raise of `msg.format(...)`, `msg` a parameter whose default is literal text, prints
+    that text formatted (the raise stays as written: callers may pass other text); the calls
+    of such a helper are sites printing the text each passes, `{}` and `{0}` fields filled
+    by position; a `{0.name}` field, a default that is no text and a parameter rebound leave
+    the message as written."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                class Recurrent:
+                    def check_size(self, hx, expected, msg="Expected size {}, got {!r}"):
+                        if hx.size() != expected:
+                            raise RuntimeError(msg.format(expected, list(hx.size())))
+
+                    def forward(self, hx, expected):
+                        self.check_size(hx, expected)
+                        self.check_size(hx[0], expected, "First state: expected {1}, not {0}")
+
+                def pair(arg, name, message="{0.name} must be a pair"):
+                    if len(arg) != 2:
+                        raise ValueError(message.format(name))
+
+                def untold(arg, message=None):
+                    if arg:
+                        raise ValueError(message % arg)
+
+                def rebound(arg, message="bad {}"):
+                    message = message.upper()
+                    raise ValueError(message.format(arg))
+                """,
+        },
+    )
+    own = sites[4]
+    assert own.printed == "Expected size {expected}, got {list(hx.size())!r}"
+    assert own.through == "pkg.main.Recurrent.check_size"
+    calls = {line: site for line, site in sites.items() if site.call}
+    assert calls[7].printed == "Expected size {expected}, got {list(hx.size())!r}"
+    assert calls[8].printed == "First state: expected {list(hx.size())}, not {expected}"
+    assert sites[12].printed is None
+    assert sites[16].printed is None
+    assert sites[20].printed is None
