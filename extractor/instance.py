@@ -47,7 +47,7 @@ def constructor_attributes(klass: ast.ClassDef) -> dict[str, Held]:
         None,
     )
     if init is None:
-        return {}
+        return _dataclass_fields(klass)
     names = parameter_names(init)
     if not names:
         return {}
@@ -76,6 +76,75 @@ def constructor_attributes(klass: ast.ClassDef) -> dict[str, Held]:
         for attribute, parameter in found.items()
         if stored[attribute] == 1
     }
+
+
+def _dataclass_fields(klass: ast.ClassDef) -> dict[str, Held]:
+    """For a class `@dataclass` (or `@dataclasses.dataclass(...)`) makes a constructor for,
+    each field the constructor takes as the parameter of its name (`shutdown_timeout: int |
+    None = None`): a class-level annotation, neither `ClassVar` nor `InitVar`, nor left out
+    of the constructor (`field(init=False)`), which no function of the class stores again (a
+    `__post_init__` normalising it, `object.__setattr__` in a frozen one). The constructor's
+    fields are what `__post_init__` reads of the instance; a decorator saying `init=False`
+    writes no constructor, and a base's fields are beyond this class's text."""
+    decorator = next(
+        (node for node in klass.decorator_list if _is_dataclass(node)),
+        None,
+    )
+    if decorator is None or (isinstance(decorator, ast.Call) and _says_no_init(decorator)):
+        return {}
+    stored: dict[str, int] = {}
+    for node in ast.walk(klass):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+            stored[node.attr] = stored.get(node.attr, 0) + 1
+        elif (
+            isinstance(node, ast.Call)
+            and dotted_name(node.func) in _SETTERS
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            stored[node.args[1].value] = stored.get(node.args[1].value, 0) + 1
+    said = _parameter_docs(klass)
+    methods = {
+        statement.name
+        for statement in klass.body
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    found: dict[str, Held] = {}
+    for statement in klass.body:
+        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+            continue
+        name = statement.target.id
+        annotation = dotted_name(
+            statement.annotation.value
+            if isinstance(statement.annotation, ast.Subscript)
+            else statement.annotation
+        )
+        if annotation is not None and annotation.rpartition(".")[2] in ("ClassVar", "InitVar"):
+            continue
+        value = statement.value
+        if isinstance(value, ast.Call) and _says_no_init(value):
+            continue
+        if stored.get(name) or name in methods:
+            continue
+        found[name] = (name, name, *said.get(name, ("", 0)))
+    return found
+
+
+def _is_dataclass(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = dotted_name(target)
+    return name is not None and name.rpartition(".")[2] == "dataclass"
+
+
+def _says_no_init(call: ast.Call) -> bool:
+    """`init=False` among a call's keywords (`dataclass(init=False)`, `field(init=False)`)."""
+    return any(
+        keyword.arg == "init"
+        and isinstance(keyword.value, ast.Constant)
+        and keyword.value.value is False
+        for keyword in call.keywords
+    )
 
 
 def _parameter_docs(node: ast.ClassDef | ast.FunctionDef) -> dict[str, tuple[str, int]]:

@@ -335,8 +335,15 @@ def remedies(source: Source) -> list[KnowledgeItem]:
             # of a constructor (no instance exists before it) nor of a function whose first
             # parameter is merely called `self`.
             owner, _, method = function.rpartition(".")
-            if not owner or method in _CONSTRUCTING:
+            if not owner:
                 continue
+            if method in _CONSTRUCTING:
+                # While the instance is made, what it holds is what it was made with: the
+                # test is one of the constructor's arguments where every attribute it reads
+                # holds one (a dataclass's `__post_init__` reading its fields).
+                held = {attribute for attribute, *_rest in condition.instance}
+                if not public or named or not instance_read <= held:
+                    continue
             if public:
                 item = _instance_remedy(
                     function, code, named, instance_read, condition.instance, when

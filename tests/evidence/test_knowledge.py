@@ -242,6 +242,29 @@ def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed()
     ):
         plain = _source(function, signature, Condition("if", "self.dim() > 2", 4))
         assert remedies(plain) == [], function
+    # A dataclass's `__post_init__` reading its fields: what the instance was made with.
+    fields = (("shutdown_timeout", "shutdown_timeout", "Seconds to wait.", 3),)
+    validated = _source(
+        "LaunchConfig.__post_init__",
+        "def __post_init__(self):",
+        Condition("if", "self.shutdown_timeout < 0", 9, instance=fields),
+    )
+    remedy, said = remedies(validated)
+    assert remedy.text == (
+        "Make the `LaunchConfig` with `shutdown_timeout` such that `not (shutdown_timeout < "
+        "0)`: `__post_init__` raises this error when `self.shutdown_timeout < 0` (line 9), "
+        "where `self.shutdown_timeout` is the `shutdown_timeout` it was made with."
+    )
+    assert said.text == (
+        "The docstring of `LaunchConfig` says of `shutdown_timeout`: Seconds to wait."
+    )
+    # ... but not when it reads state no argument gave it.
+    partly = _source(
+        "LaunchConfig.__post_init__",
+        "def __post_init__(self):",
+        Condition("if", "self.shutdown_timeout < self.floor", 9, instance=fields),
+    )
+    assert remedies(partly) == []
     hidden = _source(
         "RNN.forward",
         "def forward(self, x):",

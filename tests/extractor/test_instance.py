@@ -72,3 +72,55 @@ def test_only_methods_of_the_class_defining_the_constructor_read_it() -> None:
     # its own is not followed to its base's.
     assert _instance(31) == ()
     assert _instance(37) == ()
+
+
+DATACLASSES = '''\
+import dataclasses
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """How to launch.
+
+    Args:
+        timeout: Seconds to wait for the workers.
+    """
+
+    nproc: int
+    timeout: float = 30.0
+    rank: int = field(default=0, init=False)
+    limit: ClassVar[int] = 8
+    scaled: float = 1.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "scaled", self.scaled * 2)
+        if self.timeout < 0 or self.nproc < 1:
+            raise ValueError("timeout")
+        if self.rank or self.limit or self.scaled:
+            raise ValueError("not fields")
+
+
+@dataclasses.dataclass(init=False)
+class Hand:
+    size: int
+
+    def __post_init__(self):
+        if self.size < 0:
+            raise ValueError("no constructor of its own")
+'''
+
+
+def test_a_dataclass_constructor_takes_its_fields_as_parameters() -> None:
+    """A `@dataclass`'s fields are what its constructor was passed, by name, what the class's
+    docstring says of them included; a field left out of the constructor, a `ClassVar`, one
+    the class stores again and a class whose decorator writes no constructor are not."""
+    result = extract_source(DATACLASSES, "pkg/launch.py", "pkg.launch")
+    by_line = {site.line: site.conditions[0].instance for site in result.sites}
+    assert by_line[23] == (
+        ("nproc", "nproc", "", 0),
+        ("timeout", "timeout", "Seconds to wait for the workers.", 11),
+    )
+    assert by_line[25] == ()
+    assert by_line[34] == ()
