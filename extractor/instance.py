@@ -86,11 +86,8 @@ def _dataclass_fields(klass: ast.ClassDef) -> dict[str, Held]:
     `__post_init__` normalising it, `object.__setattr__` in a frozen one). The constructor's
     fields are what `__post_init__` reads of the instance; a decorator saying `init=False`
     writes no constructor, and a base's fields are beyond this class's text."""
-    decorator = next(
-        (node for node in klass.decorator_list if _is_dataclass(node)),
-        None,
-    )
-    if decorator is None or (isinstance(decorator, ast.Call) and _says_no_init(decorator)):
+    fields = init_fields(klass)
+    if fields is None:
         return {}
     stored: dict[str, int] = {}
     for node in ast.walk(klass):
@@ -111,24 +108,43 @@ def _dataclass_fields(klass: ast.ClassDef) -> dict[str, Held]:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
     }
     found: dict[str, Held] = {}
-    for statement in klass.body:
-        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
-            continue
-        name = statement.target.id
-        annotation = dotted_name(
-            statement.annotation.value
-            if isinstance(statement.annotation, ast.Subscript)
-            else statement.annotation
-        )
-        if annotation is not None and annotation.rpartition(".")[2] in ("ClassVar", "InitVar"):
-            continue
-        value = statement.value
-        if isinstance(value, ast.Call) and _says_no_init(value):
-            continue
-        if stored.get(name) or name in methods:
+    for field in fields:
+        assert isinstance(field.target, ast.Name)
+        name = field.target.id
+        if _annotated(field, "InitVar") or stored.get(name) or name in methods:
             continue
         found[name] = (name, name, *said.get(name, ("", 0)))
     return found
+
+
+def init_fields(klass: ast.ClassDef) -> list[ast.AnnAssign] | None:
+    """The fields a `@dataclass`'s generated constructor takes, in order, as the class body
+    annotates them (`InitVar`s included, `ClassVar`s and `field(init=False)` left out); None
+    for a class no `@dataclass` decorator writes a constructor for. A base's fields are beyond
+    this class's text, and not listed."""
+    decorator = next(
+        (node for node in klass.decorator_list if _is_dataclass(node)),
+        None,
+    )
+    if decorator is None or (isinstance(decorator, ast.Call) and _says_no_init(decorator)):
+        return None
+    return [
+        statement
+        for statement in klass.body
+        if isinstance(statement, ast.AnnAssign)
+        and isinstance(statement.target, ast.Name)
+        and not _annotated(statement, "ClassVar")
+        and not (isinstance(statement.value, ast.Call) and _says_no_init(statement.value))
+    ]
+
+
+def _annotated(statement: ast.AnnAssign, kind: str) -> bool:
+    """Whether a class-level annotation is `kind` or `kind[...]` (`ClassVar[int]`)."""
+    annotation = statement.annotation
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    name = dotted_name(annotation)
+    return name is not None and name.rpartition(".")[2] == kind
 
 
 def _is_dataclass(decorator: ast.expr) -> bool:

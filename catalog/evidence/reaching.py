@@ -28,6 +28,7 @@ from catalog.evidence.example_values import NO_VALUES, ExampleValues
 from extractor.docstrings import parameter_types
 from extractor.helpers import rebinds
 from extractor.imports import bound_names, dotted_name, parameter_names
+from extractor.instance import init_fields
 
 if TYPE_CHECKING:
     from catalog.core.config import Config
@@ -322,17 +323,35 @@ class Reaching:
             home = module_name(self.config, self.config.root / path)
         except ValueError:
             return None
+        imports = [f"import {home}"]
+        klass = self._named(path, qualname)
+        if isinstance(klass, ast.ClassDef) and self._enumerated(found, 0):
+            # An enumeration is called with a member's value, never bare: its first member.
+            member = _first_member(klass)
+            return None if member is None else (f"{home}.{qualname}.{member}", (imports[0],))
+        fields = init_fields(klass) if isinstance(klass, ast.ClassDef) else None
         init = graph.method_of(path, qualname, "__init__")
         node = None if init is None else self._named(*init)
-        arguments: list[str] = []
-        imports = [f"import {home}"]
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        # What the constructor takes: (name, annotation, passed by keyword), the required ones.
+        wanted: list[tuple[str, ast.expr | None, bool]] = []
+        init_module = module
+        if fields is not None:
+            # A dataclass's generated constructor: its fields without a default, by keyword.
+            wanted = [
+                (field.target.id, field.annotation, True)
+                for field in fields
+                if isinstance(field.target, ast.Name) and _required(field)
+            ]
+            init_module = home
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             assert init is not None
             spec = node.args
             positional = [*spec.posonlyargs, *spec.args][1:]
-            required = positional[: len(positional) - len(spec.defaults)]
-            keywords = [
-                argument
+            wanted = [
+                (argument.arg, argument.annotation, False)
+                for argument in positional[: len(positional) - len(spec.defaults)]
+            ] + [
+                (argument.arg, argument.annotation, True)
                 for argument, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True)
                 if default is None
             ]
@@ -340,20 +359,31 @@ class Reaching:
                 init_module = module_name(self.config, self.config.root / init[0])
             except ValueError:
                 return None
-            for argument in (*required, *keywords):
-                plain = plain_argument(argument.annotation)
-                if plain is None:
+        arguments: list[str] = []
+        for name, annotation, by_keyword in wanted:
+            plain = plain_argument(annotation)
+            if plain is None:
+                return None
+            text, is_class = plain
+            if is_class:
+                inner = None if depth >= 1 else self._make(text, init_module, depth + 1)
+                if inner is None:
                     return None
-                text, is_class = plain
-                if is_class:
-                    inner = None if depth >= 1 else self._make(text, init_module, depth + 1)
-                    if inner is None:
-                        return None
-                    text = inner[0]
-                    imports += inner[1]
-                keyword = f"{argument.arg}=" if argument in keywords else ""
-                arguments.append(keyword + text)
+                text = inner[0]
+                imports += inner[1]
+            arguments.append((f"{name}=" if by_keyword else "") + text)
         return f"{home}.{qualname}({', '.join(arguments)})", tuple(dict.fromkeys(imports))
+
+    def _enumerated(self, found: tuple[str, str, tuple[str, ...]], depth: int) -> bool:
+        """Whether a class of the package derives from `enum.Enum` (through its bases, the
+        package's own enumerations included, a few levels up)."""
+        for base in found[2]:
+            if base.startswith("enum.") and base.rpartition(".")[2] in _ENUMS:
+                return True
+            inner = self._classes().class_named(base) if depth < 4 else None
+            if inner is not None and self._enumerated(inner, depth + 1):
+                return True
+        return False
 
     def _classes(self) -> Any:
         """The package's call graph, for its classes and their constructors."""
@@ -399,6 +429,36 @@ class Reaching:
                     yield f"{prefix}{child.name}", child
                     if isinstance(child, ast.ClassDef):
                         todo.append((f"{prefix}{child.name}.", child))
+
+
+_ENUMS = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
+
+
+def _first_member(klass: ast.ClassDef) -> str | None:
+    """The first member an enumeration's body assigns (`FULL_SHARD = auto()`): a public name
+    bound once by a plain assignment; None when it has none."""
+    for statement in klass.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and not statement.targets[0].id.startswith("_")
+        ):
+            return statement.targets[0].id
+    return None
+
+
+def _required(field: ast.AnnAssign) -> bool:
+    """Whether a dataclass field has no default: nothing assigned, or `field(...)` without a
+    `default` or `default_factory`."""
+    value = field.value
+    if value is None:
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and not any(keyword.arg in ("default", "default_factory") for keyword in value.keywords)
+        and (dotted_name(value.func) or "").rpartition(".")[2] == "field"
+    )
 
 
 def _definitions(node: ast.AST) -> Iterator[ast.stmt]:

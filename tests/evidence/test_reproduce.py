@@ -42,8 +42,11 @@ PAINT_ID = "abababababababab"
 EASEL_ID = "cdcdcdcdcdcdcdcd"
 LAMP_ID = "efefefefefefefef"
 SHELF_ID = "a1a1a1a1a1a1a1a1"
+FRAME_ID = "b2b2b2b2b2b2b2b2"
 
 EXTRA = """\
+import dataclasses
+import enum
 import os
 import socket
 
@@ -175,6 +178,23 @@ def stack(shelf: Shelf, count: int) -> None:
         raise ValueError(f"cannot stack {count} on {shelf.grid.rows} rows")
 
 
+class Finish(enum.Enum):
+    MATTE = 1
+    GLOSS = 2
+
+
+@dataclasses.dataclass
+class Frame:
+    rows: int
+    finish: Finish
+    label: str = "plain"
+
+
+def hang(frame: Frame) -> None:
+    if frame.rows > 0:
+        raise ValueError(f"a frame of {frame.rows} rows is too heavy")
+
+
 class Lamp:
     def __init__(self, mode: str = "warm") -> None:
         self.mode = mode
@@ -210,6 +230,7 @@ EXTRA_CATALOG = {
             (PAINT_ID, "NoSuchPaint", "ValueError", "no paint {color} for {grid.rows} rows"),
             (EASEL_ID, "HeldTooLong", "ValueError", "cannot hold {rows} rows for {hours} hours"),
             (LAMP_ID, "NoSuchLight", "ValueError", "no light in mode {mode}"),
+            (FRAME_ID, "TooHeavy", "ValueError", "a frame of {frame.rows} rows is too heavy"),
             (
                 SHELF_ID,
                 "StackedTooHigh",
@@ -254,7 +275,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     stored = load_reproduced(root / "catalog", root)
     assert set(stored) == {
         *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID, POOL_ID),
-        *(PAINT_ID, EASEL_ID, LAMP_ID, SHELF_ID),
+        *(PAINT_ID, EASEL_ID, LAMP_ID, SHELF_ID, FRAME_ID),
     }
     # `box: Box` got an instance of the package's own class.
     assert stored[BOX_ID][0].call == "take(Box(), 1)"
@@ -275,6 +296,10 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert stored[SHELF_ID][0].call == (
         "stack(widgets.extra.Shelf(widgets.extra.Grid(1, 1), 'x'), 4)"
     )
+    # A dataclass is made with its required fields, an enumeration as its first member.
+    assert stored[FRAME_ID][0].call == (
+        "hang(widgets.extra.Frame(rows=1, finish=widgets.extra.Finish.MATTE))"
+    )
     raise_line = EXTRA.splitlines().index('        raise ValueError(f"too deep: {depth} m")') + 1
     assert (stored[DIVE_ID][0].path, stored[DIVE_ID][0].line) == ("widgets/extra.py", raise_line)
     (backwards,) = stored[ACTIVE_ID]
@@ -285,7 +310,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 13, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 14, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
