@@ -272,7 +272,7 @@ class Reaching:
                 if isinstance(node, ast.FunctionDef) and node.name == "__init__"
             ),
             None,
-        )
+        ) or _dataclass_init(klass)
         method_node = node or self._named(path, method)
         wanted = (
             parameter_names(method_node)
@@ -446,6 +446,51 @@ def _first_member(klass: ast.ClassDef) -> str | None:
         ):
             return statement.targets[0].id
     return None
+
+
+def _dataclass_init(klass: ast.ClassDef) -> ast.FunctionDef | None:
+    """The `__init__` a `@dataclass` writes for its own fields, as a definition errcat can
+    make calls of (`def __init__(self, rows: int, finish: Finish, label: str = "plain")`):
+    a field's default, or a call of its `default_factory`, as the parameter's default; None
+    for a class that is no such dataclass, or has no fields."""
+    fields = init_fields(klass)
+    if not fields:
+        return None
+    arguments: list[ast.arg] = [ast.arg(arg="self")]
+    defaults: list[ast.expr] = []
+    for field in fields:
+        assert isinstance(field.target, ast.Name)
+        arguments.append(ast.arg(arg=field.target.id, annotation=field.annotation))
+        default = _field_default(field)
+        if default is not None:
+            defaults.append(default)
+        elif defaults:
+            return None  # a required field after a defaulted one: `kw_only`, not read here
+    node = ast.FunctionDef(
+        name="__init__",
+        args=ast.arguments(
+            posonlyargs=[], args=arguments, kwonlyargs=[], kw_defaults=[], defaults=defaults
+        ),
+        body=[ast.Pass()],
+        decorator_list=[],
+        returns=None,
+    )
+    return ast.fix_missing_locations(ast.copy_location(node, klass))
+
+
+def _field_default(field: ast.AnnAssign) -> ast.expr | None:
+    """A dataclass field's default as an expression: its value, `field(default=...)`'s, or
+    a call of `field(default_factory=...)`'s factory; None for a field without one."""
+    value = field.value
+    if value is None or _required(field):
+        return None
+    if isinstance(value, ast.Call) and (dotted_name(value.func) or "").endswith("field"):
+        for keyword in value.keywords:
+            if keyword.arg == "default":
+                return keyword.value
+            if keyword.arg == "default_factory":
+                return ast.Call(func=keyword.value, args=[], keywords=[])
+    return value
 
 
 def _required(field: ast.AnnAssign) -> bool:

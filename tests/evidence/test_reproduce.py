@@ -43,6 +43,7 @@ EASEL_ID = "cdcdcdcdcdcdcdcd"
 LAMP_ID = "efefefefefefefef"
 SHELF_ID = "a1a1a1a1a1a1a1a1"
 FRAME_ID = "b2b2b2b2b2b2b2b2"
+GALLERY_ID = "c3c3c3c3c3c3c3c3"
 
 EXTRA = """\
 import dataclasses
@@ -195,6 +196,18 @@ def hang(frame: Frame) -> None:
         raise ValueError(f"a frame of {frame.rows} rows is too heavy")
 
 
+@dataclasses.dataclass
+class Gallery:
+    walls: int
+    name: str = "main"
+    frames: list = dataclasses.field(default_factory=list)
+
+    def open(self) -> None:
+        if self.walls < 2:
+            walls = self.walls
+            raise ValueError(f"a gallery of {walls} walls cannot open")
+
+
 class Lamp:
     def __init__(self, mode: str = "warm") -> None:
         self.mode = mode
@@ -231,6 +244,7 @@ EXTRA_CATALOG = {
             (EASEL_ID, "HeldTooLong", "ValueError", "cannot hold {rows} rows for {hours} hours"),
             (LAMP_ID, "NoSuchLight", "ValueError", "no light in mode {mode}"),
             (FRAME_ID, "TooHeavy", "ValueError", "a frame of {frame.rows} rows is too heavy"),
+            (GALLERY_ID, "Closed", "ValueError", "a gallery of {walls} walls cannot open"),
             (
                 SHELF_ID,
                 "StackedTooHigh",
@@ -275,7 +289,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     stored = load_reproduced(root / "catalog", root)
     assert set(stored) == {
         *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID, POOL_ID),
-        *(PAINT_ID, EASEL_ID, LAMP_ID, SHELF_ID, FRAME_ID),
+        *(PAINT_ID, EASEL_ID, LAMP_ID, SHELF_ID, FRAME_ID, GALLERY_ID),
     }
     # `box: Box` got an instance of the package's own class.
     assert stored[BOX_ID][0].call == "take(Box(), 1)"
@@ -300,6 +314,8 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     assert stored[FRAME_ID][0].call == (
         "hang(widgets.extra.Frame(rows=1, finish=widgets.extra.Finish.MATTE))"
     )
+    # A dataclass's method, on an instance made through the constructor it generates.
+    assert stored[GALLERY_ID][0].call == "Gallery(1).open()"
     raise_line = EXTRA.splitlines().index('        raise ValueError(f"too deep: {depth} m")') + 1
     assert (stored[DIVE_ID][0].path, stored[DIVE_ID][0].line) == ("widgets/extra.py", raise_line)
     (backwards,) = stored[ACTIVE_ID]
@@ -310,7 +326,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 14, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 15, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
