@@ -39,7 +39,7 @@ from extractor.written import ATOM, is_none_test, level, negated
 if TYPE_CHECKING:
     from catalog.evidence.reproduce import Reproduction
     from catalog.pages.sources import Source
-    from extractor.calls import Caller
+    from extractor.calls import Caller, Callers
     from extractor.expectations import Expectation
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
@@ -462,14 +462,12 @@ def documented(source: Source, exception: str | None = None) -> list[KnowledgeIt
         )
     function = getattr(source, "function", None)
     found = getattr(source, "callers", None)
-    read = _innermost_reads(source) if function and found is not None else frozenset()
-    if found is not None and found.documents:
-        for name, text, line in found.documents:
-            if name in read:
-                items.append(_said_of(str(function), name, text, source.path, line))
-    if found is not None and read:
-        undocumented = read - {name for name, _text, _line in found.documents}
-        items += _passed_on_documents(found.callers, undocumented)
+    if function and found is not None:
+        said = _parameters_said(source, str(function), found, _innermost_reads(source))
+        # Where the innermost test reads nothing documented, the other conditions on the
+        # way to the raise (the loops it sits in, the checks before it) name what it
+        # depends on: what the docstrings say of those parameters.
+        items += said or _parameters_said(source, str(function), found, _outer_reads(source))
     if exception and found is not None:
         short = exception.rpartition(".")[2]
         named = [
@@ -491,6 +489,22 @@ def documented(source: Source, exception: str | None = None) -> list[KnowledgeIt
                 )
             )
     return items
+
+
+def _parameters_said(
+    source: Source, function: str, found: Callers, read: frozenset[str]
+) -> list[KnowledgeItem]:
+    """What the raising function's docstring says of the parameters `read`, and what the
+    nearest public caller's says of those it passes on to the rest."""
+    if not read:
+        return []
+    items = [
+        _said_of(function, name, text, source.path, line)
+        for name, text, line in found.documents
+        if name in read
+    ]
+    undocumented = read - {name for name, _text, _line in found.documents}
+    return items + _passed_on_documents(found.callers, undocumented)
 
 
 def _passed_on_documents(callers: Sequence[Caller], read: frozenset[str]) -> list[KnowledgeItem]:
@@ -541,6 +555,22 @@ def _innermost_reads(source: Source) -> frozenset[str]:
                 names |= read_attributes(code or condition.code, "self")
             return frozenset(names)
     return frozenset()
+
+
+def _outer_reads(source: Source) -> frozenset[str]:
+    """The names every condition of the raise but an `except` reads (the `if`s and checks
+    before it, the loops around it: a loop's iterable), each as `_innermost_reads` reads
+    one."""
+    names: set[str] = set()
+    constructing = str(getattr(source, "function", "")).endswith(".__init__")
+    for condition in getattr(source, "conditions", ()):
+        if not condition.code or condition.kind in ("except", "except_group"):
+            continue
+        code = as_passed(condition) if condition.kind == "if" else None
+        names |= _names(code) if code else _names(condition.code) | set(condition.depends)
+        if constructing:
+            names |= read_attributes(code or condition.code, "self")
+    return frozenset(names)
 
 
 @dataclass(frozen=True)

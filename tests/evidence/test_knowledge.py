@@ -569,6 +569,26 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
     # An argument no exact text says, but which depends on `lr`.
     feeding = replace(adam, passes=(), feeds=(("rate", ("lr",)),))
     assert documented(_check_rate("rate < low", feeding)) == documented(bare)
+    # An innermost test reading nothing documented (a loop item): the conditions around it
+    # name what it depends on, the loop over `rate` and the check of `low` before it.
+    looped = replace(
+        source,
+        conditions=(
+            Condition("if", "step.size > 1", 8),
+            Condition("guard", "not low", 6),
+            Condition("for", "rate.steps", 5, "step"),
+            Condition("except", "KeyError", 4),
+        ),
+    )
+    assert [item.text for item in documented(looped)] == [
+        "The docstring of `_check_rate` says of `rate`: the rate.",
+        "The docstring of `_check_rate` says of `low`: the floor.",
+    ]
+    # ... never in place of what the innermost test's own names say.
+    inner = replace(looped, conditions=(Condition("if", "low > 1", 8), *looped.conditions[1:]))
+    assert [item.text for item in documented(inner)] == [
+        "The docstring of `_check_rate` says of `low`: the floor."
+    ]
     narrow = replace(source, conditions=(Condition("if", "rate < 0", 8),))
     remedy, said = remedies(narrow)
     assert remedy.kind == "remedy" and "Call `pkg.optim.Adam` with `lr`" in remedy.text
