@@ -464,9 +464,8 @@ def documented(source: Source, exception: str | None = None) -> list[KnowledgeIt
     found = getattr(source, "callers", None)
     if function and found is not None:
         said = _parameters_said(source, str(function), found, _innermost_reads(source))
-        # Where the innermost test reads nothing documented, the other conditions on the
-        # way to the raise (the loops it sits in, the checks before it) name what it
-        # depends on: what the docstrings say of those parameters.
+        # Where the innermost test reads nothing documented, the `if`s and loops around
+        # it name what it depends on: what the docstrings say of those parameters.
         items += said or _parameters_said(source, str(function), found, _outer_reads(source))
     if exception and found is not None:
         short = exception.rpartition(".")[2]
@@ -557,14 +556,18 @@ def _innermost_reads(source: Source) -> frozenset[str]:
     return frozenset()
 
 
+_AROUND = frozenset({"if", "for", "while", "for_else", "while_else"})
+"""Conditions whose code encloses the raise: the `if`s it sits in and the loops around it.
+An earlier check that let the call through (`guard`) is about something else."""
+
+
 def _outer_reads(source: Source) -> frozenset[str]:
-    """The names every condition of the raise but an `except` reads (the `if`s and checks
-    before it, the loops around it: a loop's iterable), each as `_innermost_reads` reads
-    one."""
+    """The names the `if`s the raise sits in and the loops around it read (a loop's
+    iterable), each as `_innermost_reads` reads one."""
     names: set[str] = set()
     constructing = str(getattr(source, "function", "")).endswith(".__init__")
     for condition in getattr(source, "conditions", ()):
-        if not condition.code or condition.kind in ("except", "except_group"):
+        if not condition.code or condition.kind not in _AROUND:
             continue
         code = as_passed(condition) if condition.kind == "if" else None
         names |= _names(code) if code else _names(condition.code) | set(condition.depends)

@@ -569,13 +569,15 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
     # An argument no exact text says, but which depends on `lr`.
     feeding = replace(adam, passes=(), feeds=(("rate", ("lr",)),))
     assert documented(_check_rate("rate < low", feeding)) == documented(bare)
-    # An innermost test reading nothing documented (a loop item): the conditions around it
-    # name what it depends on, the loop over `rate` and the check of `low` before it.
+    # An innermost test reading nothing documented (a loop item): the `if`s and loops around
+    # it name what it depends on, the loop over `rate` and the `if` on `low`; an earlier
+    # check that let the call through (a guard) is about something else.
     looped = replace(
         source,
         conditions=(
             Condition("if", "step.size > 1", 8),
-            Condition("guard", "not low", 6),
+            Condition("guard", "not scale", 7),
+            Condition("if", "low", 6),
             Condition("for", "rate.steps", 5, "step"),
             Condition("except", "KeyError", 4),
         ),
@@ -584,6 +586,15 @@ def test_docstrings_say_what_the_tested_parameters_are_and_callers_say_they_rais
         "The docstring of `_check_rate` says of `rate`: the rate.",
         "The docstring of `_check_rate` says of `low`: the floor.",
     ]
+    guarded = replace(looped, conditions=(looped.conditions[0], looped.conditions[1]))
+    assert (
+        documented(
+            replace(
+                guarded, callers=replace(guarded.callers, documents=(("scale", "the scale.", 5),))
+            )
+        )
+        == []
+    )
     # ... never in place of what the innermost test's own names say.
     inner = replace(looped, conditions=(Condition("if", "low > 1", 8), *looped.conditions[1:]))
     assert [item.text for item in documented(inner)] == [
