@@ -1015,13 +1015,23 @@ def _search_call(
             if parameter.annotation is not None
             else types.get(parameter.name, ())
         )
-        found = [value for name in classes for value in example_values.get(name, ())]
+        found = [
+            (value.source, value.imports)
+            for name in classes
+            for value in example_values.get(name, ())
+        ]
+        for (opening, closing), name in _containers(parameter.annotation):
+            # `list[Tensor]`, `tuple[Tensor, ...]`: a container of one value the examples make.
+            found += [
+                (f"{opening}{value.source}{closing}", value.imports)
+                for value in example_values.get(name, ())
+            ]
         if not found:
             continue
-        written = list(dict.fromkeys(_Written(value.source) for value in found))
+        written = list(dict.fromkeys(_Written(source) for source, _imports in found))
         offered = written if read else written[:1]
         offers[parameter.name] = [*offered, *(v for v in choice if v not in offered)]
-        imports.update((value.source, value.imports) for value in found)
+        imports.update(found)
     if not offers:
         return []
     search = Search(
@@ -1041,6 +1051,44 @@ def _search_call(
     )
     first = search.call([0] * len(search.options()))
     return [] if first is None else [replace(first, search=search)]
+
+
+_SEQUENCES = frozenset(
+    {"list", "List", "Sequence", "MutableSequence", "Iterable", "Collection", "Iterator"}
+)
+_TUPLES = frozenset({"tuple", "Tuple"})
+
+
+def _containers(annotation: ast.expr | None) -> list[tuple[tuple[str, str], str]]:
+    """The containers of a class an annotation allows, each as the brackets that write one
+    holding a single value and the class's name: `list[Tensor]` and `Sequence[Tensor]` give
+    (("[", "]"), "Tensor"), `tuple[Tensor, ...]` and `tuple[Tensor]` (("(", ",)"), "Tensor"),
+    through `X | None`, `Optional[X]` and `Union[...]`; none for any other annotation."""
+    if annotation is None:
+        return []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _containers(annotation.left) + _containers(annotation.right)
+    if not isinstance(annotation, ast.Subscript):
+        return []
+    base = _annotation_name(annotation.value)
+    inner = annotation.slice
+    parts = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+    if base in (["Optional"], ["Union"]):
+        return [found for part in parts for found in _containers(part)]
+    if base and base[0] in _SEQUENCES and len(parts) == 1:
+        brackets = ("[", "]")
+    elif (
+        base
+        and base[0] in _TUPLES
+        and (
+            len(parts) == 1
+            or (len(parts) == 2 and isinstance(parts[1], ast.Constant) and parts[1].value is ...)
+        )
+    ):
+        brackets = ("(", ",)")
+    else:
+        return []
+    return [(brackets, dotted.rpartition(".")[2]) for dotted in _class_annotations(parts[0])]
 
 
 def _holds(pool: Sequence[Any], value: Any) -> bool:

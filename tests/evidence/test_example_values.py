@@ -283,3 +283,26 @@ def test_a_search_passes_none_where_the_calls_before_it_built_a_class_bare() -> 
     assert made is not None
     assert made.call == "f(None, Grid([5]))"
     assert made.program.splitlines()[:2] == ["from pkg import Grid", "from pkg.m import f"]
+
+
+def test_a_container_of_a_class_gets_one_example_value_in_it() -> None:
+    """`list[Grid]`, `Sequence[Grid] | None` and `tuple[Grid, ...]` are offered a list or a
+    tuple of one value the examples make, with that value's imports; other containers
+    (`dict[str, Grid]`, `tuple[Grid, int]`) nothing."""
+    grids = {"Grid": (ExampleValue("Grid([5])", ("from pkg import Grid",)),)}
+    for annotation, offered_value in (
+        ("list[Grid]", "[Grid([5])]"),
+        ("Optional[Sequence[Grid]]", "[Grid([5])]"),
+        ("typing.Iterable[pkg.Grid] | None", "[Grid([5])]"),
+        ("tuple[Grid, ...]", "(Grid([5]),)"),
+        ("Tuple[Grid]", "(Grid([5]),)"),
+    ):
+        site = guarded_site(f"def f(grids: {annotation}):", "len(grids) == 1")
+        (search,) = [c.search for c in candidates(site, "pkg.m", example_values=grids) if c.search]
+        assert search.options()[0][1][0] == offered_value, annotation
+        made = search.call([0])
+        assert made is not None and made.call == f"f({offered_value})"
+        assert made.program.splitlines()[0] == "from pkg import Grid"
+    for annotation in ("dict[str, Grid]", "tuple[Grid, int]", "list[int]"):
+        site = guarded_site(f"def f(grids: {annotation}):", "len(grids) == 1")
+        assert not any(c.search for c in candidates(site, "pkg.m", example_values=grids))
