@@ -1206,6 +1206,21 @@ def _made(
     return made, tuple(dict.fromkeys(imports))
 
 
+def example_argument(
+    annotation: ast.expr | None, example_values: ValuesByClass
+) -> tuple[str, tuple[str, ...]] | None:
+    """The first value the package's examples make of a class an annotation names, or a
+    container of one (`list[Tensor]` gives `[torch.eye(2)]`), with the imports it needs; None
+    where the examples make none."""
+    for dotted in _class_annotations(annotation):
+        for value in example_values.get(dotted.rpartition(".")[2], ())[:1]:
+            return value.source, value.imports
+    for (opening, closing), name in _containers(annotation):
+        for value in example_values.get(name, ())[:1]:
+            return f"{opening}{value.source}{closing}", value.imports
+    return None
+
+
 def plain_argument(annotation: ast.expr | None) -> tuple[str, bool] | None:
     """What a parameter no test reads gets from its annotation alone, for the arguments a
     `Builder` makes up: (a value's source, False) (`1`, `'x'`, `[]`) or (a class as written,

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catalog.evidence.aliases import Aliases
 from catalog.evidence.candidates import (
     Candidate,
     Documented,
     PublicCaller,
     constructor_call,
+    def_header,
+    example_argument,
     instance_tests,
     method_caller,
     plain_argument,
@@ -60,6 +64,7 @@ class Reaching:
         self._names: dict[str, frozenset[str]] = {}
         self._package: str | None = None
         self._submodules: frozenset[str] = frozenset()
+        self._alias_reader: Aliases | None = None
 
     def callers(self, site: RaiseSite) -> Iterator[PublicCaller]:
         from catalog.core.project import module_name
@@ -265,7 +270,7 @@ class Reaching:
         )
         if klass is None:
             return None
-        init = next(
+        written = next(
             (
                 node
                 for node in klass.body
@@ -273,6 +278,7 @@ class Reaching:
             ),
             None,
         ) or _dataclass_init(klass)
+        init = None if written is None else self._aliases().expanded(written, Path(path))
         method_node = node or self._named(path, method)
         wanted = (
             parameter_names(method_node)
@@ -323,15 +329,20 @@ class Reaching:
             home = module_name(self.config, self.config.root / path)
         except ValueError:
             return None
-        imports = [f"import {home}"]
+        # Named where the package exports it, if anywhere: a package may delete its
+        # submodules' names once it has imported from them (`torch.optim` has no `optimizer`).
+        shown = self._exported(home, qualname, (path, qualname))
+        imports = [f"import {shown}"]
         klass = self._named(path, qualname)
         if isinstance(klass, ast.ClassDef) and self._enumerated(found, 0):
             # An enumeration is called with a member's value, never bare: its first member.
             member = _first_member(klass)
-            return None if member is None else (f"{home}.{qualname}.{member}", (imports[0],))
+            return None if member is None else (f"{shown}.{qualname}.{member}", (imports[0],))
         fields = init_fields(klass) if isinstance(klass, ast.ClassDef) else None
         init = graph.method_of(path, qualname, "__init__")
         node = None if init is None else self._named(*init)
+        if init is not None and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            node = self._aliases().expanded(node, Path(init[0]))
         # What the constructor takes: (name, annotation, passed by keyword), the required ones.
         wanted: list[tuple[str, ast.expr | None, bool]] = []
         init_module = module
@@ -361,6 +372,12 @@ class Reaching:
                 return None
         arguments: list[str] = []
         for name, annotation, by_keyword in wanted:
+            example = example_argument(annotation, self.values.by_class)
+            if example is not None:
+                # A value the package's examples make, rather than one made up.
+                arguments.append((f"{name}=" if by_keyword else "") + example[0])
+                imports += example[1]
+                continue
             plain = plain_argument(annotation)
             if plain is None:
                 return None
@@ -372,7 +389,19 @@ class Reaching:
                 text = inner[0]
                 imports += inner[1]
             arguments.append((f"{name}=" if by_keyword else "") + text)
-        return f"{home}.{qualname}({', '.join(arguments)})", tuple(dict.fromkeys(imports))
+        return f"{shown}.{qualname}({', '.join(arguments)})", tuple(dict.fromkeys(imports))
+
+    def _exported(self, home: str, qualname: str, defined: tuple[str, str]) -> str:
+        """The shortest module of the package, `home` or a package above it, whose namespace
+        gives the class `qualname` defined at `defined` (`torch.optim` for
+        `torch.optim.optimizer.Optimizer`); `home` where none does."""
+        parts = home.split(".")
+        for end in range(1, len(parts)):
+            module = ".".join(parts[:end])
+            found = self._classes().class_named(f"{module}.{qualname}")
+            if found is not None and (found[0], found[1]) == defined:
+                return module
+        return home
 
     def _enumerated(self, found: tuple[str, str, tuple[str, ...]], depth: int) -> bool:
         """Whether a class of the package derives from `enum.Enum` (through its bases, the
@@ -412,8 +441,34 @@ class Reaching:
         """The qualified name and node of the function whose `def` is on `line` of `path`."""
         for qualname, node in self._defined(path):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno == line:
-                return qualname, node
+                return qualname, self._aliases().expanded(node, Path(path))
         return None
+
+    def signature(self, site: RaiseSite) -> str | None:
+        """The site's signature with the aliases its annotations use written out
+        (`catalog.evidence.aliases`), as the calls of it are made from it."""
+        node = def_header(site.signature) if site.signature else None
+        if node is None:
+            return site.signature
+        expanded = self._aliases().expanded(node, Path(site.path))
+        return site.signature if expanded is node else ast.unparse(expanded)
+
+    def _aliases(self) -> Aliases:
+        if self._alias_reader is None:
+            from catalog.core.project import import_root
+
+            top = import_root(self.config)
+            package = self.config.package.resolve()
+
+            def module_file(dotted: str) -> Path | None:
+                base = top.joinpath(*dotted.split("."))
+                for file in (base.with_suffix(".py"), base / "__init__.py"):
+                    if file.is_file() and file.resolve().is_relative_to(package):
+                        return file
+                return None
+
+            self._alias_reader = Aliases(self.config.root, module_file)
+        return self._alias_reader
 
     def _defined(
         self, path: str

@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -556,7 +556,7 @@ def reproduce(
                 try:
                     module = module_name(config, site_file)
                     found = candidates(
-                        site,
+                        replace(site, signature=reaching.signature(site)),
                         module,
                         reaching.callers(site),
                         reaching.own_examples(site, module),

@@ -44,12 +44,14 @@ LAMP_ID = "efefefefefefefef"
 SHELF_ID = "a1a1a1a1a1a1a1a1"
 FRAME_ID = "b2b2b2b2b2b2b2b2"
 GALLERY_ID = "c3c3c3c3c3c3c3c3"
+PAVE_ID = "d4d4d4d4d4d4d4d4"
 
 EXTRA = """\
 import dataclasses
 import enum
 import os
 import socket
+from typing import Union
 
 IMPORTED_IN = os.getpid()
 
@@ -208,6 +210,15 @@ class Gallery:
             raise ValueError(f"a gallery of {walls} walls cannot open")
 
 
+Width = Union[int, tuple[int, int]]
+
+
+def pave(width: Width, count: int) -> None:
+    area = width * count
+    if count > 2:
+        raise ValueError(f"cannot pave {count} rows of {area}")
+
+
 class Lamp:
     def __init__(self, mode: str = "warm") -> None:
         self.mode = mode
@@ -245,6 +256,7 @@ EXTRA_CATALOG = {
             (LAMP_ID, "NoSuchLight", "ValueError", "no light in mode {mode}"),
             (FRAME_ID, "TooHeavy", "ValueError", "a frame of {frame.rows} rows is too heavy"),
             (GALLERY_ID, "Closed", "ValueError", "a gallery of {walls} walls cannot open"),
+            (PAVE_ID, "PavedTooMuch", "ValueError", "cannot pave {count} rows of {area}"),
             (
                 SHELF_ID,
                 "StackedTooHigh",
@@ -289,7 +301,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     stored = load_reproduced(root / "catalog", root)
     assert set(stored) == {
         *(ACTIVE_ID, DRAFT_ID, STOP_ID, PING_ID, HOME_ID, WHO_ID, BOX_ID, DIVE_ID, POOL_ID),
-        *(PAINT_ID, EASEL_ID, LAMP_ID, SHELF_ID, FRAME_ID, GALLERY_ID),
+        *(PAINT_ID, EASEL_ID, LAMP_ID, SHELF_ID, FRAME_ID, GALLERY_ID, PAVE_ID),
     }
     # `box: Box` got an instance of the package's own class.
     assert stored[BOX_ID][0].call == "take(Box(), 1)"
@@ -316,6 +328,8 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     # A dataclass's method, on an instance made through the constructor it generates.
     assert stored[GALLERY_ID][0].call == "Gallery(1).open()"
+    # An alias written out (`Union[int, tuple[int, int]]`) gives a plain value, not `Width()`.
+    assert stored[PAVE_ID][0].call == "pave(1, 3)"
     raise_line = EXTRA.splitlines().index('        raise ValueError(f"too deep: {depth} m")') + 1
     assert (stored[DIVE_ID][0].path, stored[DIVE_ID][0].line) == ("widgets/extra.py", raise_line)
     (backwards,) = stored[ACTIVE_ID]
@@ -326,7 +340,7 @@ def test_both_value_errors_are_reproduced_and_stored(reproduced: tuple[Path, int
     )
     assert backwards.output == "ValueError: widget x cannot turn backwards"
     assert stored[DRAFT_ID][0].output == "ValueError: widget x spins too fast: 11"
-    assert json.loads(out)["counts"] == {"reproduced": 15, "failed": 4, "no candidate": 2}
+    assert json.loads(out)["counts"] == {"reproduced": 16, "failed": 4, "no candidate": 2}
     assert entries[RETIRED_ID]["why"] == "raised nowhere in the package"
 
 
