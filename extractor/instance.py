@@ -120,7 +120,8 @@ def _dataclass_fields(klass: ast.ClassDef) -> dict[str, Held]:
 def init_fields(klass: ast.ClassDef) -> list[ast.AnnAssign] | None:
     """The fields a `@dataclass`'s generated constructor takes, in order, as the class body
     annotates them (`InitVar`s included, `ClassVar`s and `field(init=False)` left out); None
-    for a class no `@dataclass` decorator writes a constructor for. A base's fields are beyond
+    for a class no `@dataclass` decorator writes a constructor for (none, `init=False`, or an
+    `__init__` of the class's own). A base's fields are beyond
     this class's text, and not listed."""
     decorator = next(
         (node for node in klass.decorator_list if _is_dataclass(node)),
@@ -128,6 +129,12 @@ def init_fields(klass: ast.ClassDef) -> list[ast.AnnAssign] | None:
     )
     if decorator is None or (isinstance(decorator, ast.Call) and _says_no_init(decorator)):
         return None
+    if any(
+        isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+        and statement.name == "__init__"
+        for statement in klass.body
+    ):
+        return None  # the class writes its own: `@dataclass` leaves it be
     return [
         statement
         for statement in klass.body

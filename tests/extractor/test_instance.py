@@ -3,9 +3,11 @@ parameters (`Condition.instance`)."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 from extractor import extract_source
+from extractor.instance import init_fields
 
 SOURCE = '''\
 class RNN:
@@ -110,6 +112,15 @@ class Hand:
         if self.size < 0:
             raise ValueError("no constructor of its own")
 '''
+
+
+def test_a_dataclass_writing_its_own_constructor_has_no_generated_one() -> None:
+    tree = ast.parse(
+        "@dataclass\nclass Own:\n    size: int\n    def __init__(self, n):\n        self.size = n\n"
+    )
+    klass = tree.body[0]
+    assert isinstance(klass, ast.ClassDef)
+    assert init_fields(klass) is None
 
 
 def test_a_dataclass_constructor_takes_its_fields_as_parameters() -> None:
