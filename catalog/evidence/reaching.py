@@ -11,16 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.evidence.aliases import Aliases
+from catalog.evidence.building import ClassValues, dataclass_init
 from catalog.evidence.candidates import (
     Candidate,
     Documented,
     PublicCaller,
     constructor_call,
     def_header,
-    example_argument,
     instance_tests,
     method_caller,
-    plain_argument,
 )
 from catalog.evidence.doc_examples import (
     MAX_EXAMPLES,
@@ -32,7 +31,6 @@ from catalog.evidence.example_values import NO_VALUES, ExampleValues
 from extractor.docstrings import parameter_types
 from extractor.helpers import rebinds
 from extractor.imports import bound_names, dotted_name, parameter_names
-from extractor.instance import init_fields
 
 if TYPE_CHECKING:
     from catalog.core.config import Config
@@ -59,7 +57,7 @@ class Reaching:
         may be known by (`_types`)."""
         self._graph: Any = None
         self._class_graph: Any = None
-        self._made: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}
+        self._values_of_classes: ClassValues | None = None
         self._files: dict[str, ast.Module | None] = {}
         self._names: dict[str, frozenset[str]] = {}
         self._package: str | None = None
@@ -277,7 +275,7 @@ class Reaching:
                 if isinstance(node, ast.FunctionDef) and node.name == "__init__"
             ),
             None,
-        ) or _dataclass_init(klass)
+        ) or dataclass_init(klass)
         init = None if written is None else self._aliases().expanded(written, Path(path))
         method_node = node or self._named(path, method)
         wanted = (
@@ -302,117 +300,13 @@ class Reaching:
         return self._files[path]
 
     def build(self, dotted: str, module: str) -> tuple[str, tuple[str, ...]] | None:
-        """`candidates.Builder`: the call that makes the class `dotted` (as `module` names it)
-        where its constructor takes arguments, each made up from its annotation (a class of
-        the package in turn, one level down), the class named by its full path with the
-        imports that needs (`torch.fx.graph_module.GraphModule({}, torch.fx.graph.Graph())`);
-        None where it takes none (it is built bare, as before), or one gets no value."""
-        made = self._make(dotted, module, 0)
-        return None if made is None or made[0].endswith("()") else made
-
-    def _make(self, dotted: str, module: str, depth: int) -> tuple[str, tuple[str, ...]] | None:
-        key = (dotted, module)
-        if key not in self._made:
-            self._made[key] = None  # a constructor that needs its own class gets nothing
-            self._made[key] = self._making(dotted, module, depth)
-        return self._made[key]
-
-    def _making(self, dotted: str, module: str, depth: int) -> tuple[str, tuple[str, ...]] | None:
-        from catalog.core.project import module_name
-
-        graph = self._classes()
-        found = graph.class_named(f"{module}.{dotted}")
-        if found is None:
-            return None
-        path, qualname, _bases = found
-        try:
-            home = module_name(self.config, self.config.root / path)
-        except ValueError:
-            return None
-        # Named where the package exports it, if anywhere: a package may delete its
-        # submodules' names once it has imported from them (`torch.optim` has no `optimizer`).
-        shown = self._exported(home, qualname, (path, qualname))
-        imports = [f"import {shown}"]
-        klass = self._named(path, qualname)
-        if isinstance(klass, ast.ClassDef) and self._enumerated(found, 0):
-            # An enumeration is called with a member's value, never bare: its first member.
-            member = _first_member(klass)
-            return None if member is None else (f"{shown}.{qualname}.{member}", (imports[0],))
-        fields = init_fields(klass) if isinstance(klass, ast.ClassDef) else None
-        init = graph.method_of(path, qualname, "__init__")
-        node = None if init is None else self._named(*init)
-        if init is not None and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            node = self._aliases().expanded(node, Path(init[0]))
-        # What the constructor takes: (name, annotation, passed by keyword), the required ones.
-        wanted: list[tuple[str, ast.expr | None, bool]] = []
-        init_module = module
-        if fields is not None:
-            # A dataclass's generated constructor: its fields without a default, by keyword.
-            wanted = [
-                (field.target.id, field.annotation, True)
-                for field in fields
-                if isinstance(field.target, ast.Name) and _required(field)
-            ]
-            init_module = home
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            assert init is not None
-            spec = node.args
-            positional = [*spec.posonlyargs, *spec.args][1:]
-            wanted = [
-                (argument.arg, argument.annotation, False)
-                for argument in positional[: len(positional) - len(spec.defaults)]
-            ] + [
-                (argument.arg, argument.annotation, True)
-                for argument, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True)
-                if default is None
-            ]
-            try:
-                init_module = module_name(self.config, self.config.root / init[0])
-            except ValueError:
-                return None
-        arguments: list[str] = []
-        for name, annotation, by_keyword in wanted:
-            example = example_argument(annotation, self.values.by_class)
-            if example is not None:
-                # A value the package's examples make, rather than one made up.
-                arguments.append((f"{name}=" if by_keyword else "") + example[0])
-                imports += example[1]
-                continue
-            plain = plain_argument(annotation)
-            if plain is None:
-                return None
-            text, is_class = plain
-            if is_class:
-                inner = None if depth >= 1 else self._make(text, init_module, depth + 1)
-                if inner is None:
-                    return None
-                text = inner[0]
-                imports += inner[1]
-            arguments.append((f"{name}=" if by_keyword else "") + text)
-        return f"{shown}.{qualname}({', '.join(arguments)})", tuple(dict.fromkeys(imports))
-
-    def _exported(self, home: str, qualname: str, defined: tuple[str, str]) -> str:
-        """The shortest module of the package, `home` or a package above it, whose namespace
-        gives the class `qualname` defined at `defined` (`torch.optim` for
-        `torch.optim.optimizer.Optimizer`); `home` where none does."""
-        parts = home.split(".")
-        for end in range(1, len(parts)):
-            module = ".".join(parts[:end])
-            found = self._classes().class_named(f"{module}.{qualname}")
-            if found is not None and (found[0], found[1]) == defined:
-                return module
-        return home
-
-    def _enumerated(self, found: tuple[str, str, tuple[str, ...]], depth: int) -> bool:
-        """Whether a class of the package derives from `enum.Enum` (through its bases, the
-        package's own enumerations included, a few levels up)."""
-        for base in found[2]:
-            if base.startswith("enum.") and base.rpartition(".")[2] in _ENUMS:
-                return True
-            inner = self._classes().class_named(base) if depth < 4 else None
-            if inner is not None and self._enumerated(inner, depth + 1):
-                return True
-        return False
+        """`candidates.Builder`: the call that makes a class of the package where its
+        constructor takes arguments (`catalog.evidence.building`)."""
+        if self._values_of_classes is None:
+            self._values_of_classes = ClassValues(
+                self.config, self.values.by_class, self._named, self._classes, self._aliases
+            )
+        return self._values_of_classes.build(dotted, module)
 
     def _classes(self) -> Any:
         """The package's call graph, for its classes and their constructors."""
@@ -484,81 +378,6 @@ class Reaching:
                     yield f"{prefix}{child.name}", child
                     if isinstance(child, ast.ClassDef):
                         todo.append((f"{prefix}{child.name}.", child))
-
-
-_ENUMS = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
-
-
-def _first_member(klass: ast.ClassDef) -> str | None:
-    """The first member an enumeration's body assigns (`FULL_SHARD = auto()`): a public name
-    bound once by a plain assignment; None when it has none."""
-    for statement in klass.body:
-        if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-            and not statement.targets[0].id.startswith("_")
-        ):
-            return statement.targets[0].id
-    return None
-
-
-def _dataclass_init(klass: ast.ClassDef) -> ast.FunctionDef | None:
-    """The `__init__` a `@dataclass` writes for its own fields, as a definition errcat can
-    make calls of (`def __init__(self, rows: int, finish: Finish, label: str = "plain")`):
-    a field's default, or a call of its `default_factory`, as the parameter's default; None
-    for a class that is no such dataclass, or has no fields."""
-    fields = init_fields(klass)
-    if not fields:
-        return None
-    arguments: list[ast.arg] = [ast.arg(arg="self")]
-    defaults: list[ast.expr] = []
-    for field in fields:
-        assert isinstance(field.target, ast.Name)
-        arguments.append(ast.arg(arg=field.target.id, annotation=field.annotation))
-        default = _field_default(field)
-        if default is not None:
-            defaults.append(default)
-        elif defaults:
-            return None  # a required field after a defaulted one: `kw_only`, not read here
-    node = ast.FunctionDef(
-        name="__init__",
-        args=ast.arguments(
-            posonlyargs=[], args=arguments, kwonlyargs=[], kw_defaults=[], defaults=defaults
-        ),
-        body=[ast.Pass()],
-        decorator_list=[],
-        returns=None,
-    )
-    return ast.fix_missing_locations(ast.copy_location(node, klass))
-
-
-def _field_default(field: ast.AnnAssign) -> ast.expr | None:
-    """A dataclass field's default as an expression: its value, `field(default=...)`'s, or
-    a call of `field(default_factory=...)`'s factory; None for a field without one."""
-    value = field.value
-    if value is None or _required(field):
-        return None
-    if isinstance(value, ast.Call) and (dotted_name(value.func) or "").endswith("field"):
-        for keyword in value.keywords:
-            if keyword.arg == "default":
-                return keyword.value
-            if keyword.arg == "default_factory":
-                return ast.Call(func=keyword.value, args=[], keywords=[])
-    return value
-
-
-def _required(field: ast.AnnAssign) -> bool:
-    """Whether a dataclass field has no default: nothing assigned, or `field(...)` without a
-    `default` or `default_factory`."""
-    value = field.value
-    if value is None:
-        return True
-    return (
-        isinstance(value, ast.Call)
-        and not any(keyword.arg in ("default", "default_factory") for keyword in value.keywords)
-        and (dotted_name(value.func) or "").rpartition(".")[2] == "field"
-    )
 
 
 def _definitions(node: ast.AST) -> Iterator[ast.stmt]:
