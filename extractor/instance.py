@@ -89,29 +89,14 @@ def _dataclass_fields(klass: ast.ClassDef) -> dict[str, Held]:
     fields = init_fields(klass)
     if fields is None:
         return {}
-    stored: dict[str, int] = {}
-    for node in ast.walk(klass):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
-            stored[node.attr] = stored.get(node.attr, 0) + 1
-        elif (
-            isinstance(node, ast.Call)
-            and dotted_name(node.func) in _SETTERS
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-        ):
-            stored[node.args[1].value] = stored.get(node.args[1].value, 0) + 1
+    # Stored anywhere in the class, or a method of its name (a property): not plain state.
+    stored = _stored_attributes(klass, None)
     said = _parameter_docs(klass)
-    methods = {
-        statement.name
-        for statement in klass.body
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
     found: dict[str, Held] = {}
     for field in fields:
         assert isinstance(field.target, ast.Name)
         name = field.target.id
-        if _annotated(field, "InitVar") or stored.get(name) or name in methods:
+        if _annotated(field, "InitVar") or stored.get(name):
             continue
         found[name] = (name, name, *said.get(name, ("", 0)))
     return found
@@ -186,7 +171,7 @@ def _parameter_docs(node: ast.ClassDef | ast.FunctionDef) -> dict[str, tuple[str
     }
 
 
-def _stored_attributes(klass: ast.ClassDef, init: ast.FunctionDef) -> dict[str, int]:
+def _stored_attributes(klass: ast.ClassDef, init: ast.FunctionDef | None) -> dict[str, int]:
     """How often each attribute name is stored or deleted in the class's functions (a
     `setattr` with a literal name counts; the `__init__` statements counted once each)."""
     counts: dict[str, int] = {}
