@@ -2179,17 +2179,28 @@ def _text_name(node: ast.expr) -> str | None:
 
 
 def _reads_text_of_a_name(site: RaiseSite) -> bool:
-    """Whether a site's message holds no literal word and is a name's text (`_text_name`),
-    told from what the scan kept, so that no file is parsed again for any other site."""
-    if not site.arguments or (
-        site.template is not None and _LETTERS.search(_literal_part(site.template))
+    """Whether a site's message holds no literal word and is the text (`_text_name`) of a
+    parameter the signature defaults to a string literal, told from what the scan kept, so
+    that no file is parsed again for any other site."""
+    if (
+        not site.arguments
+        or not site.signature
+        or (site.template is not None and _LETTERS.search(_literal_part(site.template)))
     ):
         return False
     try:
         node = ast.parse("(" + site.arguments[0] + ")", mode="eval").body
+        header = site.signature.strip()
+        tree = ast.parse(header + "\n    pass\n" if header.endswith(":") else header)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return _text_name(node) is not None
+    name = _text_name(node)
+    function = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)),
+        None,
+    )
+    default = None if name is None or function is None else _defaults(function).get(name)
+    return isinstance(default, ast.Constant) and isinstance(default.value, str)
 
 
 def _message_call(site: RaiseSite) -> str | None:
