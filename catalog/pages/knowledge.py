@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from catalog.pages.sources import Source
     from extractor.calls import Caller, Callers
     from extractor.expectations import Expectation
+    from extractor.model import Condition
 
 KINDS = ("documented", "tested", "reproduced", "remedy")
 _WHOLE = {"len": "__len__", "bool": "__bool__", "isinstance": "__class__", "type": "__class__"}
@@ -541,18 +542,10 @@ def _said_of(function: str, name: str, text: str, path: str, line: int) -> Knowl
 
 
 def _innermost_reads(source: Source) -> frozenset[str]:
-    """The names the innermost `if` test of the raise reads (through its locals' values
-    where the extractor could say them, else what it reads itself and the parameters its
-    locals are computed from), or none. In a constructor, an attribute it reads of the
-    instance counts by its name too: `self.nonlinearity` is, by the convention constructors
-    keep, what the parameter `nonlinearity` was made into."""
+    """The names the innermost `if` test of the raise reads (`_reads`), or none."""
     for condition in getattr(source, "conditions", ()):
         if condition.kind == "if" and condition.code:
-            code = as_passed(condition)
-            names = _names(code) if code else _names(condition.code) | set(condition.depends)
-            if str(getattr(source, "function", "")).endswith(".__init__"):
-                names |= read_attributes(code or condition.code, "self")
-            return frozenset(names)
+            return _reads(source, condition)
     return frozenset()
 
 
@@ -563,16 +556,26 @@ An earlier check that let the call through (`guard`) is about something else."""
 
 def _outer_reads(source: Source) -> frozenset[str]:
     """The names the `if`s the raise sits in and the loops around it read (a loop's
-    iterable), each as `_innermost_reads` reads one."""
-    names: set[str] = set()
-    constructing = str(getattr(source, "function", "")).endswith(".__init__")
-    for condition in getattr(source, "conditions", ()):
-        if not condition.code or condition.kind not in _AROUND:
-            continue
-        code = as_passed(condition) if condition.kind == "if" else None
-        names |= _names(code) if code else _names(condition.code) | set(condition.depends)
-        if constructing:
-            names |= read_attributes(code or condition.code, "self")
+    iterable), each as `_reads` reads one."""
+    return frozenset().union(
+        *(
+            _reads(source, condition)
+            for condition in getattr(source, "conditions", ())
+            if condition.code and condition.kind in _AROUND
+        )
+    )
+
+
+def _reads(source: Source, condition: Condition) -> frozenset[str]:
+    """The names a condition reads: an `if` test through its locals' values where the
+    extractor could say them, else what its code reads itself and the parameters its locals
+    are computed from. In a constructor, an attribute it reads of the instance counts by its
+    name too: `self.nonlinearity` is, by the convention constructors keep, what the parameter
+    `nonlinearity` was made into."""
+    code = as_passed(condition) if condition.kind == "if" else None
+    names = set(_names(code)) if code else _names(condition.code or "") | set(condition.depends)
+    if str(getattr(source, "function", "")).endswith(".__init__"):
+        names |= read_attributes(code or condition.code or "", "self")
     return frozenset(names)
 
 
