@@ -79,12 +79,7 @@ class Aliases:
         """`node` (defined in the file `path`) with each annotation's aliases written out; the
         node itself where it has none."""
         arguments = node.args
-        every = [
-            *arguments.posonlyargs,
-            *arguments.args,
-            *arguments.kwonlyargs,
-            *(arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None),
-        ]
+        every = _every(arguments)
         written = {
             id(arg): found
             for arg in every
@@ -95,13 +90,7 @@ class Aliases:
             return node
         changed = copy.copy(node)
         changed.args = copy.deepcopy(arguments)
-        copies = [
-            *changed.args.posonlyargs,
-            *changed.args.args,
-            *changed.args.kwonlyargs,
-            *(arg for arg in (changed.args.vararg, changed.args.kwarg) if arg is not None),
-        ]
-        for original, arg in zip(every, copies, strict=True):
+        for original, arg in zip(every, _every(changed.args), strict=True):
             if id(original) in written:
                 arg.annotation = written[id(original)]
         return changed
@@ -118,36 +107,9 @@ class Aliases:
                 annotation = ast.parse(annotation.value, mode="eval").body
             except SyntaxError:
                 return None
-        changed = False
-
-        class Writer(ast.NodeTransformer):
-            def visit_Subscript(inner, node: ast.Subscript) -> ast.AST:
-                nonlocal changed
-                if isinstance(node.value, ast.Name):
-                    found = self._alias(node.value.id, path, depth)
-                    if found is not None:
-                        value, variables = found
-                        arguments = (
-                            list(node.slice.elts)
-                            if isinstance(node.slice, ast.Tuple)
-                            else [node.slice]
-                        )
-                        if variables and len(variables) == len(arguments):
-                            changed = True
-                            return _substituted(value, dict(zip(variables, arguments, strict=True)))
-                inner.generic_visit(node)
-                return node
-
-            def visit_Name(inner, node: ast.Name) -> ast.AST:
-                nonlocal changed
-                found = self._alias(node.id, path, depth)
-                if found is None or found[1]:
-                    return node
-                changed = True
-                return found[0]
-
-        written = Writer().visit(copy.deepcopy(annotation))
-        return written if changed else None
+        writer = _Writer(lambda name: self._alias(name, path, depth))
+        written = writer.visit(copy.deepcopy(annotation))
+        return written if writer.changed else None
 
     def _alias(self, name: str, path: Path, depth: int) -> tuple[ast.expr, list[str]] | None:
         """What the alias `name`, as the file `path` knows it, stands for (its own aliases
@@ -225,6 +187,46 @@ class Aliases:
             {k: v for k, v in imported.items() if counts.get(k) == 1},
             frozenset(variables),
         )
+
+
+def _every(arguments: ast.arguments) -> list[ast.arg]:
+    """A signature's parameters, `*args` and `**kwargs` included, in order."""
+    return [
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        *(arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None),
+    ]
+
+
+class _Writer(ast.NodeTransformer):
+    """Replaces the alias names of an annotation by what they stand for (`alias` says, for a
+    name, its value and type variables, or None), a generic alias subscripted by its value
+    with the type variables replaced."""
+
+    def __init__(self, alias: Callable[[str], tuple[ast.expr, list[str]] | None]) -> None:
+        self.alias = alias
+        self.changed = False
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if isinstance(node.value, ast.Name):
+            found = self.alias(node.value.id)
+            if found is not None:
+                value, variables = found
+                slice_ = node.slice
+                arguments = list(slice_.elts) if isinstance(slice_, ast.Tuple) else [slice_]
+                if variables and len(variables) == len(arguments):
+                    self.changed = True
+                    return _substituted(value, dict(zip(variables, arguments, strict=True)))
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        found = self.alias(node.id)
+        if found is None or found[1]:
+            return node  # not an alias, or a generic one used bare
+        self.changed = True
+        return found[0]
 
 
 def _bindings(
