@@ -215,25 +215,22 @@ def _field_default(field: ast.AnnAssign) -> ast.expr | None:
     """A dataclass field's default as an expression: its value, `field(default=...)`'s, or
     a call of `field(default_factory=...)`'s factory; None for a field without one."""
     value = field.value
-    if value is None or _required(field):
-        return None
-    if isinstance(value, ast.Call) and (dotted_name(value.func) or "").endswith("field"):
-        for keyword in value.keywords:
-            if keyword.arg == "default":
-                return keyword.value
-            if keyword.arg == "default_factory":
-                return ast.Call(func=keyword.value, args=[], keywords=[])
-    return value
+    if not (isinstance(value, ast.Call) and _names_field(value.func)):
+        return value
+    for keyword in value.keywords:
+        if keyword.arg == "default":
+            return keyword.value
+        if keyword.arg == "default_factory":
+            return ast.Call(func=keyword.value, args=[], keywords=[])
+    return None
 
 
 def _required(field: ast.AnnAssign) -> bool:
     """Whether a dataclass field has no default: nothing assigned, or `field(...)` without a
     `default` or `default_factory`."""
-    value = field.value
-    if value is None:
-        return True
-    return (
-        isinstance(value, ast.Call)
-        and not any(keyword.arg in ("default", "default_factory") for keyword in value.keywords)
-        and (dotted_name(value.func) or "").rpartition(".")[2] == "field"
-    )
+    return _field_default(field) is None
+
+
+def _names_field(func: ast.expr) -> bool:
+    """Whether a call's function is `dataclasses.field`, however imported."""
+    return (dotted_name(func) or "").rpartition(".")[2] == "field"
