@@ -745,11 +745,46 @@ class _File:
             return None
 
     def built(self, spot: Spot, name: str) -> Binding | None:
-        """The name's last `name = ...` before the raise, then the `+=` after it, all direct
-        statements of one block on the way to the raise; nothing else binds it in between.
+        """The name's last `name = ...` before the raise, then the `+=` after it on the way to
+        the raise: direct statements of the blocks that lead to it, nothing else binding the
+        name in between (`_extended`, exact)."""
+        found = self._extended(spot, name, tails=False)
+        return None if found is None else found[0]
 
-        The statement of that block holding the raise must bind nothing (a loop around the
-        raise could rebind after it), and no `global`/`nonlocal` lets other code rebind it.
+    def opening(self, message: ast.expr, spot: Spot) -> str | None:
+        """The text every message a local holds starts with, where the function extends it
+        under conditions or in loops after its last plain step (`msg = f"no implementation
+        for {name}"`, then `if mode: msg += f" nor in mode {mode}"`): its assignment and the
+        steps every path takes. It prints alone when no condition holds, and is the start of
+        the text otherwise; None where the local is no such text, or is read whole by
+        `template` (no step is conditional)."""
+        if not isinstance(message, ast.Name) or self.bindings(spot.scope)[message.id] < 2:
+            return None
+        try:
+            found = self._extended(spot, message.id, tails=True)
+        except MessageSyntaxError:
+            return None
+        if found is None or not found[1]:
+            return None
+        binding = found[0]
+        from extractor.templates import template_of
+
+        def follow(name: str) -> cst.BaseExpression | Binding | None:
+            return binding if name == message.id else self.follow(spot, name)
+
+        return template_of(self.parse(message), follow, self.qualifier(spot.scope))
+
+    def _extended(self, spot: Spot, name: str, *, tails: bool) -> tuple[Binding, bool] | None:
+        """The binding of `name` the raise reads, and whether steps were left out as tails.
+
+        From the raise outwards, each block on the way to it is read backwards from the
+        statement holding the raise: a `name += ...` is a step, `name = ...` the start. A
+        statement binding it otherwise refuses, but with `tails`, a compound statement that
+        binds it only by `+=` (an `if`, a loop) and comes after every step is left out: what
+        it adds ends the text, so the binding read is where every message starts. A loop
+        around the raise that binds the name refuses (an earlier turn may have extended it),
+        and so does a `try` whose body binds it around a raise in its handlers (the body may
+        have stopped anywhere); no `global`/`nonlocal` may let other code rebind it.
         """
         scope_node = spot.scope.node
         if any(
@@ -757,36 +792,34 @@ class _File:
             for node in ast.walk(scope_node)
         ):
             return None
-        # The innermost block on the way to the raise that binds the name before it: what
-        # outer blocks bound, this block's assignment overwrites.
-        chosen: tuple[list[ast.stmt], int] | None = None
-        for block, index in _blocks_to(scope_node.body, spot.node):
-            if any(_binds(statement, name, scope_node) for statement in block[:index]):
-                chosen = (block, index)
-        if chosen is None:
-            return None
-        block, index = chosen
-        if block[index] is not spot.node and _binds(block[index], name, scope_node):
-            return None
+        path = list(_blocks_to(scope_node.body, spot.node))
         steps: list[ast.expr] = []
-        for statement in reversed(block[:index]):
-            start = _assigned_value(statement, name)
-            if start is not None:
-                value = self.expression(start, spot.scope)
-                if value is None:
-                    return None
-                from extractor.templates import Binding
-
-                return Binding(value, tuple(self.parse(step) for step in reversed(steps)))
-            if (
-                isinstance(statement, ast.AugAssign)
-                and isinstance(statement.op, ast.Add)
-                and isinstance(statement.target, ast.Name)
-                and statement.target.id == name
-            ):
-                steps.append(statement.value)
-            elif _binds(statement, name, scope_node):
+        tailed = False
+        for block, index in reversed(path):
+            holder = block[index]
+            if holder is not spot.node and _binds_around(holder, name, spot.node, scope_node):
                 return None
+            for statement in reversed(block[:index]):
+                start = _assigned_value(statement, name)
+                if start is not None:
+                    value = self.expression(start, spot.scope)
+                    if value is None:
+                        return None
+                    from extractor.templates import Binding
+
+                    binding = Binding(value, tuple(self.parse(step) for step in reversed(steps)))
+                    return binding, tailed
+                if (
+                    isinstance(statement, ast.AugAssign)
+                    and isinstance(statement.op, ast.Add)
+                    and isinstance(statement.target, ast.Name)
+                    and statement.target.id == name
+                ):
+                    steps.append(statement.value)
+                elif _binds(statement, name, scope_node):
+                    if not (tails and not steps and _extends_only(statement, name, scope_node)):
+                        return None
+                    tailed = True
         return None
 
     def constant(self, scope: Scope, name: str) -> Binding | None:
@@ -1231,6 +1264,73 @@ def _assigned_value(statement: ast.stmt, name: str) -> ast.expr | None:
 def _binds(statement: ast.stmt, name: str, scope_node: ast.AST) -> bool:
     """Whether a statement binds `name` anywhere in it (conservative: nested scopes count)."""
     return _count_bindings(ast.walk(statement), scope_node)[name] > 0
+
+
+_COMPOUND = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.TryStar,
+    ast.Match,
+)
+"""Statements holding blocks: what they add to a text may or may not run."""
+
+
+def _binds_around(holder: ast.stmt, name: str, target: ast.stmt, scope_node: ast.AST) -> bool:
+    """Whether a statement holding the raise binds `name` where it may have run before the
+    raise and is not on the way to it: in its header (an `if`'s test, `with ... as`, a case's
+    pattern, `except ... as`), anywhere in a loop (an earlier turn), and in a `try`'s body
+    around a raise in its handlers, `else` or `finally`. An `if`'s other branch and the
+    statements after the raise's own never run before it."""
+    if isinstance(holder, ast.For | ast.AsyncFor | ast.While):
+        return _binds(holder, name, scope_node)
+    if _count_bindings(_header_nodes(holder), scope_node)[name]:
+        return True
+    if isinstance(holder, ast.Try | ast.TryStar):
+        if any(handler.name == name for handler in holder.handlers):
+            return True
+        inside_body = any(
+            statement is target or _holds(statement, target) for statement in holder.body
+        )
+        if not inside_body:
+            return any(_binds(statement, name, scope_node) for statement in holder.body)
+    return False
+
+
+def _header_nodes(holder: ast.stmt) -> Iterator[ast.AST]:
+    """Every node of a compound statement outside its blocks of statements."""
+    for field, value in ast.iter_fields(holder):
+        if field in ("body", "orelse", "finalbody", "handlers"):
+            continue
+        if field == "cases":
+            for case in value:
+                yield from ast.walk(case.pattern)
+                if case.guard is not None:
+                    yield from ast.walk(case.guard)
+            continue
+        for node in value if isinstance(value, list) else [value]:
+            if isinstance(node, ast.AST):
+                yield from ast.walk(node)
+
+
+def _extends_only(statement: ast.stmt, name: str, scope_node: ast.AST) -> bool:
+    """Whether a compound statement binds `name` only by `name += ...` (no other binding, no
+    nested scope binding it)."""
+    if not isinstance(statement, _COMPOUND):
+        return False
+    extends = sum(
+        1
+        for node in ast.walk(statement)
+        if isinstance(node, ast.AugAssign)
+        and isinstance(node.op, ast.Add)
+        and isinstance(node.target, ast.Name)
+        and node.target.id == name
+    )
+    return extends > 0 and _count_bindings(ast.walk(statement), scope_node)[name] == extends
 
 
 def _blocks_to(body: list[ast.stmt], target: ast.stmt) -> Iterator[tuple[list[ast.stmt], int]]:

@@ -156,8 +156,9 @@ class RaiseSite:
     (`packaging.metadata._Validator._invalid_metadata`), or of the function whose returned
     text is its message (`raise RuntimeError(_mismatch_msg(...))`), or of the raising function
     itself where its message is a parameter's default text (`msg="Expected size {}"`, then
-    `raise RuntimeError(msg.format(...))`), which callers may replace; None for a raise of a
-    class as written. Not part of `errcat scan --json`."""
+    `raise RuntimeError(msg.format(...))`), which callers may replace, or where its message is
+    a local it extends under conditions after its last plain step (`printed` is then the
+    text every such message starts with); None for a raise of a class as written. Not part of `errcat scan --json`."""
     unresolved: str | None = None
     """Why the printed text cannot be read through the factory or class, and what to do; None
     when it can (or nothing was to be read). Not part of `errcat scan --json`."""

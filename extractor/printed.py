@@ -23,6 +23,11 @@ elsewhere, what users see is another text, read here after the scan, across file
 - *A message parameter's default.* `raise RuntimeError(msg.format(...))` where `msg` is a
   parameter defaulting to literal text (and never rebound) prints that text, formatted, for
   the calls that leave it; calls passing other text are raise-helper calls, each read above.
+- *A local extended under conditions.* `msg = f"no implementation for {name}"`, then `if
+  mode: msg += ...`, and `raise TypeError(msg)` (or a class's `__init__` composing so): where
+  every step after the last plain one is conditional (an `if`, a loop, a `try` doing only
+  `+=`), the text is what every such message starts with, and the raise stays as written
+  (`through` names the raising function). The matchers find the longer texts by that start.
 
 What cannot be read is never guessed: the site keeps its message as written and `unresolved`
 says why and what to do (a factory returning different classes on different paths, factories
@@ -168,8 +173,9 @@ class _Module:
                 kind = "class" if isinstance(statement, ast.ClassDef) else "function"
                 scope = Scope(kind, statement, parent, qualname)
                 self.scopes.setdefault(qualname, (statement, scope))
-                if kind == "class":
-                    self.walk(statement.body, scope)
+                # Nested functions too: a raise in a closure is read in its own scope, the
+                # names of the functions around it resolving as the scan resolves them.
+                self.walk(statement.body, scope)
                 continue
             for name in ("body", "orelse", "finalbody"):
                 inner = getattr(statement, name, None)
@@ -312,6 +318,12 @@ class Printed:
                         # The text is the default's only where the caller leaves it: the raise
                         # must stay as written (`through`), never become one typed class.
                         plain["printed"], plain["through"] = defaulted
+            if "printed" not in plain and site.template is None and _names_a_local(site):
+                with contextlib.suppress(_Unresolved):
+                    opened = self._opening(site)
+                    if opened is not None:
+                        # Only the start is known: the raise stays as written (`through`).
+                        plain["printed"], plain["through"] = opened
             return dataclasses.replace(site, **plain) if plain else site  # type: ignore[arg-type]
         context = self._site_context(site)
         callee = self._callee(site, context, qualified)
@@ -401,6 +413,30 @@ class Printed:
         if text.bare or not _LETTERS.search(_literal_part(text.template)):
             return None
         return text.template, _dotted(context.module.module.name, str(context.scope.qualname))
+
+    def _opening(self, site: RaiseSite) -> tuple[str, str] | None:
+        """What a raise of a local prints where the function extends the local under
+        conditions after its last plain step (`extractor.extract`'s `opening`): the text every
+        such message starts with, and the raising function's qualified name; None where it
+        holds no literal word."""
+        context = self._site_context(site)
+        if context is None or context.function is None:
+            return None
+        raised = next(
+            (
+                statement
+                for statement in _own(context.function.body)
+                if isinstance(statement, ast.Raise) and statement.lineno == site.line
+            ),
+            None,
+        )
+        if raised is None or not isinstance(raised.exc, ast.Call) or not raised.exc.args:
+            return None
+        spot = Spot(raised, context.scope, context.function)
+        template = context.module.file.opening(raised.exc.args[0], spot)
+        if template is None or not _LETTERS.search(_literal_part(template)):
+            return None
+        return template, _dotted(context.module.module.name, str(context.scope.qualname))
 
     def _function_called(self, func: ast.expr, context: _Context) -> tuple[str, str] | None:
         """(path, qualname) of the package function a call's `func` names: through the raising
@@ -1703,6 +1739,9 @@ class _SourceReader:
             branched = self.branched(node.id)
             if branched is not None:
                 return branched
+            opening = self.opening(node)
+            if opening is not None:
+                return self.substitute(opening)
         if template is None:
             text = _value(self.text(node))
             qualified = self.class_name(node)
@@ -1779,6 +1818,19 @@ class _SourceReader:
             if name in bound_names(branch):
                 return self._last_binding(branch, name)
         return None
+
+    def opening(self, node: ast.Name) -> str | None:
+        """The text a local starts with where the function extends it under conditions after
+        its last plain step (`message = f"{msg} [Caused by {value}]"`, then `if location:
+        message += ...`), read at the statement the context is at; None for any other name."""
+        function = self.context.function
+        if function is None:
+            return None
+        spot = Spot(self.context.at, self.context.scope, function)  # type: ignore[arg-type]
+        try:
+            return self.context.module.file.opening(node, spot)
+        except Exception:
+            return None
 
     def decide(self, test: ast.expr) -> bool | None:
         """Whether a test of a bound parameter holds for the call read: `x is None`, `x is
@@ -2146,8 +2198,9 @@ _EXITS = re.compile(r"\byield\b|\breturn[ \t]+(?!None\b)[^\s#;]")
 
 
 def _candidate(site: RaiseSite) -> bool:
-    """A site a factory or a class of the package may stand behind, or whose message is a
-    call that may be a function of the package returning text (the others never pay)."""
+    """A site a factory or a class of the package may stand behind, whose message is a call
+    that may be a function of the package returning text, or a local the scan could not read
+    whole (the others never pay)."""
     if site.reraise or site.exception is None:
         return False
     qualified = site.qualified_name
@@ -2155,6 +2208,7 @@ def _candidate(site: RaiseSite) -> bool:
         qualified is None
         or not qualified.startswith("builtins.")
         or _message_call(site) is not None
+        or (site.template is None and _names_a_local(site))
     )
 
 
@@ -2201,6 +2255,17 @@ def _reads_text_of_a_name(site: RaiseSite) -> bool:
     )
     default = None if name is None or function is None else _defaults(function).get(name)
     return isinstance(default, ast.Constant) and isinstance(default.value, str)
+
+
+def _names_a_local(site: RaiseSite) -> bool:
+    """Whether a site raises a class of one argument that is a plain name (`raise E(msg)`)."""
+    arguments = site.arguments
+    return (
+        arguments is not None
+        and len(arguments) == 1
+        and not site.keywords
+        and arguments[0].isidentifier()
+    )
 
 
 def _message_call(site: RaiseSite) -> str | None:

@@ -14,8 +14,9 @@ rules below do not cover gives None, never a guess:
 4. a name is followed to its single assignment (the caller supplies `follow`): in the raise's
    own scope, or, for a name no enclosing function binds, to its one assignment at module
    level; a name bound more than once is its last plain assignment before the raise, then the
-   `+=` after it, all direct statements of one block on the way to the raise with nothing else
-   binding it in between or in the statement holding the raise: the assignment's template
+   `+=` after it, direct statements of the blocks on the way to the raise (a branch that
+   holds the raise, never its other branches) with nothing else binding it in between, nor a
+   loop around the raise or a `try` body around its handler: the assignment's template
    followed by each `+=` operand read as rule 1 reads those of `+` (the caller gives these
    steps in a `Binding`);
 5. `textwrap.dedent(...)` and `inspect.cleandoc(...)` of plain literal text (names resolved

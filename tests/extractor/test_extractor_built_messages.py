@@ -428,6 +428,32 @@ STEPS = [
         """,
         "ab",
     ),
+    # The raise in the branch that extends the message: every step on the way to it runs.
+    (
+        """
+        def f(x):
+            msg = "a"
+            if x:
+                msg += "b"
+                raise ValueError(msg)
+        """,
+        "ab",
+    ),
+    # Steps in outer and inner blocks, the other branch's steps never run before the raise.
+    (
+        """
+        def f(reasons):
+            msg = "no code"
+            msg += " was found."
+            if reasons:
+                msg += " Skipped frames."
+                print(msg)
+            else:
+                msg += " Not attempted."
+                raise RuntimeError(msg)
+        """,
+        "no code was found. Not attempted.",
+    ),
     # Multi-line parenthesized literals, comments included.
     (
         """
@@ -459,12 +485,42 @@ STEPS_NOT_COVERED = [
             msg += item
         raise ValueError(msg)
     """,
-    # The raise is in the branch that extends the message.
+    # A branch that extends the message, then raises elsewhere.
     """
     def f(x):
         msg = "a"
         if x:
             msg += "b"
+        else:
+            return
+        raise ValueError(msg)
+    """,
+    # A `try` body extends it around a raise in its handler: it may have stopped before.
+    """
+    def f(g):
+        msg = "a"
+        try:
+            msg += "b"
+            g()
+        except OSError:
+            raise ValueError(msg)
+    """,
+    # An earlier turn of the loop holding the raise extended it.
+    """
+    def f(items):
+        msg = "a"
+        for item in items:
+            msg += item
+            if not item:
+                raise ValueError(msg)
+    """,
+    # `except ... as` around the raise binds the name.
+    """
+    def f(g):
+        msg = "a"
+        try:
+            g()
+        except OSError as msg:
             raise ValueError(msg)
     """,
     # `msg = msg + ...` is no `+=` step.

@@ -761,3 +761,75 @@ def test_a_message_parameter_with_literal_text_by_default(tmp_path: Path) -> Non
     assert sites[12].printed is None
     assert sites[16].printed is None
     assert sites[20].printed is None
+
+
+def test_a_local_extended_under_conditions_prints_its_opening(tmp_path: Path) -> None:
+    """A local extended by `+=` under conditions or in loops after its last plain step prints
+    what every path gives it first (the raising function stands as `through`, so `errcat
+    migrate` leaves the raise as written); a conditional step before a plain one, a start
+    with no literal word, and a local rebound in a branch leave the message unread."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                def dispatch(name, types, mode):
+                    msg = f"no implementation found for {name!r} on types {types}"
+                    if mode:
+                        msg += f" nor in mode {mode}"
+                    raise TypeError(msg)
+
+                def listing(items):
+                    msg = "bad items:"
+                    msg += " see below"
+                    for item in items:
+                        msg += f" {item}"
+                    raise ValueError(msg)
+
+                def middle(c):
+                    msg = "start"
+                    if c:
+                        msg += " maybe"
+                    msg += " end"
+                    raise ValueError(msg)
+
+                def empty(missing):
+                    msg = ""
+                    if missing:
+                        msg += f"Missing fields: {missing}."
+                    raise ValueError(msg)
+
+                def rebound(c):
+                    msg = "first"
+                    if c:
+                        msg = "second"
+                    raise ValueError(msg)
+                """,
+        },
+    )
+    assert sites[5].template is None
+    assert sites[5].printed == "no implementation found for {name!r} on types {types}"
+    assert sites[5].through == "pkg.main.dispatch"
+    assert sites[12].printed == "bad items: see below"
+    assert sites[12].through == "pkg.main.listing"
+    for line in (19, 25, 31):
+        assert sites[line].printed is None and sites[line].through is None
+
+
+def test_a_raise_in_a_nested_function_is_read_in_its_own_scope(tmp_path: Path) -> None:
+    """A raise inside a closure is read in its own scope, as one in a function is."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                def wrap(fn):
+                    def wrapped(x, strict):
+                        msg = f"cannot wrap {x!r}"
+                        if strict:
+                            msg += " in strict mode"
+                        raise ValueError(msg)
+                    return wrapped
+                """,
+        },
+    )
+    assert sites[6].printed == "cannot wrap {x!r}"
+    assert sites[6].through == "pkg.main.wrap.wrapped"
