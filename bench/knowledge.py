@@ -32,8 +32,10 @@ environment.
     .venv/bin/python bench/knowledge.py --torch [--reproduce] [--keep DIR]
 
 `--torch` measures the whole installed torch instead (a copy of its `*.py` files, made by
-bench/site_torch.py's `copy_torch`, with its pyproject.toml): torch's wheel ships no tests, so
-`tested` stays at 0 there, and `reproduce` (each call a child that imports torch) runs only with
+bench/site_torch.py's `copy_torch`, with its pyproject.toml): torch's wheel ships no test
+folder, but its testing package does hold its tables of error inputs (the rows its tests loop
+over), so the project's `tests` is `torch/testing/_internal/**/*.py`, read for `tested`
+knowledge and never run; `reproduce` (each call a child that imports torch) runs only with
 `--reproduce`.
 
 `--keep DIR` unpacks into DIR (which must not hold the packages yet) and leaves the adopted
@@ -126,7 +128,9 @@ def measure_torch(into: Path, reproduce: bool) -> tuple[dict[str, Any], dict[str
                 if not target.exists():
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.symlink_to(path)
-    (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    # The wheel's testing package holds the tables of error inputs torch's tests loop over.
+    tests = 'tests = ["torch/testing/_internal/**/*.py"]\n'
+    (project / "pyproject.toml").write_text(PYPROJECT + tests, encoding="utf-8")
     version = importlib.metadata.version("torch")
     return adopted(f"torch-{version}", project, reproduce=reproduce)
 

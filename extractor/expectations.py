@@ -11,18 +11,27 @@ entries). Recognised forms, at any depth of a test file:
   as a context manager or in the call form with a callable;
 - a tuple of classes `(X, Y)` gives one expectation per class;
 - `with check:` where `check = pytest.raises(X, match=PAT)` (or an `assertRaises` context) is
-  the name's one binding in the function: an expectation at each such `with`.
+  the name's one binding in the function: an expectation at each such `with`;
+- *records of error inputs*, the rows of tables that tests loop over: a call anywhere in a
+  test file that passes, by keyword, an exception class (a dotted name whose last part ends in
+  `Error`, `Exception` or `Warning`, or a built-in exception) and a pattern (a literal, under a
+  keyword whose name holds `regex`, `match` or `pattern`): `ErrorInput(sample,
+  error_type=ValueError, error_regex="must be positive")`. Such an expectation is a `record`:
+  what catches its error is the test reading the table, so the suite run pairs nothing by it
+  (`catalog.evidence.suite`) and only reading pairs it.
 
 `pattern` is read only from a string literal (plain, raw, implicitly concatenated) or
 `re.escape(<literal>)`; anything else (a variable, an f-string) gives None. A class that is not a
 dotted name (a variable from a parametrize table counts as a name and resolves to None) is
-skipped. Files without the bytes `raises` or `assertRaises` are not parsed: most files of a large
-test folder say neither.
+skipped. Files holding none of the bytes `raises`, `Raises`, `regex`, `match=` or `pattern=`
+are not parsed: most files of a large test folder say none.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
+import glob
 import os
 import re
 import textwrap
@@ -41,7 +50,15 @@ MAX_CODE_LINES = 25
 _PYTEST_RAISES = frozenset({"pytest.raises", "_pytest.python_api.raises", "_pytest.raises"})
 _ASSERT_RAISES = frozenset({"assertRaises"})
 _ASSERT_RAISES_REGEX = frozenset({"assertRaisesRegex", "assertRaisesRegexp"})
-_PREFILTER = (b"raises", b"assertRaises")
+_PREFILTER = (b"raises", b"Raises", b"regex", b"match=", b"pattern=")
+_GLOB = re.compile(r"[*?\[]")
+_PATTERN_KEYWORD = re.compile(r"regex|match|pattern", re.IGNORECASE)
+_CLASS_ENDINGS = ("Error", "Exception", "Warning")
+_BUILTIN_EXCEPTIONS = frozenset(
+    f"builtins.{name}"
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
 _TEST_FILE = re.compile(r"(?:test_.*|.*_test)\.py\Z")
 
 
@@ -64,6 +81,9 @@ class Expectation:
     """The whole `with` (or call) statement, dedented, at most MAX_CODE_LINES lines."""
     function: str | None
     """Dotted enclosing classes and functions (`TestPool.test_take`); None at module level."""
+    record: bool = False
+    """True for a record of an error input (a table's row naming the class and the pattern):
+    the test that reads the table catches the error, not a statement at `line`."""
 
 
 def read_expectations(
@@ -72,9 +92,11 @@ def read_expectations(
     """The expectations of the test files under `paths`, and the files that could not be read.
 
     A path that is a file is read whatever its name; a folder is walked (in name order, not
-    entering hidden folders or `__pycache__`) for `test_*.py` and `*_test.py`. Expectations come
-    in path then line order. A missing path, an unreadable or unparsable file is a failure and
-    reading goes on.
+    entering hidden folders or `__pycache__`) for `test_*.py` and `*_test.py`; a path holding
+    `*`, `?` or `[` is a glob pattern (`**` for any depth), each `.py` file it matches read
+    whatever its name (a package's own test tables: `pkg/testing/**/*.py`). Expectations come
+    in path then line order. A missing path (a pattern matching nothing), an unreadable or
+    unparsable file is a failure and reading goes on.
     """
     cwd = Path(os.path.abspath(cwd))
     found: list[Expectation] = []
@@ -83,7 +105,19 @@ def read_expectations(
     files: dict[str, Path] = {}
     for given in paths:
         absolute = Path(os.path.abspath(cwd / given))
-        if absolute.is_dir():
+        pattern = _pattern(absolute, cwd)
+        if pattern is not None:
+            matched = sorted(
+                Path(found)
+                for found in glob.glob(pattern, recursive=True)
+                if found.endswith(".py") and os.path.isfile(found)
+            )
+            for path in matched:
+                files.setdefault(display_path(path, cwd), path)
+            if not matched:
+                shown = printable(display_path(absolute, cwd))
+                failures.append(ScanFailure(shown, 1, 1, "no file matches this pattern"))
+        elif absolute.is_dir():
             for path in _test_files(absolute):
                 files.setdefault(display_path(path, cwd), path)
         elif os.path.lexists(absolute):
@@ -97,6 +131,16 @@ def read_expectations(
         if failure is not None:
             failures.append(failure)
     return tuple(found), tuple(failures)
+
+
+def _pattern(absolute: Path, cwd: Path) -> str | None:
+    """The glob pattern a path is, with the folder it is read from taken literally; None for a
+    path without `*`, `?` or `[` after that folder."""
+    root, text = str(cwd), str(absolute)
+    if text.startswith(root + os.sep):
+        rest = text[len(root) :]
+        return glob.escape(root) + rest if _GLOB.search(rest) else None
+    return text if _GLOB.search(text) else None
 
 
 def _test_files(folder: Path) -> Iterator[Path]:
@@ -163,6 +207,7 @@ class _Reader:
                         self.call(made, node, scope, context=True)
         elif isinstance(node, ast.Expr | ast.Assign) and isinstance(node.value, ast.Call):
             self.call(node.value, node, scope, context=False)
+        self.records(node, scope)
         # Nested blocks (if, for, try, with bodies...) hold statements too; expressions do not
         # hold statements, so only statement lists are followed.
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
@@ -210,6 +255,53 @@ class _Reader:
                 )
             )
 
+    def records(self, node: ast.stmt, scope: Scope) -> None:
+        """The records of error inputs among the statement's own expressions (the statements
+        it holds are read on their own)."""
+        for _field, value in ast.iter_fields(node):
+            for part in value if isinstance(value, list) else [value]:
+                if not isinstance(part, ast.expr):
+                    continue
+                for call in ast.walk(part):
+                    if isinstance(call, ast.Call):
+                        self.record(call, scope)
+
+    def record(self, call: ast.Call, scope: Scope) -> None:
+        pattern: str | None = None
+        classes: list[str] = []
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                continue
+            if _PATTERN_KEYWORD.search(keyword.arg):
+                pattern = _literal_pattern(keyword.value, scope, self.module)
+            else:
+                named = _classes(keyword.value)
+                if named and all(self.exception_class(name, scope) for name in named):
+                    classes = named
+        if pattern is None or not classes:
+            return
+        code = self.segment(call)
+        for written in classes:
+            self.found.append(
+                Expectation(
+                    path=self.display,
+                    line=call.lineno,
+                    exception=written,
+                    qualified_name=resolve(written, scope, self.module),
+                    pattern=pattern,
+                    code=code,
+                    function=scope.qualname,
+                    record=True,
+                )
+            )
+
+    def exception_class(self, written: str, scope: Scope) -> bool:
+        """Whether a dotted name reads as an exception class: a built-in one, or a name ending
+        as exception classes are named."""
+        if written.rpartition(".")[2].endswith(_CLASS_ENDINGS):
+            return True
+        return resolve(written, scope, self.module) in _BUILTIN_EXCEPTIONS
+
     def form(self, func: ast.expr, scope: Scope) -> str | None:
         """`pytest`, `unittest` or `regex` for a call of one of the recognised functions."""
         if isinstance(func, ast.Attribute):
@@ -226,9 +318,26 @@ class _Reader:
             return "pytest"
         return None
 
+    def segment(self, node: ast.expr) -> str:
+        """An expression's own source (its first line from its column on), cut as `code`
+        cuts a statement."""
+        end = node.end_lineno or node.lineno
+        lines = self.lines[node.lineno - 1 : end]
+        if node.end_col_offset is not None:
+            # Offsets count UTF-8 bytes.
+            last = lines[-1].encode("utf-8")[: node.end_col_offset]
+            lines[-1] = last.decode("utf-8", errors="replace")
+        first = lines[0].encode("utf-8")
+        indent = len(first) - len(first.lstrip())
+        lines[0] = " " * indent + first[node.col_offset :].decode("utf-8", errors="replace")
+        return self.cut(lines)
+
     def code(self, statement: ast.stmt) -> str:
         end = statement.end_lineno or statement.lineno
-        lines = self.lines[statement.lineno - 1 : end]
+        return self.cut(self.lines[statement.lineno - 1 : end])
+
+    @staticmethod
+    def cut(lines: list[str]) -> str:
         if len(lines) > MAX_CODE_LINES:
             lines = lines[: MAX_CODE_LINES - 1]
             indent = re.match(r"\s*", lines[-1])

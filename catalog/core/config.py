@@ -175,7 +175,7 @@ DEFAULT_TESTS = ("tests", "test")
 
 def _tests(table: dict[str, object], base: Path, where: Path) -> tuple[Path, ...]:
     default = next((name for name in DEFAULT_TESTS if (base / name).is_dir()), None)
-    expected = 'a list of folder or file paths (for example ["tests"])'
+    expected = 'a list of folder or file paths or glob patterns (for example ["tests"])'
     given = _string_list(table, "tests", () if default is None else (default,), where, expected)
     # An empty string would name the whole project: every test_*.py under it, vendored ones too.
     if not all(given):

@@ -645,6 +645,7 @@ def candidates(
         own = why
     found: list[Candidate] = []
     unsteered: list[Candidate] = []
+    refused: list[str] = []
     own_names = {parameter.name for parameter in _parameters(node)}
     for caller in callers:
         tests = _tests(site, dict(caller.passes), own_names, caller.node)
@@ -656,8 +657,10 @@ def candidates(
         )
         searched = _tests(site, dict(caller.passes), own_names, caller.node, instance)
         if not tests and site.conditions and caller.passes and not caller.steered:
-            continue  # what it passes on is not what the tests read: the others say more
-        with contextlib.suppress(ValueError):
+            # What it passes on is not what the tests read: the others say more.
+            refused.append(f"`{caller.function}` passes on nothing the tests read")
+            continue
+        try:
             calls = _calls(
                 caller.function,
                 caller.node,
@@ -670,6 +673,9 @@ def candidates(
                 caller.types,
                 searched if instance else None,
             )
+        except ValueError as why:
+            refused.append(f"through `{caller.function}`, {why}")
+        else:
             (found if tests or caller.steered else unsteered).extend(calls)
         if sum(not c.example and not c.search for c in found) >= MAX_CANDIDATES:
             break
@@ -680,7 +686,14 @@ def candidates(
         # call of a public caller may still get there (one from an example, and one without);
         # the run says whether it does.
         return _ranked(unsteered, 1)
+    if refused:
+        # Why the public callers gave no call either: what would let them.
+        raise ValueError(f"{own}; {'; '.join(refused[:MAX_REFUSALS])}")
     raise own
+
+
+MAX_REFUSALS = 2
+"""Public callers whose reason for giving no call is said beside the site's own."""
 
 
 def _ranked(calls: Iterable[Candidate], most: int = MAX_CANDIDATES) -> list[Candidate]:

@@ -135,14 +135,19 @@ def digest(test: bytes, site: bytes) -> str:
 
 def files_to_run(expectations: Iterable[Expectation], entries: Sequence[Entry] | None) -> list[str]:
     """The test files to run: those holding an expectation (of one of `entries`' classes, by
-    class name, when given)."""
+    class name, when given). A record of an error input is none: the test that reads the table
+    may be anywhere, and what its expectation catches is said at its own statement."""
     names: set[str] | None = None
     if entries is not None:
         names = set()
         for entry in entries:
             names.update({entry.exception.rpartition(".")[2], entry.name})
     return sorted(
-        {e.path for e in expectations if names is None or e.exception.rpartition(".")[2] in names}
+        {
+            e.path
+            for e in expectations
+            if not e.record and (names is None or e.exception.rpartition(".")[2] in names)
+        }
     )
 
 
@@ -261,6 +266,8 @@ def pair(
     by_id = catalog.by_id()
     tests: dict[str, list[tuple[int, int, Expectation]]] = {}
     for expectation in expectations:
+        if expectation.record:
+            continue  # a table's row: no frame of the test reading it lies on its lines
         last = expectation.line + len(expectation.code.splitlines()) - 1
         tests.setdefault(expectation.path, []).append((expectation.line, last, expectation))
     files = FileBytes(root)

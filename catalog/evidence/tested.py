@@ -28,7 +28,9 @@ An expectation pairs with an entry when all of these hold:
    - a pattern that is literal text (lone `.` allowed) may spell out values: `only 2 left`
      agrees with `only {left} left of {sku}`. A value held between two pieces of the
      template's literal text (or by an anchor at the template's end) may be any text on one
-     line: the agreement is **strong**, like the two ways above. A value the pattern starts
+     line: the agreement is **strong**, like the two ways above, where the template's own
+     literal text is at least half of the pattern (`Expected {a} but got {b}.` does not agree
+     with a long message that merely says those words around its own). A value the pattern starts
      or ends in is held by nothing: it may not hold whitespace, and at least 4 characters and
      two thirds of the pattern must remain literal text (`cache for` does not agree with
      `invalid value {value} for the cache`, `'1.0x' is not a valid version` agrees with
@@ -414,8 +416,8 @@ def _spelled_chars(branch: _Branch) -> list[str | None] | None:
     return chars
 
 
-_State = tuple[int, str, int, int]
-"""A state of `_spelled_out`'s automaton: (node, mode, head, value)."""
+_State = tuple[int, str, int, int, int]
+"""A state of `_spelled_out`'s automaton: (node, mode, head, value, spent)."""
 
 
 def _spelled_out(
@@ -426,10 +428,12 @@ def _spelled_out(
     `only {left} left`): STRONG, WEAK or 0.
 
     Read as an automaton over the template's characters and placeholders. A value between two
-    pieces of literal text may be anything on one line (STRONG). A value the run starts or
-    ends in has nothing of the template around it to hold it in place: it may not hold
-    whitespace, what the run spends on such values must leave at least 4 characters and two
-    thirds of the run to literal text, and the agreement is WEAK.
+    pieces of literal text may be anything on one line (STRONG), while the template's literal
+    text is at least half of the run: a template of short pieces (`Expected {a} but got {b}.`)
+    would otherwise take in any message that says those words around its own. A value the
+    run starts or ends in has nothing of the template around it to hold it in place: it may
+    not hold whitespace, what the run spends on values must leave at least 4 characters and
+    two thirds of the run to literal text, and the agreement is WEAK.
     """
     nodes: list[str | None] = list(segments[0])
     for segment in segments[1:]:
@@ -443,36 +447,37 @@ def _spelled_out(
     # was matched; `S` at a literal character before any was; `L` after one was (inside a
     # value: no whitespace in it so far); `W` inside a value that holds whitespace; `E` and
     # `X` just past a value (of `L` and `W`) at the next node. `head` counts the characters of
-    # the value the run starts in, `value` those of the value the state is in or just left.
+    # the value the run starts in, `value` those of the value the state is in or just left,
+    # `spent` those of every value so far.
     states: set[_State]
     if start:
         # A value the template starts with is held in place by the anchor: not a head.
-        states = {(0, "L" if nodes and nodes[0] is None else "S", 0, 0)}
+        states = {(0, "L" if nodes and nodes[0] is None else "S", 0, 0, 0)}
     else:
-        states = {(i, "S" if node is not None else "H", 0, 0) for i, node in enumerate(nodes)}
+        states = {(i, "S" if node is not None else "H", 0, 0, 0) for i, node in enumerate(nodes)}
     states = _closure(states, nodes)
     for char in run:
         after: set[_State] = set()
-        for index, mode, head, value in states:
+        for index, mode, head, value, spent in states:
             if index == size:
                 continue
             node = nodes[index]
             if node is not None:
                 if node == char or (char is None and node != "\n"):
-                    after.add((index + 1, "L", head, 0))
+                    after.add((index + 1, "L", head, 0, spent))
             elif mode == "H":
                 if char is None or not char.isspace():
-                    after.add((index, "H", head + 1, 0))
+                    after.add((index, "H", head + 1, 0, spent + 1))
             elif char != "\n":
                 if mode in ("E", "X"):  # two placeholders in a row: into the next value
                     value = 0
                 spaced = mode in ("W", "X") or (char is not None and char.isspace())
-                after.add((index, "W" if spaced else "L", head, value + 1))
+                after.add((index, "W" if spaced else "L", head, value + 1, spent + 1))
         states = _closure(after, nodes)
         if not states:
             return 0
     best = 0
-    for index, mode, head, value in states:
+    for index, mode, head, value, spent in states:
         if end:
             # The anchor holds a value the template ends with in place.
             if index != size or mode not in ("L", "E", "X"):
@@ -484,9 +489,9 @@ def _spelled_out(
             absorbed = head + value
         else:
             continue
-        if not absorbed:
+        literal = len(run) - spent
+        if not absorbed and 2 * literal >= len(run):
             return STRONG
-        literal = len(run) - absorbed
         if literal >= 4 and 3 * literal >= 2 * len(run):
             best = WEAK
     return best
@@ -497,16 +502,16 @@ def _closure(states: set[_State], nodes: list[str | None]) -> set[_State]:
     pending = list(states)
     done = set(states)
     while pending:
-        index, mode, head, value = pending.pop()
+        index, mode, head, value, spent = pending.pop()
         if index < len(nodes) and nodes[index] is None and mode != "S":
             if mode == "H":
                 # A head value leads to literal text still unmatched, or to the next
                 # placeholder's value, still a head.
                 following_is_value = index + 1 < len(nodes) and nodes[index + 1] is None
-                following = (index + 1, "H" if following_is_value else "S", head, 0)
+                following = (index + 1, "H" if following_is_value else "S", head, 0, spent)
             else:
                 left = "X" if mode in ("W", "X") else "E"
-                following = (index + 1, left, head, value)
+                following = (index + 1, left, head, value, spent)
             if following not in done:
                 done.add(following)
                 pending.append(following)

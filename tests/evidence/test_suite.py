@@ -358,3 +358,20 @@ def test_the_first_raise_is_found_behind_a_rewritten_traceback(
     ]
     if old is not None:
         assert empty not in old
+
+
+def test_tables_of_error_inputs_are_not_run() -> None:
+    """A file holding only records of error inputs is no test file to run: the test that
+    reads the table catches the error, wherever it is."""
+    from catalog.evidence.suite import files_to_run
+    from extractor.expectations import Expectation
+
+    def expectation(path: str, record: bool) -> Expectation:
+        return Expectation(path, 3, "ValueError", "builtins.ValueError", "x", "code", None, record)
+
+    found = [
+        expectation("pkg/testing/inputs.py", True),
+        expectation("tests/test_core.py", False),
+        expectation("tests/test_core.py", True),
+    ]
+    assert files_to_run(found, None) == ["tests/test_core.py"]

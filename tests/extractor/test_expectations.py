@@ -254,6 +254,64 @@ def test_long_statement_code_is_capped(tmp_path: Path) -> None:
     assert lines[-1] == "    ..."
 
 
+def test_records_of_error_inputs_in_tables(tmp_path: Path) -> None:
+    """A call passing an exception class and a literal pattern by keyword is a row of a table
+    of error inputs, wherever it sits (a list, a `yield`, a nested call); calls without a
+    class, with a class that is not an exception, or with a computed pattern are not."""
+    found = _read(
+        tmp_path,
+        """\
+        from toyshop.errors import ShelfError
+        from toyshop.testing import ErrorInput, Sample
+
+        def error_inputs_take():
+            yield ErrorInput(Sample(5), error_type=ShelfError, error_regex="only 2 left")
+            return [
+                ErrorInput(
+                    Sample(-1), error_type=ValueError, error_regex=r"size -1 must be positive"
+                ),
+                ErrorInput(Sample(0), error_regex="no class"),
+                ErrorInput(Sample(0), error_type=Sample, error_regex="not an exception"),
+                ErrorInput(Sample(0), error_type=KeyError, error_regex=computed()),
+            ]
+
+        CASES = {"neg": dict(exc=(TypeError, ValueError), match="bad value")}
+        """,
+    )
+    assert _summary(found) == [
+        (5, "ShelfError", "toyshop.errors.ShelfError", "only 2 left"),
+        (7, "ValueError", "builtins.ValueError", "size -1 must be positive"),
+        (15, "TypeError", "builtins.TypeError", "bad value"),
+        (15, "ValueError", "builtins.ValueError", "bad value"),
+    ]
+    assert all(e.record for e in found)
+    assert found[0].code == (
+        'ErrorInput(Sample(5), error_type=ShelfError, error_regex="only 2 left")'
+    )
+    assert found[1].code.splitlines()[0] == "ErrorInput("
+    assert found[0].function == "error_inputs_take"
+
+
+def test_glob_patterns_read_every_python_file_they_match(tmp_path: Path) -> None:
+    """A pattern reads the files it matches whatever their names; one matching nothing is a
+    failure, and reading goes on."""
+    _write(
+        tmp_path,
+        "pkg/testing/tables/inputs.py",
+        'CASES = [dict(error_type=ValueError, error_regex="size must be positive")]\n',
+    )
+    _write(tmp_path, "pkg/testing/notes.txt", 'dict(error_type=ValueError, error_regex="x")\n')
+    found, failures = read_expectations(
+        [Path("pkg/testing/**/*.py"), Path("none/*.py")], cwd=tmp_path
+    )
+    assert [(e.path, e.pattern) for e in found] == [
+        ("pkg/testing/tables/inputs.py", "size must be positive")
+    ]
+    assert [(f.path, f.message) for f in failures] == [
+        ("none/*.py", "no file matches this pattern")
+    ]
+
+
 def test_reads_this_repository_tests() -> None:
     """Over errcat's own tests folder: many expectations, no failures, builtins resolved."""
     root = Path(__file__).resolve().parents[2]
@@ -358,6 +416,20 @@ def test_patterns_spelling_out_values(message: str, pattern: str) -> None:
     """A literal pattern that writes the placeholders' values pairs with the template."""
     entry = _entry("f" * 16, "ValueError", message)
     assert _pairs([entry, SIZE], _expect("builtins.ValueError", pattern)) == {entry.id: [1]}
+
+
+def test_a_template_of_short_pieces_does_not_take_in_a_longer_message() -> None:
+    """Values spelled out may not be most of the pattern: a message from elsewhere that says
+    the template's few words around its own does not pair (torch's tables test C++ messages
+    of its RuntimeErrors beside its Python ones)."""
+    generic = _entry("f" * 16, "RuntimeError", "Expected {a} but got {b}.")
+    other = _entry("e" * 16, "RuntimeError", "size {size} must be positive")
+    pattern = (
+        r"Expected dim < static_cast<int64_t>\(self_sizes.size\(\)\) to be true, but got false\."
+    )
+    assert _pairs([generic, other], _expect("builtins.RuntimeError", pattern)) == {}
+    short = _expect("builtins.RuntimeError", r"Expected 3 but got 4\.")
+    assert _pairs([generic, other], short) == {generic.id: [1]}
 
 
 def test_gaps_take_values_one_by_one() -> None:
