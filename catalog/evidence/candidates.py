@@ -656,10 +656,8 @@ def candidates(
             else None
         )
         searched = _tests(site, dict(caller.passes), own_names, caller.node, instance)
-        if not tests and site.conditions and caller.passes and not caller.steered:
-            # What it passes on is not what the tests read: the others say more.
-            refused.append(f"`{caller.function}` passes on nothing the tests read")
-            continue
+        # A caller passing on nothing the tests read gives plain calls, tried only where no
+        # caller steers (`unsteered` below), as one passing nothing does.
         try:
             calls = _calls(
                 caller.function,
@@ -683,8 +681,9 @@ def candidates(
         return _ranked(found)
     if unsteered:
         # No caller passes on what the tests read (or nothing is tested): the shortest plain
-        # call of a public caller may still get there (one from an example, and one without);
-        # the run says whether it does.
+        # call of a public caller may still get there (one from an example, and one without;
+        # the run of a call that stays short of the raise costs little); the run says whether
+        # it does.
         return _ranked(unsteered, 1)
     if refused:
         # Why the public callers gave no call either: what would let them.

@@ -517,8 +517,8 @@ def test_candidates_for_classes_and_what_has_none() -> None:
 def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None:
     """A helper's tests are said in the parameters each public caller passes it; a test of a
     helper parameter the caller does not pass, or of a name the caller binds otherwise, is
-    left out; a caller passing arguments no test reads gives no call, and one passing
-    nothing on gives its plain call when no caller steers."""
+    left out; a caller passing arguments no test reads, or nothing on, gives its plain call
+    when no caller steers."""
     import ast as ast_module
 
     site = guarded_site(
@@ -540,9 +540,15 @@ def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None
     assert candidates(site, "pkg.m", [sgd])[0].module == "pkg.optim"
     unsteered = caller("def other(x: int):", (("scale", "x"),))
     assert candidates(site, "pkg.m", [unsteered])[0].call == "other(3)"
-    nothing = caller("def none(x: int):", (("unknown", "x"),))
-    with pytest.raises(ValueError, match="`_check` is private"):
-        candidates(site, "pkg.m", [nothing])
+    unread = caller("def none(x: int):", (("unknown", "x"),))
+    (only,) = candidates(site, "pkg.m", [unread])
+    assert only.call == "none(1)"
+    assert candidates(site, "pkg.m", [unread, sgd])[0].call == "sgd(-1)"
+    # No public caller gives a call: the reasons of each are said beside the site's own.
+    sparse = guarded_site("def _dense(rate):", "rate.is_sparse", function="_dense")
+    untyped = caller("def untyped(x):", (("rate", "x"),))
+    with pytest.raises(ValueError, match="`_dense` is private; through `untyped`, no value"):
+        candidates(sparse, "pkg.m", [untyped])
     # A caller that passes nothing on: its shortest plain call, as a last resort only.
     plain = caller("def run(n: int, name='x'):", ())
     (only,) = candidates(site, "pkg.m", [plain])
