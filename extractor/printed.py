@@ -214,6 +214,8 @@ class _Context:
     cond, message)` raising `error_type(...)`)."""
 
     def spot(self) -> Spot:
+        if isinstance(self.at, ast.Raise):
+            return Spot(self.at, self.scope, self.function)
         node = ast.Raise(exc=None, cause=None)
         ast.copy_location(node, self.at)
         return Spot(node, self.scope, self.function)
@@ -422,15 +424,12 @@ class Printed:
         context = self._site_context(site)
         if context is None or context.function is None:
             return None
-        raised = next(
-            (
-                statement
-                for statement in _own(context.function.body)
-                if isinstance(statement, ast.Raise) and statement.lineno == site.line
-            ),
-            None,
-        )
-        if raised is None or not isinstance(raised.exc, ast.Call) or not raised.exc.args:
+        raised = context.at
+        if (
+            not isinstance(raised, ast.Raise)
+            or not isinstance(raised.exc, ast.Call)
+            or not raised.exc.args
+        ):
             return None
         spot = Spot(raised, context.scope, context.function)
         template = context.module.file.opening(raised.exc.args[0], spot)
@@ -468,8 +467,19 @@ class Printed:
         node, scope = entry
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             return None
-        at = ast.Pass()
-        at.lineno, at.col_offset = site.line, 0
+        # The raise statement itself, where it is a statement of the function (a helper call
+        # standing as a raise is not): locals are read along the blocks that lead to it.
+        at: ast.stmt | None = next(
+            (
+                statement
+                for statement in _own(node.body)
+                if isinstance(statement, ast.Raise) and statement.lineno == site.line
+            ),
+            None,
+        )
+        if at is None:
+            at = ast.Pass()
+            at.lineno, at.col_offset = site.line, 0
         self_name, self_class = self._self_of(site.path, module, scope, node)
         return _Context(module, scope, node, at, {}, self_name, self_class)
 

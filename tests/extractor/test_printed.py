@@ -833,3 +833,26 @@ def test_a_raise_in_a_nested_function_is_read_in_its_own_scope(tmp_path: Path) -
     )
     assert sites[6].printed == "cannot wrap {x!r}"
     assert sites[6].through == "pkg.main.wrap.wrapped"
+
+
+def test_a_local_built_in_steps_passed_to_a_composing_class(tmp_path: Path) -> None:
+    """A class that composes its text, given a local the raising function builds by `+=`
+    steps, prints that local's text: the local is read along the blocks to the raise."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                class ProcessError(Exception):
+                    def __init__(self, msg, index, pid):
+                        super().__init__(msg)
+                        self.index = index
+
+                def join(index, trace, pid):
+                    msg = "process %d failed:" % index
+                    if trace:
+                        msg += " with a trace"
+                        raise ProcessError(msg, index, pid)
+                """,
+        },
+    )
+    assert sites[10].printed == "process {index} failed: with a trace"
