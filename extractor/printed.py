@@ -1069,7 +1069,7 @@ class Printed:
         statement, call, base = calls[0]
         context = _Context(module, scope, node, statement, bindings, None, None)
         reader = _SourceReader(self, context)
-        passed = [reader.expand(argument) for argument in _positional(call, context)]
+        passed = [reader.passed_on(argument) for argument in _positional(call, context)]
         if base is not None:
             passed = passed[1:]  # `Base.__init__(self, ...)`
         passed_keywords = {}
@@ -1758,6 +1758,41 @@ class _SourceReader:
             return text if qualified is None else dataclasses.replace(text, qualified=qualified)
         return self.substitute(template)
 
+    def passed_on(self, node: ast.expr) -> _Text:
+        """What a constructor passes its base: `expand`, but a parameter it binds again before
+        the statement read (`msg = f"[{code}] {msg}"`) is read through those bindings, taken
+        as the branches the call decides; where it only extends it (`if case: msg += ...`),
+        its text is where the message starts; otherwise it cannot be read."""
+        context = self.context
+        function = context.function
+        if (
+            not isinstance(node, ast.Name)
+            or node.id not in context.bindings
+            or function is None
+            or not rebinds(function, node.id)
+        ):
+            return self.expand(node)
+        before = [
+            statement
+            for statement in _own(function.body)
+            if statement.lineno < context.at.lineno
+            and not isinstance(statement, _BLOCKS)
+            and node.id in bound_names([statement])
+        ]
+        if not before:
+            return self.expand(node)
+        branched = self.branched(node.id)
+        if branched is not None:
+            return branched
+        if all(
+            isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)
+            for statement in before
+        ):
+            return self.expand(node)
+        raise _Unresolved(
+            f"{node.id} is bound again on line {before[-1].lineno} before it is passed on"
+        )
+
     def call(self, node: ast.Call) -> _Text | None:
         """The text of a call the rules read: gettext of a literal, `format`/`format_map` of
         text, `str()` of a text, a call of a bound function of no parameters."""
@@ -1992,6 +2027,10 @@ class _SourceReader:
                 "bases (a table built at run time)"
             )
         return found
+
+
+_BLOCKS = (ast.If, ast.While, ast.Try, ast.TryStar)
+"""Statements that bind nothing themselves: what their blocks bind is listed on its own."""
 
 
 def _takes_arguments(spec: ast.arguments) -> bool:

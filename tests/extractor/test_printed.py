@@ -856,3 +856,46 @@ def test_a_local_built_in_steps_passed_to_a_composing_class(tmp_path: Path) -> N
         },
     )
     assert sites[10].printed == "process {index} failed: with a trace"
+
+
+def test_a_constructor_binding_its_message_again_before_passing_it_on(tmp_path: Path) -> None:
+    """A constructor that binds its message parameter again before its base's `__init__` is
+    read through that binding; one that only extends it under a condition prints where the
+    message starts; one binding it otherwise, undecided, cannot be read."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                class CodedError(Exception):
+                    def __init__(self, msg, code):
+                        msg = f"[{code}] {msg}"
+                        super().__init__(msg)
+
+                class UserError(Exception):
+                    def __init__(self, kind, msg, case=None):
+                        if case is not None:
+                            msg += "\\n"
+                            msg += describe(case)
+                        super().__init__(msg)
+
+                class Picky(Exception):
+                    def __init__(self, msg, upper):
+                        if upper:
+                            msg = msg.upper()
+                        super().__init__(msg)
+
+                def coded(x):
+                    raise CodedError(f"bad {x}", "E1")
+
+                def user(x):
+                    raise UserError(1, f"cannot export {x}", case="cond")
+
+                def picky(x, upper):
+                    raise Picky(f"bad {x}", upper)
+                """,
+        },
+    )
+    assert sites[20].printed == "[E1] bad {x}"
+    assert sites[23].printed == "cannot export {x}"
+    assert sites[26].printed is None
+    assert sites[26].unresolved is not None and "msg is bound again" in sites[26].unresolved
