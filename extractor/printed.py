@@ -425,14 +425,11 @@ class Printed:
         if context is None or context.function is None:
             return None
         raised = context.at
-        if (
-            not isinstance(raised, ast.Raise)
-            or not isinstance(raised.exc, ast.Call)
-            or not raised.exc.args
-        ):
+        call = _raised_call(site, context)
+        if not isinstance(raised, ast.Raise) or call is None or not call.args:
             return None
         spot = Spot(raised, context.scope, context.function)
-        template = context.module.file.opening(raised.exc.args[0], spot)
+        template = context.module.file.opening(call.args[0], spot)
         if template is None or not _LETTERS.search(_literal_part(template)):
             return None
         return template, _dotted(context.module.module.name, str(context.scope.qualname))
@@ -1477,11 +1474,19 @@ def _owner(graph: CallGraph, qualified: str) -> tuple[str, str] | None:
 
 
 def _raised_call(site: RaiseSite, context: _Context) -> ast.Call | None:
-    """The call a site's raise statement raises, found in its function by position."""
+    """The call a site's raise statement raises, found in its function by position: in
+    `raise X(...).with_traceback(tb)`, the call of X, as the scan reads it."""
     assert context.function is not None
     for statement in _own(context.function.body):
         if isinstance(statement, ast.Raise) and statement.lineno == site.line:
             exc = statement.exc
+            if (
+                isinstance(exc, ast.Call)
+                and isinstance(exc.func, ast.Attribute)
+                and exc.func.attr == "with_traceback"
+                and isinstance(exc.func.value, ast.Call)
+            ):
+                exc = exc.func.value
             return exc if isinstance(exc, ast.Call) else None
     return None
 

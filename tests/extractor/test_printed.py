@@ -899,3 +899,31 @@ def test_a_constructor_binding_its_message_again_before_passing_it_on(tmp_path: 
     assert sites[23].printed == "cannot export {x}"
     assert sites[26].printed is None
     assert sites[26].unresolved is not None and "msg is bound again" in sites[26].unresolved
+
+
+def test_with_traceback_in_a_closure_reads_the_exception_built(tmp_path: Path) -> None:
+    """`raise X(...).with_traceback(None)` in a nested function prints what X is given, not
+    what `with_traceback` is."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                class ActionIndexError(Exception):
+                    def __init__(self, msg, exc):
+                        self.msg = msg
+                        self.exc = exc
+
+                def trim(func):
+                    def wrapper(*args):
+                        try:
+                            return func(*args)
+                        except IndexError as ie:
+                            raise ActionIndexError(
+                                "IndexError raised in parse action", ie
+                            ).with_traceback(None)
+                    return wrapper
+                """,
+        },
+    )
+    assert sites[11].printed is None  # two arguments: no text of its own to read
+    assert sites[11].template == "IndexError raised in parse action"
