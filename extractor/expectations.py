@@ -16,7 +16,10 @@ entries). Recognised forms, at any depth of a test file:
   test file that passes, by keyword, an exception class (a dotted name whose last part ends in
   `Error`, `Exception` or `Warning`, or a built-in exception) and a pattern (a literal, under a
   keyword whose name holds `regex`, `match` or `pattern`): `ErrorInput(sample,
-  error_type=ValueError, error_regex="must be positive")`. Such an expectation is a `record`:
+  error_type=ValueError, error_regex="must be positive")`; a row naming no class expects the
+  one its maker's constructor defaults to, where that class is defined in a file read too and
+  its `__init__` takes a pattern (`def __init__(self, sample, *, error_type=RuntimeError,
+  error_regex)`). Such an expectation is a `record`:
   what catches its error is the test reading the table, so the suite run pairs nothing by it
   (`catalog.evidence.suite`) and only reading pairs it.
 
@@ -125,11 +128,19 @@ def read_expectations(
         else:
             shown = printable(display_path(absolute, cwd))
             failures.append(ScanFailure(shown, 1, 1, "no such file or folder"))
+    readers: list[_Reader] = []
+    makers: dict[str, tuple[str, str | None]] = {}
     for display in sorted(files):
-        expectations, failure = _read_file(files[display], printable(display), known)
-        found.extend(expectations)
+        reader, failure = _read_file(files[display], printable(display), known)
+        if reader is not None:
+            readers.append(reader)
+            makers.update(reader.makers)
         if failure is not None:
             failures.append(failure)
+    for reader in readers:
+        # A row leaving the class to its maker's default: known once every file is read.
+        reader.defaulted(makers)
+        found.extend(sorted(reader.found, key=lambda expectation: expectation.line))
     return tuple(found), tuple(failures)
 
 
@@ -155,26 +166,38 @@ def _test_files(folder: Path) -> Iterator[Path]:
 
 def _read_file(
     path: Path, display: str, known: dict[Path, tuple[str, ...]]
-) -> tuple[list[Expectation], ScanFailure | None]:
+) -> tuple[_Reader | None, ScanFailure | None]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return [], ScanFailure(display, 1, 1, f"cannot read file: {exc.strerror or exc}")
+        return None, ScanFailure(display, 1, 1, f"cannot read file: {exc.strerror or exc}")
     if not any(marker in data for marker in _PREFILTER):
-        return [], None
+        return None, None
     try:
         text = decode_source(data)
         tree = ast.parse(text, filename=display)
     except SyntaxError as exc:
-        return [], ScanFailure(
+        return None, ScanFailure(
             display, exc.lineno or 1, exc.offset or 1, f"cannot parse: {exc.msg}"
         )
     except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
-        return [], ScanFailure(display, 1, 1, f"cannot parse: {exc}")
+        return None, ScanFailure(display, 1, 1, f"cannot parse: {exc}")
     reader = _Reader(display, text.splitlines(), module_name_for(path, known))
     reader.scope_body(tree.body, Scope("module", tree, None, None))
-    reader.found.sort(key=lambda expectation: expectation.line)
-    return reader.found, None
+    return reader, None
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A row of a table of error inputs that leaves the class to what makes it (`ErrorInput(
+    sample, error_regex="...")`): an expectation once the maker's default class is known."""
+
+    maker: str
+    """The qualified name of the class or function called."""
+    line: int
+    pattern: str
+    code: str
+    function: str | None
 
 
 class _Reader:
@@ -185,6 +208,11 @@ class _Reader:
         self.lines = lines
         self.module = module
         self.found: list[Expectation] = []
+        self.rows: list[_Row] = []
+        """Rows of error inputs naming no class, left to their maker's default."""
+        self.makers: dict[str, tuple[str, str | None]] = {}
+        """Qualified class name -> the exception class its constructor defaults to (as
+        written, resolved), for a constructor that takes a pattern (`error_regex`) too."""
 
     def scope_body(self, statements: list[ast.stmt], scope: Scope) -> None:
         for statement in statements:
@@ -194,6 +222,8 @@ class _Reader:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             kind = "class" if isinstance(node, ast.ClassDef) else "function"
             qualname = f"{scope.qualname}.{node.name}" if scope.qualname else node.name
+            if isinstance(node, ast.ClassDef):
+                self.maker(node, qualname, scope)
             self.scope_body(node.body, Scope(kind, node, scope, qualname))
             return
         if isinstance(node, ast.With | ast.AsyncWith):
@@ -278,7 +308,15 @@ class _Reader:
                 named = _classes(keyword.value)
                 if named and all(self.exception_class(name, scope) for name in named):
                     classes = named
-        if pattern is None or not classes:
+        if pattern is None:
+            return
+        if not classes:
+            dotted = dotted_name(call.func)
+            maker = None if dotted is None else resolve(dotted, scope, self.module)
+            if maker is not None:
+                self.rows.append(
+                    _Row(maker, call.lineno, pattern, self.segment(call), scope.qualname)
+                )
             return
         code = self.segment(call)
         for written in classes:
@@ -294,6 +332,61 @@ class _Reader:
                     record=True,
                 )
             )
+
+    def maker(self, node: ast.ClassDef, qualname: str, scope: Scope) -> None:
+        """Note a class whose constructor takes a pattern (a parameter whose name holds
+        `regex`, `match` or `pattern`) and defaults another parameter to an exception class:
+        what its rows that name no class expect."""
+        init = next(
+            (
+                statement
+                for statement in node.body
+                if isinstance(statement, ast.FunctionDef) and statement.name == "__init__"
+            ),
+            None,
+        )
+        if init is None:
+            return
+        arguments = init.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        bare = len(positional) - len(arguments.defaults)
+        defaults: list[tuple[ast.arg, ast.expr | None]] = [
+            *((argument, None) for argument in positional[:bare]),
+            *zip(positional[bare:], arguments.defaults, strict=True),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+        ]
+        if not any(_PATTERN_KEYWORD.search(argument.arg) for argument, _default in defaults):
+            return
+        for argument, default in defaults:
+            written = None if default is None else dotted_name(default)
+            if (
+                written is not None
+                and not _PATTERN_KEYWORD.search(argument.arg)
+                and self.exception_class(written, scope)
+            ):
+                qualified = f"{self.module.name}.{qualname}" if self.module.name else qualname
+                self.makers[qualified] = (written, resolve(written, scope, self.module))
+                return
+
+    def defaulted(self, makers: dict[str, tuple[str, str | None]]) -> None:
+        """The rows whose maker is known, as expectations of its default class."""
+        for row in self.rows:
+            if row.maker not in makers:
+                continue
+            written, qualified = makers[row.maker]
+            self.found.append(
+                Expectation(
+                    path=self.display,
+                    line=row.line,
+                    exception=written,
+                    qualified_name=qualified,
+                    pattern=row.pattern,
+                    code=row.code,
+                    function=row.function,
+                    record=True,
+                )
+            )
+        self.rows = []
 
     def exception_class(self, written: str, scope: Scope) -> bool:
         """Whether a dotted name reads as an exception class: a built-in one, or a name ending

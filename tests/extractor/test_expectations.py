@@ -292,6 +292,46 @@ def test_records_of_error_inputs_in_tables(tmp_path: Path) -> None:
     assert found[0].function == "error_inputs_take"
 
 
+def test_rows_naming_no_class_take_their_makers_default(tmp_path: Path) -> None:
+    """A row that leaves the class out expects what its maker's constructor defaults to, where
+    that constructor (in a file read too) takes a pattern; a maker without such a default, or
+    one not read, gives nothing."""
+    _write(
+        tmp_path,
+        "pkg/testing/core.py",
+        """\
+        class ErrorInput:
+            def __init__(self, sample, *, error_type=RuntimeError, error_regex):
+                self.error_type = error_type
+
+        class Plain:
+            def __init__(self, sample, error_regex, kind=None):
+                self.kind = kind
+        """,
+    )
+    _write(
+        tmp_path,
+        "pkg/testing/inputs.py",
+        """\
+        from pkg.testing.core import ErrorInput, Plain
+        from elsewhere import Other
+
+        def error_inputs():
+            yield ErrorInput(0, error_regex="step must be nonzero")
+            yield Plain(0, error_regex="no default class")
+            yield Other(0, error_regex="maker not read")
+        """,
+    )
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "testing" / "__init__.py").write_text("", encoding="utf-8")
+    found, failures = read_expectations([Path("pkg/testing/*.py")], cwd=tmp_path)
+    assert failures == ()
+    assert _summary(list(found)) == [
+        (5, "RuntimeError", "builtins.RuntimeError", "step must be nonzero")
+    ]
+    assert found[0].record and found[0].path == "pkg/testing/inputs.py"
+
+
 def test_glob_patterns_read_every_python_file_they_match(tmp_path: Path) -> None:
     """A pattern reads the files it matches whatever their names; one matching nothing is a
     failure, and reading goes on."""
