@@ -147,7 +147,6 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                         condition.expanded,
                         condition.depends,
                         condition.instance,
-                        condition.returns,
                     )
                     for condition in site.conditions
                 ),
@@ -211,7 +210,6 @@ def condition_from(
     expanded: str | None,
     depends: Any,
     instance: Any,
-    returns: bool = False,
 ) -> Condition:
     """A condition from its fields as a cache stores them (sequences as lists or tuples)."""
     return Condition(
@@ -223,5 +221,4 @@ def condition_from(
         expanded,
         tuple(depends),
         tuple((attribute, parameter, said, line) for attribute, parameter, said, line in instance),
-        returns,
     )

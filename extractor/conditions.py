@@ -103,8 +103,6 @@ class _Guard:
     holds: Expr
     tests: list[ast.expr]
     """The tests of the branches that exit."""
-    returns: bool = False
-    """Whether every branch that exits ends in `return`."""
 
 
 def _guard(statement: ast.stmt, source: Source) -> _Guard | None:
@@ -119,11 +117,9 @@ def _guard(statement: ast.stmt, source: Source) -> _Guard | None:
     tests: list[ast.expr] = []
     exits: list[bool] = []
     node = statement
-    returns: list[bool] = []
     while True:
         tests.append(node.test)
         exits.append(_exits(node.body))
-        returns.append(bool(node.body) and isinstance(node.body[-1], ast.Return))
         # `elif` and `else:` holding only an `if` are the same control flow.
         if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
             node = node.orelse[0]
@@ -135,8 +131,7 @@ def _guard(statement: ast.stmt, source: Source) -> _Guard | None:
         leading += 1
     if leading == 0 or any(exits[leading:]) or _exits(rest):
         return None
-    holds = all_of([negation(test, source) for test in tests[:leading]])
-    return _Guard(holds, tests[:leading], all(returns[:leading]))
+    return _Guard(all_of([negation(test, source) for test in tests[:leading]]), tests[:leading])
 
 
 def _block_condition(step: _Step, source: Source) -> Condition | None:
@@ -251,7 +246,6 @@ def conditions(
                     earlier.lineno,
                     locals=local,
                     expanded=expanded,
-                    returns=guard.returns,
                 )
             )
         expander.before += step.statements[: step.index]

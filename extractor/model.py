@@ -70,10 +70,6 @@ class Condition:
     (`extractor.instance`): (attribute, the constructor's parameter, what the class's or its
     `__init__`'s docstring says of that parameter or "", that entry's file line or 0),
     sorted."""
-    returns: bool = False
-    """For a `guard`: every branch of the `if` that lets the raise through only when it is
-    false ends in `return`, so where its test holds the function returns instead (`if
-    isinstance(val, Tensor): return ...`, then `raise TypeError(...)`)."""
 
 
 @dataclass(frozen=True)

@@ -271,10 +271,8 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     (`Caller.computes`: the test then reads what it computes, `_pair(stride)`), in that
     caller's names.
 
-    An enclosing `if` counts, and a `guard` whose exiting branches all return (`if
-    isinstance(x, Tensor): return ...`, the raise after it): turning its test around sends
-    the caller into that return. A guard that raises or leaves a loop otherwise does not: turning
-    it around would send the caller into that earlier raise. The test
+    Only an enclosing `if` counts: a `guard` holds because an earlier check raised or returned
+    otherwise, so turning it around would send the caller into that earlier raise. The test
     must read a parameter, and no local of the function (`age > max_age`, `age` computed
     inside: no value of the parameters is known to avoid it; the extractor lists them as the
     condition's `locals`); names from outside the function (`torch.float16`, `ScriptModule`, a
@@ -315,10 +313,8 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     closure = {name for caller in callers for name, _own in caller.passes} - every_parameter
     for condition in conditions:
         # A test reading what the function computes counts in terms of what it was passed,
-        # where the extractor could say that exactly. A check before the raise that returns
-        # where its test holds counts as an enclosing `if` does: the raise comes only past it.
-        returning = condition.kind == "guard" and condition.returns
-        code = as_passed(condition) if condition.kind == "if" or returning else None
+        # where the extractor could say that exactly.
+        code = as_passed(condition) if condition.kind == "if" else None
         if not code:
             continue
         written = one_line(condition.code)
@@ -330,12 +326,7 @@ def remedies(source: Source) -> list[KnowledgeItem]:
         instance_read = _instance_reads(code, others) if others else None
         if (others and not instance_read) or not (named or instance_read):
             continue
-        when = (
-            f"{code_span(written)} (past the check at line {condition.line}, which returns "
-            "otherwise)"
-            if returning
-            else f"{code_span(written)} (line {condition.line})"
-        )
+        when = f"{code_span(written)} (line {condition.line})"
         if code != written:
             # Exact for locals and loop items; for a parameter filled in when None (`x is None
             # or (...)`) the raise only may follow: "can only hold when" is true of both.

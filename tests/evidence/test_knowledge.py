@@ -119,31 +119,6 @@ def test_names_from_outside_the_function_are_read_as_they_are() -> None:
     assert remedies(in_class) == []
 
 
-def test_a_check_that_returns_before_the_raise_gives_a_remedy() -> None:
-    """A guard whose exiting branches return (`if isinstance(val, Tensor): return ...`, the
-    raise after it) is turned around as an enclosing `if` is; one that exits by raising is
-    not: turning it around would send the caller into that raise."""
-    returning = _source(
-        "scale",
-        "def scale(outputs):",
-        Condition("guard", "not isinstance(outputs, Tensor)", 4, returns=True),
-    )
-    assert remedies(returning) == [
-        KnowledgeItem(
-            kind="remedy",
-            text="Call `scale` with `outputs` such that `isinstance(outputs, Tensor)`: it "
-            "raises this error when `not isinstance(outputs, Tensor)` (past the check at "
-            "line 4, which returns otherwise).",
-            path="pkg/m.py",
-            line=4,
-        )
-    ]
-    raising = _source(
-        "scale", "def scale(outputs):", Condition("guard", "not isinstance(outputs, Tensor)", 4)
-    )
-    assert remedies(raising) == []
-
-
 def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
     """The innermost condition on a parameter of a public function gives what to pass."""
     source = _source(

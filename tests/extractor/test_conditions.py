@@ -138,27 +138,6 @@ def test_guards_that_return_continue_or_raise_are_conditions() -> None:
     ]
 
 
-def test_a_guard_says_whether_its_exits_all_return() -> None:
-    """Where every exiting branch of a guard returns, the function returns instead of
-    reaching the raise where its test holds: `returns` says so."""
-    site = _site(
-        """\
-        def f(items, strict):
-            if not items:
-                return None
-            elif strict:
-                return []
-            if items[0] is None:
-                raise ValueError("first")
-            raise Target
-        """
-    )
-    assert [(c.code, c.returns) for c in site.conditions] == [
-        ("items[0] is not None", False),
-        ("items and not strict", True),
-    ]
-
-
 def test_a_guard_chain_falls_through_only_past_every_exiting_branch() -> None:
     """`if a: return elif b: break` before the raise: `not a and not b`."""
     assert _read(
