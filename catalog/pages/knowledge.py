@@ -600,6 +600,13 @@ def tested(expectations: Sequence[Tested]) -> list[KnowledgeItem]:
     for pair in ordered[:MAX_TESTED]:
         expectation, seen_at = pair.expectation, pair.seen_at
         where = code_span(expectation.function) if expectation.function else "A test"
+        if expectation.record:
+            # A row of a table of error inputs, which the package's tests loop over.
+            where = (
+                f"A row of the error inputs of {code_span(expectation.function)}"
+                if expectation.function
+                else "A row of a table of error inputs"
+            )
         matched = (
             f", with a message matching {code_span(expectation.pattern)}"
             if expectation.pattern

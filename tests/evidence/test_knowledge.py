@@ -14,6 +14,7 @@ from test_build_project import ACTIVE_ID, DRAFT_ID, STOP_ID, make_project
 
 from catalog.cli import main
 from catalog.core.config import load_config
+from catalog.pages import knowledge
 from catalog.pages.entry_schema import schema
 from catalog.pages.knowledge import KnowledgeItem, documented, remedies, turned_around
 from catalog.pages.sources import Source
@@ -117,6 +118,28 @@ def test_names_from_outside_the_function_are_read_as_they_are() -> None:
         "Linear.from_float", "def from_float(cls, mod):", Condition("if", "cls.x", 4)
     )
     assert remedies(in_class) == []
+
+
+def test_a_row_of_error_inputs_is_said_as_one() -> None:
+    """A tested item from a table's row says it is a row of that table, not a test."""
+    from extractor.expectations import Expectation
+
+    row = Expectation(
+        "pkg/testing/inputs.py",
+        12,
+        "ValueError",
+        "builtins.ValueError",
+        "rho value",
+        'ErrorInput(0, error_type=ValueError, error_regex="rho value")',
+        "error_inputs_adadelta",
+        record=True,
+    )
+    (item,) = knowledge.tested([knowledge.Tested(row)])
+    assert item.text == (
+        "A row of the error inputs of `error_inputs_adadelta` expects `ValueError`, with a "
+        "message matching `rho value`."
+    )
+    assert item.code == row.code and not item.verified
 
 
 def test_a_remedy_names_the_public_parameter_and_what_to_pass() -> None:
