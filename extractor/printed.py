@@ -1066,13 +1066,30 @@ class Printed:
         statement, call, base = calls[0]
         context = _Context(module, scope, node, statement, bindings, None, None)
         reader = _SourceReader(self, context)
-        passed = [reader.passed_on(argument) for argument in _positional(call, context)]
+        # What `*args` and `**kwargs` pass on unchanged is what the constructor was given
+        # beyond its named parameters (`def __init__(self, *args, **kwargs):
+        # super().__init__(*args, **kwargs)`).
+        spec = node.args
+        parameters = [*spec.posonlyargs, *spec.args][1:]
+        extra = arguments[len(parameters) :]
+        passed: list[_Text] = []
+        for argument in call.args:
+            if _forwards(argument, spec.vararg, node):
+                passed.extend(extra)
+            else:
+                passed.extend(
+                    reader.passed_on(value) for value in _positional_one(argument, context)
+                )
         if base is not None:
             passed = passed[1:]  # `Base.__init__(self, ...)`
-        passed_keywords = {}
+        passed_keywords: dict[str, _Text] = {}
+        own = {parameter.arg for parameter in (*parameters, *spec.kwonlyargs)}
         for keyword in call.keywords:
             if keyword.arg is None:
-                raise _Unresolved(f"{init[1]} passes **kwargs to its base")
+                if not _forwards(keyword.value, spec.kwarg, node):
+                    raise _Unresolved(f"{init[1]} passes **kwargs to its base")
+                passed_keywords.update((k, v) for k, v in keywords.items() if k not in own)
+                continue
             passed_keywords[keyword.arg] = reader.expand(keyword.value)
         owner = init[1].rpartition(".")[0]
         target = self._base_of(init[0], owner, base, scope, module)
@@ -1530,13 +1547,30 @@ def _first_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None
 
 
 def _positional(call: ast.Call, context: _Context) -> list[ast.expr]:
-    for argument in call.args:
-        if isinstance(argument, ast.Starred):
-            raise _Unresolved(
-                f"passes *{context.module.source(argument.value)}, whose values the source does "
-                "not hold"
-            )
-    return list(call.args)
+    return [value for argument in call.args for value in _positional_one(argument, context)]
+
+
+def _positional_one(argument: ast.expr, context: _Context) -> list[ast.expr]:
+    if isinstance(argument, ast.Starred):
+        raise _Unresolved(
+            f"passes *{context.module.source(argument.value)}, whose values the source does "
+            "not hold"
+        )
+    return [argument]
+
+
+def _forwards(
+    node: ast.expr, star: ast.arg | None, function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> bool:
+    """Whether `node` is `*args` (or `**kwargs`: the `Starred` is the caller's, the keyword's
+    value the name) of the function's own star parameter, never bound again."""
+    value = node.value if isinstance(node, ast.Starred) else node
+    return (
+        star is not None
+        and isinstance(value, ast.Name)
+        and value.id == star.arg
+        and not rebinds(function, star.arg)
+    )
 
 
 def _local_literal(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str | None:

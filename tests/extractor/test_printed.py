@@ -927,3 +927,38 @@ def test_with_traceback_in_a_closure_reads_the_exception_built(tmp_path: Path) -
     )
     assert sites[11].printed is None  # two arguments: no text of its own to read
     assert sites[11].template == "IndexError raised in parse action"
+
+
+def test_a_base_passing_star_args_on_prints_what_it_was_given(tmp_path: Path) -> None:
+    """`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)` passes on what
+    it was given: the text of the subclass's call of it is what prints; `*args` bound again
+    first cannot be read."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": """
+                class DynamoError(RuntimeError):
+                    def __init__(self, *args, **kwargs):
+                        super().__init__(*args, **kwargs)
+                        self.output = None
+
+                class UserError(DynamoError):
+                    def __init__(self, kind, msg):
+                        super().__init__(msg)
+                        self.kind = kind
+
+                class Shuffled(RuntimeError):
+                    def __init__(self, *args):
+                        args = args[::-1]
+                        super().__init__(*args)
+
+                def export(kind, name):
+                    raise UserError(kind, f"cannot export {name}")
+
+                def shuffled(a):
+                    raise Shuffled(f"first {a}", "second")
+                """,
+        },
+    )
+    assert sites[17].printed == "cannot export {name}"
+    assert sites[20].unresolved is not None and "passes *args" in sites[20].unresolved
