@@ -79,7 +79,7 @@ from extractor.imports import (
     parameter_names,
     resolve,
 )
-from extractor.literals import escape, gettext_argument
+from extractor.literals import TEXT_METHODS, escape, gettext_argument
 from extractor.locate import Spot, decode
 from extractor.model import FileResult, RaiseSite, ScanReport
 from extractor.written import ATOM, SAID, level
@@ -1841,6 +1841,17 @@ class _SourceReader:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ("format_map", "format"):
             return self.formatted(node, func)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in TEXT_METHODS
+            and not node.args
+            and not node.keywords
+        ):
+            # `.strip()` of a text: its literal ends stripped. A value left at a stripped end
+            # may lose blanks of its own, which its placeholder stands for all the same (what
+            # is read here prints through a function or class: never rewritten as written).
+            inner = self.expand(func.value)
+            return None if inner.bare else _text_of(TEXT_METHODS[func.attr](inner.template))
         if not isinstance(func, ast.Name):
             return None
         bound = self.context.bindings.get(func.id)

@@ -962,3 +962,28 @@ def test_a_base_passing_star_args_on_prints_what_it_was_given(tmp_path: Path) ->
     )
     assert sites[17].printed == "cannot export {name}"
     assert sites[20].unresolved is not None and "passes *args" in sites[20].unresolved
+
+
+def test_a_returned_text_stripped_at_a_field(tmp_path: Path) -> None:
+    """`return f\"\"\"...{exp}\\n\"\"\".strip()` prints its literal ends stripped: the value at the
+    end stands for itself, blanks and all."""
+    sites = _sites(
+        tmp_path,
+        {
+            "pkg/main.py": '''
+                def _batched_msg(output_idx, res, exp):
+                    return f"""
+                For output {output_idx}:
+                Got:
+                {res}
+                Expected:
+                {exp}
+                """.strip()
+
+                def check(res, exp, i):
+                    raise ValueError(_batched_msg(i, res, exp))
+                ''',
+        },
+    )
+    assert sites[11].printed == "For output {output_idx}:\nGot:\n{res}\nExpected:\n{exp}"
+    assert sites[11].through == "pkg.main._batched_msg"
