@@ -45,6 +45,7 @@ from pathlib import Path
 
 from extractor.files import display_path, printable
 from extractor.imports import ModuleName, Scope, dotted_name, module_name_for, resolve
+from extractor.instance import own_init
 from extractor.model import ScanFailure
 
 MAX_CODE_LINES = 25
@@ -273,17 +274,30 @@ class _Reader:
                 return
         code = self.code(statement)
         for written in _classes(call.args[0]):
-            self.found.append(
-                Expectation(
-                    path=self.display,
-                    line=statement.lineno,
-                    exception=written,
-                    qualified_name=resolve(written, scope, self.module),
-                    pattern=pattern,
-                    code=code,
-                    function=scope.qualname,
-                )
+            self.expect(statement.lineno, written, scope, pattern, code)
+
+    def expect(
+        self,
+        line: int,
+        written: str,
+        scope: Scope,
+        pattern: str | None,
+        code: str,
+        *,
+        record: bool = False,
+    ) -> None:
+        self.found.append(
+            Expectation(
+                path=self.display,
+                line=line,
+                exception=written,
+                qualified_name=resolve(written, scope, self.module),
+                pattern=pattern,
+                code=code,
+                function=scope.qualname,
+                record=record,
             )
+        )
 
     def records(self, node: ast.stmt, scope: Scope) -> None:
         """The records of error inputs among the statement's own expressions (the statements
@@ -320,31 +334,13 @@ class _Reader:
             return
         code = self.segment(call)
         for written in classes:
-            self.found.append(
-                Expectation(
-                    path=self.display,
-                    line=call.lineno,
-                    exception=written,
-                    qualified_name=resolve(written, scope, self.module),
-                    pattern=pattern,
-                    code=code,
-                    function=scope.qualname,
-                    record=True,
-                )
-            )
+            self.expect(call.lineno, written, scope, pattern, code, record=True)
 
     def maker(self, node: ast.ClassDef, qualname: str, scope: Scope) -> None:
         """Note a class whose constructor takes a pattern (a parameter whose name holds
         `regex`, `match` or `pattern`) and defaults another parameter to an exception class:
         what its rows that name no class expect."""
-        init = next(
-            (
-                statement
-                for statement in node.body
-                if isinstance(statement, ast.FunctionDef) and statement.name == "__init__"
-            ),
-            None,
-        )
+        init = own_init(node)
         if init is None:
             return
         arguments = init.args

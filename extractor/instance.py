@@ -36,9 +36,9 @@ Held = tuple[str, str, str, int]
 "", the 1-based file line of that entry or 0)."""
 
 
-def constructor_attributes(klass: ast.ClassDef) -> dict[str, Held]:
-    """Attribute -> what the module docstring says is recorded of it."""
-    init = next(
+def own_init(klass: ast.ClassDef) -> ast.FunctionDef | None:
+    """The `__init__` a class's body defines (not an inherited one), or None."""
+    return next(
         (
             statement
             for statement in klass.body
@@ -46,6 +46,11 @@ def constructor_attributes(klass: ast.ClassDef) -> dict[str, Held]:
         ),
         None,
     )
+
+
+def constructor_attributes(klass: ast.ClassDef) -> dict[str, Held]:
+    """Attribute -> what the module docstring says is recorded of it."""
+    init = own_init(klass)
     if init is None:
         return _dataclass_fields(klass)
     names = parameter_names(init)

@@ -31,6 +31,7 @@ from catalog.evidence.example_values import NO_VALUES, ExampleValues
 from extractor.docstrings import parameter_types
 from extractor.helpers import rebinds
 from extractor.imports import bound_names, dotted_name, parameter_names
+from extractor.instance import own_init
 
 if TYPE_CHECKING:
     from catalog.core.config import Config
@@ -268,14 +269,7 @@ class Reaching:
         )
         if klass is None:
             return None
-        written = next(
-            (
-                node
-                for node in klass.body
-                if isinstance(node, ast.FunctionDef) and node.name == "__init__"
-            ),
-            None,
-        ) or dataclass_init(klass)
+        written = own_init(klass) or dataclass_init(klass)
         init = None if written is None else self._aliases().expanded(written, Path(path))
         method_node = node or self._named(path, method)
         wanted = (
