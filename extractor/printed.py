@@ -1074,7 +1074,7 @@ class Printed:
         extra = arguments[len(parameters) :]
         passed: list[_Text] = []
         for argument in call.args:
-            if _forwards(argument, spec.vararg, node):
+            if isinstance(argument, ast.Starred) and _forwards(argument.value, spec.vararg, node):
                 passed.extend(extra)
             else:
                 passed.extend(
@@ -1560,11 +1560,10 @@ def _positional_one(argument: ast.expr, context: _Context) -> list[ast.expr]:
 
 
 def _forwards(
-    node: ast.expr, star: ast.arg | None, function: ast.FunctionDef | ast.AsyncFunctionDef
+    value: ast.expr, star: ast.arg | None, function: ast.FunctionDef | ast.AsyncFunctionDef
 ) -> bool:
-    """Whether `node` is `*args` (or `**kwargs`: the `Starred` is the caller's, the keyword's
-    value the name) of the function's own star parameter, never bound again."""
-    value = node.value if isinstance(node, ast.Starred) else node
+    """Whether `value` (what `*` or `**` unpacks in a call) is the function's own `*args` or
+    `**kwargs` parameter, never bound again."""
     return (
         star is not None
         and isinstance(value, ast.Name)

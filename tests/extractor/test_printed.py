@@ -952,16 +952,25 @@ def test_a_base_passing_star_args_on_prints_what_it_was_given(tmp_path: Path) ->
                         args = args[::-1]
                         super().__init__(*args)
 
+                class Packed(RuntimeError):
+                    def __init__(self, *args):
+                        super().__init__(args)
+
                 def export(kind, name):
                     raise UserError(kind, f"cannot export {name}")
 
                 def shuffled(a):
                     raise Shuffled(f"first {a}", "second")
+
+                def packed(a):
+                    raise Packed(f"first {a}", "second")
                 """,
         },
     )
-    assert sites[17].printed == "cannot export {name}"
-    assert sites[20].unresolved is not None and "passes *args" in sites[20].unresolved
+    assert sites[21].printed == "cannot export {name}"
+    assert sites[24].unresolved is not None and "passes *args" in sites[24].unresolved
+    # The tuple itself passed as one argument prints as a tuple, not as the texts.
+    assert sites[27].printed == "{args}"
 
 
 def test_a_returned_text_stripped_at_a_field(tmp_path: Path) -> None:
