@@ -33,7 +33,6 @@ are not parsed: most files of a large test folder say none.
 from __future__ import annotations
 
 import ast
-import builtins
 import glob
 import os
 import re
@@ -44,7 +43,14 @@ from importlib.util import decode_source
 from pathlib import Path
 
 from extractor.files import display_path, printable
-from extractor.imports import ModuleName, Scope, dotted_name, module_name_for, resolve
+from extractor.imports import (
+    ModuleName,
+    Scope,
+    dotted_name,
+    is_builtin_exception,
+    module_name_for,
+    resolve,
+)
 from extractor.instance import own_init
 from extractor.model import ScanFailure
 
@@ -58,11 +64,6 @@ _PREFILTER = (b"raises", b"Raises", b"regex", b"match=", b"pattern=")
 _GLOB = re.compile(r"[*?\[]")
 _PATTERN_KEYWORD = re.compile(r"regex|match|pattern", re.IGNORECASE)
 _CLASS_ENDINGS = ("Error", "Exception", "Warning")
-_BUILTIN_EXCEPTIONS = frozenset(
-    f"builtins.{name}"
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-)
 _TEST_FILE = re.compile(r"(?:test_.*|.*_test)\.py\Z")
 
 
@@ -389,7 +390,7 @@ class _Reader:
         as exception classes are named."""
         if written.rpartition(".")[2].endswith(_CLASS_ENDINGS):
             return True
-        return resolve(written, scope, self.module) in _BUILTIN_EXCEPTIONS
+        return is_builtin_exception(resolve(written, scope, self.module))
 
     def form(self, func: ast.expr, scope: Scope) -> str | None:
         """`pytest`, `unittest` or `regex` for a call of one of the recognised functions."""

@@ -308,3 +308,11 @@ def public_rank(module: str, function: str | None = None) -> tuple[int, int]:
     private = sum(part.startswith("_") and part != "__init__" for part in parts)
     private += sum(part.startswith("_") and part not in ("__init__", "__call__") for part in names)
     return (private, len(parts))
+
+
+def is_builtin_exception(qualified: str | None) -> bool:
+    """Whether a qualified name (`builtins.ValueError`) names a built-in exception class."""
+    if qualified is None or not qualified.startswith("builtins."):
+        return False
+    found = getattr(builtins, qualified.partition(".")[2], None)
+    return isinstance(found, type) and issubclass(found, BaseException)

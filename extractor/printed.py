@@ -41,7 +41,6 @@ them (a callee, a class along a chain), each once.
 from __future__ import annotations
 
 import ast
-import builtins
 import contextlib
 import dataclasses
 import functools
@@ -75,6 +74,7 @@ from extractor.imports import (
     Scope,
     bound_names,
     dotted_name,
+    is_builtin_exception,
     module_name_for,
     parameter_names,
     resolve,
@@ -546,7 +546,7 @@ class Printed:
         if qualified is None:
             return None
         if qualified.startswith("builtins."):
-            return qualified if _is_builtin_exception(qualified) else None
+            return qualified if is_builtin_exception(qualified) else None
         named = self.graph.class_named(qualified)
         if named is None:
             return None
@@ -1688,11 +1688,6 @@ def _held(exception: str) -> bool:
     return len(parts) <= 2 and all(part.isidentifier() for part in parts)
 
 
-def _is_builtin_exception(qualified: str) -> bool:
-    found = getattr(builtins, qualified.partition(".")[2], None)
-    return isinstance(found, type) and issubclass(found, BaseException)
-
-
 def _attribute_assignments(
     node: ast.FunctionDef | ast.AsyncFunctionDef, attribute: str
 ) -> Iterator[ast.expr]:
@@ -1878,7 +1873,7 @@ class _SourceReader:
         if qualified is None:
             return None
         if qualified.startswith("builtins."):
-            return qualified if _is_builtin_exception(qualified) else None
+            return qualified if is_builtin_exception(qualified) else None
         return qualified if self.printed.graph.class_named(qualified) is not None else None
 
     def branched(self, name: str) -> _Text | None:
