@@ -405,14 +405,17 @@ _TYPED_LINES = (
     re.compile(r":param\s+(?P<types>[^:]*\S)\s+\*{0,2}(?P<name>[^\W\d]\w*)\s*:.*"),
 )
 _NOT_TYPES = frozenset({"None", "True", "False", "Default", "Optional"})
+BUILTIN_TYPES = frozenset({"str", "int", "float", "bool", "list", "dict", "tuple", "bytes"})
+"""Built-in types a parameter may be documented as, by their own lowercase names."""
 _CLASS_WORD = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*)")
 
 
 def parameter_types(docstring: str) -> dict[str, tuple[str, ...]]:
     """The class names each parameter's documented type reads (`input (Tensor): ...` gives
     `Tensor`; `x (int or torch.Tensor, optional)`, `Tensor`; `` :class:`~a.Grid` ``, `Grid`):
-    CapWords words of the type, last dotted part, in order; the first line documenting a name
-    wins. Never raises: a docstring that documents no types gives none."""
+    CapWords words of the type, last dotted part, in order, else a built-in type that is the
+    whole type (`n (int, optional)` gives `int`, `BUILTIN_TYPES`); the first line documenting
+    a name wins. Never raises: a docstring that documents no types gives none."""
     if not isinstance(docstring, str):
         return {}
     found: dict[str, tuple[str, ...]] = {}
@@ -429,6 +432,10 @@ def parameter_types(docstring: str) -> dict[str, tuple[str, ...]]:
                     if not word["name"].isupper() and word["name"] not in _NOT_TYPES
                 )
             )
+            if not names:
+                # A built-in type alone (`n (int, optional)`, `:type path: str`).
+                words = set(re.findall(r"\w+", match["types"])) - {"optional"}
+                names = tuple(words & BUILTIN_TYPES) if len(words) == 1 else ()
             if names and match["name"] not in found:
                 found[match["name"]] = names
             break

@@ -896,8 +896,16 @@ def _calls_from(
             raise ValueError(f"`{function}` takes no self or cls")
         instance = parameters[0].name
         parameters = parameters[1:]
-    by_name = {p.name: p for p in parameters if p.kind not in ("varargs", "varkw")}
     known = dict(types)
+    # A parameter without an annotation known to be of a built-in type (its docstring says
+    # `n (int)`, or it reads `repo.split`) is tried as if annotated so.
+    parameters = [
+        replace(p, annotation=ast.Name(known[p.name][0]))
+        if p.annotation is None and known.get(p.name, ("",))[0] in _TYPES
+        else p
+        for p in parameters
+    ]
+    by_name = {p.name: p for p in parameters if p.kind not in ("varargs", "varkw")}
     written = {} if example is None else _written(example, parameters)
     if example is not None and not written:
         raise ValueError("the example's arguments do not fit the parameters")

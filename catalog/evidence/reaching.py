@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 MAX_CALLERS = 4
 """Public callers of a site's function whose calls are tried, when its own are not possible."""
+READ_DEPTH = 2
+"""Calls followed down from a function to what the functions it hands a parameter to read of
+it (`Reaching._read_through`)."""
 MAX_PLAIN_CALLERS = 2
 """Public callers that pass nothing on to the site's function, tried after those that do:
 the shortest plain call of one is a last resort (`candidates.candidates`)."""
@@ -61,6 +64,7 @@ class Reaching:
         self._values_of_classes: ClassValues | None = None
         self._files: dict[str, ast.Module | None] = {}
         self._names: dict[str, frozenset[str]] = {}
+        self._definitions: dict[str, dict[str, ast.AST]] = {}
         self._package: str | None = None
         self._submodules: frozenset[str] = frozenset()
         self._alias_reader: Aliases | None = None
@@ -156,9 +160,10 @@ class Reaching:
     ) -> Documented:
         """The classes the docstring of `function` (then of its class: a constructor's
         arguments are often documented there) gives its parameters without an annotation;
-        for one it does not document, the classes of the examples' values that have every
-        attribute the function reads of it (`input.dim()`, `input.shape`), where it never
-        rebinds it."""
+        for one it does not document and never rebinds, what it (and what it hands it to,
+        `_read_through`) reads of it says: a built-in type having every attribute read
+        (`builtin_having`), else the classes of the examples' values that have them all
+        (`input.dim()`, `input.shape`)."""
         bare = {
             argument.arg
             for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
@@ -175,13 +180,78 @@ class Reaching:
                 for name, classes in parameter_types(_docstring(owner) or "").items():
                     if name in bare:
                         found.setdefault(name, classes)
-        if self.values.attributes:
-            # The instance of a method is made by its class, not chosen among values.
-            for name in sorted(bare - set(found) - {"self", "cls"}):
-                having = self.values.classes_having(_read_of(node, name))
-                if having and not rebinds(node, name):
-                    found[name] = having
+        # The instance of a method is made by its class, not chosen among values; a function
+        # of the module may call a parameter `self` (torch's meta kernels) and take anything.
+        instance = {"self", "cls"} if "." in function else set()
+        for name in sorted(bare - set(found) - instance):
+            if rebinds(node, name):
+                continue
+            read = self._read_through(path, function, node, name)
+            # Methods of a built-in type (`repo.split`, `options.items`) say it is one: a
+            # class of the package that happens to share them (`Tensor.split`) would be a
+            # wrong guess more often than not.
+            plain = builtin_having(read)
+            having = (plain,) if plain else self.values.classes_having(read)
+            if having:
+                found[name] = having
         return tuple(found.items())
+
+    def _read_through(
+        self,
+        path: str,
+        function: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        name: str,
+        depth: int = READ_DEPTH,
+    ) -> frozenset[str]:
+        """The public attributes `function` reads of its parameter `name` (`_read_of`), and
+        those the functions of the same file it hands it to read of theirs, `depth` calls
+        down: a constructor often only passes its arguments on to a method that checks them
+        (`self._preprocess(data)` reading `data.layout`), and what that method reads says
+        what the argument must be as well."""
+        read = set(_read_of(node, name))
+        if depth <= 0:
+            return frozenset(read)
+        owner = function.rpartition(".")[0]
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            target = _same_file_callee(call.func, owner)
+            callee = self._named(path, target) if target else None
+            bound = isinstance(call.func, ast.Attribute)
+            if isinstance(callee, ast.ClassDef):
+                # A class of the file called: its constructor takes the arguments.
+                target = f"{target}.__init__"
+                callee, bound = self._named(path, target), True
+            if not isinstance(callee, ast.FunctionDef | ast.AsyncFunctionDef) or target is None:
+                continue
+            positional = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+            if bound:
+                positional = positional[1:]  # the instance or class it is called on
+            handed: list[str] = []
+            for index, argument in enumerate(call.args):
+                if isinstance(argument, ast.Starred):
+                    break  # where the later arguments land is unknown
+                if (
+                    isinstance(argument, ast.Name)
+                    and argument.id == name
+                    and index < len(positional)
+                ):
+                    handed.append(positional[index])
+            accepted = set(positional) | {a.arg for a in callee.args.kwonlyargs}
+            handed += [
+                keyword.arg
+                for keyword in call.keywords
+                if keyword.arg in accepted
+                and isinstance(keyword.value, ast.Name)
+                and keyword.value.id == name
+            ]
+            # A callee that binds the parameter again (`data = data.coalesce()`) may read
+            # something else under its name; a class must have every attribute read, so such
+            # reads make the match stricter, never wrong.
+            for parameter in handed:
+                read |= self._read_through(path, target, callee, parameter, depth - 1)
+        return frozenset(read)
 
     def _examples(
         self, path: str, function: str, module: str, parameters: Collection[str]
@@ -211,8 +281,14 @@ class Reaching:
         return tuple(found[:MAX_EXAMPLES])
 
     def _named(self, path: str, qualified: str) -> ast.AST | None:
-        """The definition of `qualified` (`Class.method`) in `path` (as `_defined` finds)."""
-        return next((node for name, node in self._defined(path) if name == qualified), None)
+        """The definition of `qualified` (`Class.method`) in `path`: the first `_defined`
+        finds (indexed once per file: a run asks for thousands)."""
+        if path not in self._definitions:
+            index: dict[str, ast.AST] = {}
+            for name, node in self._defined(path):
+                index.setdefault(name, node)
+            self._definitions[path] = index
+        return self._definitions[path].get(qualified)
 
     def _top_level(self, path: str) -> frozenset[str]:
         """Names `path` binds at its top level: what an example may import from it."""
@@ -397,6 +473,34 @@ def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> s
             for part in ast.walk(statement.value):
                 if isinstance(part, ast.Constant) and isinstance(part.value, str):
                     return part.value
+    return None
+
+
+_BUILTINS = (str, dict, list, tuple, set, bytes)
+"""Built-in types a parameter's reads may name, the likelier first where several have them."""
+
+
+def builtin_having(read: Collection[str]) -> str | None:
+    """The built-in type (`_BUILTINS`) with every attribute of `read`, by its name; none for
+    nothing read."""
+    if not read:
+        return None
+    return next((kind.__name__ for kind in _BUILTINS if set(read) <= set(dir(kind))), None)
+
+
+def _same_file_callee(func: ast.expr, owner: str) -> str | None:
+    """The qualified name, in the calling function's file, of what `func` calls: a method of
+    the caller's own class through `self.`/`cls.` (`owner` is that class), or a function by its
+    bare name (looked up at the file's top level by the caller)."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if (
+        owner
+        and isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id in ("self", "cls")
+    ):
+        return f"{owner}.{func.attr}"
     return None
 
 

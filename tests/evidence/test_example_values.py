@@ -25,6 +25,7 @@ from catalog.evidence.example_values import (
     read_search,
     search_program,
 )
+from catalog.evidence.reaching import builtin_having
 
 GRID = '''\
 class Grid:
@@ -71,6 +72,29 @@ def fold(grid) -> list[int]:
     if grid.rank() == 1:
         raise ValueError("cannot fold a flat grid")
     return [sum(row) for row in grid.rows]
+
+
+def spread(self) -> int:
+    # A function of the module may name a parameter `self`: it is no instance.
+    if self.rank() != 1:
+        raise ValueError("only a flat grid spreads")
+    return 1
+
+
+def label(name) -> str:
+    if len(name.split(".")) < 2:
+        raise ValueError("a label needs a dotted name")
+    return name.upper()
+
+
+class Stack:
+    def __init__(self, grid) -> None:
+        self._check(grid)
+        self.grid = grid
+
+    def _check(self, grid) -> None:
+        if grid.rank() == 1:
+            raise ValueError("a stack needs a table of rows")
 
 
 class Plotter:
@@ -253,6 +277,15 @@ def test_reproduce_passes_an_example_value_the_tests_hold_of(tmp_path: Path) -> 
     # Neither annotated nor documented: known as a `Grid` by what `fold` reads of it.
     (entry,) = [e for e in result["entries"] if e["name"].startswith("CannotFoldFlat")]
     assert entry["call"] == "fold(Grid([5, 6, 7]))", json.dumps(entry)
+    # Known as a `Grid` by what the method its constructor hands it to reads of it.
+    (entry,) = [e for e in result["entries"] if e["name"].startswith("StackNeeds")]
+    assert entry["call"] == "Stack(Grid([5, 6, 7]))", json.dumps(entry)
+    # A parameter named `self` of a function of the module is known by its reads too.
+    (entry,) = [e for e in result["entries"] if e["name"].startswith("OnlyFlatGrid")]
+    assert entry["call"] == "spread(Grid([1, 2], [3, 4]))", json.dumps(entry)
+    # What it reads of a parameter (`name.split`) says it is a `str`: a string, not None.
+    (entry,) = [e for e in result["entries"] if e["name"].startswith("LabelNeeds")]
+    assert entry["call"] == "label('x')", json.dumps(entry)
     # A method's tests read its instance, made as the call makes it.
     (entry,) = [e for e in result["entries"] if e["name"].startswith("GridNarrower")]
     assert entry["call"] == "Plotter().plot(Grid([1, 2], [3, 4]))", json.dumps(entry)
@@ -306,3 +339,19 @@ def test_a_container_of_a_class_gets_one_example_value_in_it() -> None:
     for annotation in ("dict[str, Grid]", "tuple[Grid, int]", "list[int]"):
         site = guarded_site(f"def f(grids: {annotation}):", "len(grids) == 1")
         assert not any(c.search for c in candidates(site, "pkg.m", example_values=grids))
+
+
+def test_what_is_read_of_a_parameter_may_name_a_built_in_type() -> None:
+    assert builtin_having({"split", "upper"}) == "str"
+    assert builtin_having({"items"}) == "dict"
+    assert builtin_having({"append"}) == "list"
+    assert builtin_having({"rank", "rows"}) is None
+    assert builtin_having(set()) is None
+
+
+def test_a_parameter_known_as_a_built_in_type_is_tried_as_if_annotated() -> None:
+    site = guarded_site("def f(n, name):", "n < 0")
+    # `name`, which no test reads, is None where nothing says what it is.
+    assert [c.call for c in candidates(site, "pkg.m")] == ["f(-1, None)"]
+    found = candidates(site, "pkg.m", types=(("n", ("int",)), ("name", ("str",))))
+    assert [c.call for c in found] == ["f(-1, 'x')"]

@@ -448,8 +448,13 @@ def test_parameter_types_are_the_class_words_each_style_documents() -> None:
     assert parameter_types(docstring) == {
         "input": ("Tensor",),
         "weight": ("Tensor",),
+        "mode": ("str",),
         "grid": ("Grid",),
         "other": ("Tensor",),
         "m": ("Module",),
+        "count": ("int",),
     }
     assert parameter_types("") == {}
+    # A built-in type counts only as the whole type: `int or float` says neither.
+    assert parameter_types("Args:\n    n (int or float): a number.\n") == {}
+    assert parameter_types("Args:\n    n (int, optional): a number.\n") == {"n": ("int",)}
