@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib
-import json
 import os
 import queue
+import re
 import shutil
 import sys
 import tempfile
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
+from catalog.evidence.call_worker import MEMORY_LIMIT, PRELOAD_ENV
 from catalog.evidence.candidates import MAX_CANDIDATES, Candidate, Search, candidates
 from catalog.evidence.example_values import (
     NO_VALUES,
@@ -66,11 +66,6 @@ if TYPE_CHECKING:
 RESULTS_FILE = "reproduced.json"
 """File name inside the catalog folder."""
 FORMAT_VERSION = 1
-MEMORY_LIMIT = 2 * 1024**3
-"""Bytes of address space a call's child may map (RLIMIT_AS)."""
-PRELOAD_ENV = "ERRCAT_REPRODUCE_PRELOAD"
-"""`<module><os.pathsep><folder>`: the package a worker imports once before it forks children
-for calls, and the temporary folder that import runs in."""
 OUTPUT_CHARS = 300
 """Characters of the exception line kept in the results file."""
 PROBE_TIMEOUT = 120.0
@@ -80,79 +75,37 @@ PROBE_TIMEOUT = 120.0
 # Running calls: worker processes that fork a confined child per call.
 
 
-def worker_main() -> None:
-    """Entry of a worker process: one JSON task per stdin line, one JSON reply per line."""
-    from catalog.core.example_worker import run_in_child
-
-    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    # `python -c` puts the current folder first on sys.path; the children run in a temporary
-    # folder, which must not become importable. The package comes from PYTHONPATH.
-    sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
-    sys.dont_write_bytecode = True  # a run leaves no __pycache__ in the package
-    preload = os.environ.pop(PRELOAD_ENV, "")
-    confined = False
-    if preload:
-        module, _, home = preload.partition(os.pathsep)
-        confined = _preload(module, home)
-    replies.write(json.dumps({"ready": True}) + "\n")
-    replies.flush()
-    for line in sys.stdin.buffer:
-        task = json.loads(line)
-        if confined and task.get("module"):
-            # The callee's module too, once, for every later call into it: torch's compiler
-            # and exporter modules take seconds each to import.
-            _import_quietly(str(task["module"]))
-        replies.write(json.dumps(run_in_child(task, float(task["timeout"]))) + "\n")
-        replies.flush()
-
-
-def _import_quietly(module: str) -> bool:
-    """Import `module` in the worker; False (and a line on stderr) when its import fails: the
-    children then import it themselves, and fail as they would have."""
-    if module in sys.modules:
-        return True
-    try:
-        importlib.import_module(module)
-    except (Exception, SystemExit) as exc:  # whatever the package's import raises
-        print(
-            f"errcat reproduce: importing {module} once failed "
-            f"({type(exc).__name__}); each call imports it",
-            file=sys.stderr,
-        )
-        return False
-    return True
-
-
-def _preload(module: str, home: str) -> bool:
-    """Confine the worker as the calls are (memory, network, a temporary working folder, HOME
-    and TMPDIR) and import the package once, so that each forked child starts with it loaded:
-    torch takes seconds to import, a call in a child that has it, milliseconds. True once
-    confined: the callees' modules may then be imported in the worker too."""
-    from catalog.core.example_worker import confine
-
-    # Not `die_with_parent`: the thread that started this worker may end while another thread
-    # still asks it for calls; the worker ends on its own when its stdin closes.
-    confine({"workdir": home, "memory": MEMORY_LIMIT, "network": False, "die_with_parent": False})
-    _import_quietly(module)
-    return True
-
-
 class _Worker:
     """A worker whose children run candidate calls confined (`catalog.core.example_worker`)."""
 
-    def __init__(self, cwd: Path, path: Path, preload: str | None = None) -> None:
+    def __init__(
+        self, cwd: Path, path: Path, preload: str | None = None, python: str | None = None
+    ) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(path), env.get("PYTHONPATH")) if p)
         # The folder the package's import runs in, removed by `close` whatever the worker did.
         self.home = tempfile.mkdtemp(prefix="errcat-reproduce-worker-") if preload else None
         if preload and self.home:
             env[PRELOAD_ENV] = f"{preload}{os.pathsep}{self.home}"
-        # `import errcat` first: it pins errcat's own `catalog` against a project's folder.
-        command = "import errcat; from catalog.evidence.reproduce import worker_main; worker_main()"
-        self.worker = WorkerProcess(
-            [sys.executable, "-c", command], cwd=cwd, env=env, name="reproduce", start_timeout=60.0
-        )
+        if python is None:
+            # `import errcat` first: it pins errcat's own `catalog` against a project's folder.
+            command = (
+                "import errcat; from catalog.evidence.call_worker import worker_main; worker_main()"
+            )
+            argv = [sys.executable, "-c", command]
+        else:
+            # Another interpreter (the project's environment) imports the worker's own module
+            # from errcat's folder, which then leaves its path: nothing else of errcat's
+            # environment (built for another Python, perhaps) is importable there. `-B`: no
+            # bytecode of another version written into errcat's folder.
+            home = str(Path(__file__).resolve().parents[2])
+            command = (
+                f"import sys; sys.path.insert(0, {home!r}); "
+                "from catalog.evidence.call_worker import worker_main; "
+                f"sys.path.remove({home!r}); worker_main()"
+            )
+            argv = [python, "-B", "-c", command]
+        self.worker = WorkerProcess(argv, cwd=cwd, env=env, name="reproduce", start_timeout=60.0)
 
     def run(
         self, program: str, timeout: float, workdir: str, module: str | None = None
@@ -299,6 +252,23 @@ class ReproduceRun:
             counts[entry.outcome] += 1
         return counts
 
+    def unimportable(self, package: str | None) -> dict[str, int]:
+        """Modules outside `package` that calls could not import (`No module named 'six'`),
+        by the number of entries with such a call, most first: the package's dependencies are
+        missing where the calls ran, not an error of the package."""
+        found: dict[str, set[str]] = {}
+        top = (package or "").partition(".")[0]
+        for entry in self.entries:
+            for site in entry.sites:
+                for attempt in site.attempts:
+                    missing = _MISSING.search(attempt.problem or "")
+                    if missing and missing[1].partition(".")[0] != top:
+                        found.setdefault(missing[1], set()).add(entry.entry_id)
+        return dict(sorted(((k, len(v)) for k, v in found.items()), key=lambda kv: -kv[1]))
+
+
+_MISSING = re.compile(r"raised ModuleNotFoundError: No module named '([\w.]+)'")
+
 
 def digest(data: bytes, call: str) -> str:
     """What ties a result to the code it was seen on: the site file's bytes and the call."""
@@ -393,10 +363,14 @@ class _Job:
 class _Pool:
     """Workers started on first use, one per thread that runs jobs; restarted when one dies."""
 
-    def __init__(self, cwd: Path, path: Path, preload: str | None = None) -> None:
+    def __init__(
+        self, cwd: Path, path: Path, preload: str | None = None, python: str | None = None
+    ) -> None:
         self.cwd = cwd
         self.path = path
         self.preload = preload
+        self.python = python
+        """The interpreter the workers run on; None for errcat's own."""
         self.idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self.unsafe: set[str] = set()
         """Modules a call into which cost a worker: never imported by a worker again."""
@@ -407,7 +381,7 @@ class _Pool:
         try:
             return self.idle.get_nowait()
         except queue.Empty:
-            worker = _Worker(self.cwd, self.path, self.preload)
+            worker = _Worker(self.cwd, self.path, self.preload, self.python)
             with self.lock:
                 self.every.append(worker)
             return worker
@@ -527,9 +501,11 @@ def reproduce(
     jobs: int = 1,
     timeout: float = DEFAULT_TIMEOUT,
     sites: Mapping[str, Sequence[RaiseSite]] | None = None,
+    python: str | None = None,
 ) -> ReproduceRun:
-    """Try the candidate calls of every entry's sites (or of the ids in `only`), `jobs` at once;
-    `sites` are `sites_by_entry`'s, when the caller has them."""
+    """Try the candidate calls of every entry's sites (or of the ids in `only`), `jobs` at once,
+    on `python` (errcat's own interpreter when None); `sites` are `sites_by_entry`'s, when the
+    caller has them."""
     from catalog.core.project import import_root, module_name
 
     started = time.monotonic()
@@ -544,7 +520,7 @@ def reproduce(
         package: str | None = module_name(config, config.package)
     except ValueError:
         package = None
-    pool = _Pool(import_root(config), import_root(config), package or None)
+    pool = _Pool(import_root(config), import_root(config), package or None, python)
     try:
         values = _values(config, package, pool) if package else NO_VALUES
         plans: list[tuple[Entry, list[SiteOutcome | _Job]]] = []

@@ -641,7 +641,7 @@ def test_a_worker_that_imports_the_package_outlives_the_thread_that_started_it(
     handed from one thread to another died when the first thread ended."""
     program = (
         "import ctypes, sys\n"
-        "from catalog.evidence.reproduce import _preload\n"
+        "from catalog.evidence.call_worker import _preload\n"
         f"_preload('json', {str(tmp_path)!r})\n"
         "signal = ctypes.c_int(-1)\n"
         "ctypes.CDLL(None).prctl(2, ctypes.byref(signal), 0, 0, 0)\n"
@@ -651,3 +651,59 @@ def test_a_worker_that_imports_the_package_outlives_the_thread_that_started_it(
         [sys.executable, "-c", program], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "0"
+
+
+def test_calls_run_on_the_interpreter_given_where_the_packages_dependencies_are(
+    tmp_path: Path,
+) -> None:
+    """errcat installed apart from the project (pipx) lacks what the package imports: the
+    calls run on `--python`, the project's environment, where it is installed."""
+    from helpers import package_project
+
+    root = package_project(
+        tmp_path / "project",
+        "gauges",
+        {
+            "gauges/__init__.py": "from gauges.dial import turn\n",
+            "gauges/dial.py": """\
+                import needle
+
+
+                def turn(degrees: int) -> int:
+                    if degrees < 0:
+                        raise ValueError("a dial turns forwards only")
+                    return needle.clamp(degrees)
+                """,
+        },
+    )
+    # The dependency, where only the project's interpreter finds it.
+    deps = tmp_path / "site"
+    deps.mkdir()
+    (deps / "needle.py").write_text("def clamp(n):\n    return min(n, 360)\n", encoding="utf-8")
+    python = tmp_path / "env" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(
+        f'#!/bin/sh\nPYTHONPATH="{deps}:$PYTHONPATH" exec {sys.executable} "$@"\n',
+        encoding="utf-8",
+    )
+    python.chmod(0o755)
+    assert errcat_output(root, "new")[0] == 0
+    code, out, err = errcat_output(root, "reproduce", "--no-tests", "--json")
+    (entry,) = json.loads(out)["entries"]
+    assert entry["outcome"] == "failed"
+    assert "No module named 'needle'" in entry["why"]
+    # Said once, as what it is: a dependency missing where the calls ran.
+    assert json.loads(out)["unimportable"] == {"needle": 1}
+    assert "calls could not import needle (1 entries)" in err
+    code, out, err = errcat_output(
+        root, "reproduce", "--no-tests", "--json", "--python", str(python)
+    )
+    assert code == 0, err
+    (entry,) = json.loads(out)["entries"]
+    assert entry["outcome"] == "reproduced", entry
+    assert entry["call"] == "turn(-1)"
+    assert json.loads(out)["unimportable"] == {}
+    assert "could not import" not in err
+    code, _out, err = errcat_output(root, "reproduce", "--python", str(tmp_path / "nothing"))
+    assert code == 2
+    assert "no Python interpreter runs there" in err

@@ -285,9 +285,12 @@ def test_a_hanging_run_is_killed_and_what_it_saw_is_kept(tmp_path: Path) -> None
 def test_a_missing_interpreter_is_reported(tmp_path: Path) -> None:
     root = write_files(tmp_path, FILES)
     assert errcat_output(root, "new")[0] == 0
-    code, out, _err = errcat_output(root, "reproduce", "--python", str(tmp_path / "nope"))
-    assert code == 0
-    assert out.splitlines()[-1].startswith(f"tests: not run: cannot start {tmp_path / 'nope'}")
+    # The calls run on it too: nothing runs, and nothing recorded before is touched.
+    code, out, err = errcat_output(root, "reproduce", "--python", str(tmp_path / "nope"))
+    assert code == 2
+    assert out == ""
+    assert f"--python {tmp_path / 'nope'}: no Python interpreter runs there" in err
+    assert not (root / "errors" / "reproduced.json").exists()
 
 
 REWRITTEN = {

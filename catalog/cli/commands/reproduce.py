@@ -41,6 +41,26 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _interpreter(path: str) -> bool:
+    """Whether `path` (or a command of that name on PATH) runs Python 3.9 or later."""
+    import shutil
+    import subprocess
+
+    found = shutil.which(path)
+    if found is None:
+        return False
+    try:
+        done = subprocess.run(
+            [found, "-c", "import sys; sys.exit(sys.version_info < (3, 9))"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     # The evidence stage is imported by `run` alone: every other command builds this parser.
     from catalog.evidence.limits import DEFAULT_TIMEOUT
@@ -64,8 +84,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--python",
         metavar="PATH",
-        help="the interpreter that runs the package's tests, with pytest and the tests' "
-        "requirements installed (default: the one errcat runs on)",
+        help="the interpreter that runs the package's code, its calls and its tests, with "
+        "the package's dependencies (and pytest and the tests' requirements) installed: the "
+        "project's own environment where errcat is installed apart from it (default: the one "
+        "errcat runs on)",
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object instead of lines"
@@ -76,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from catalog.authoring.generated_path import check_generated
     from catalog.cli.commands.common import valid_catalog_or_report
     from catalog.core.config import load_config, package_problem
+    from catalog.core.project import module_name
     from catalog.evidence.reproduce import record_reproduced, reproduce, sites_by_entry
     from catalog.evidence.suite import record_seen, run_suite
 
@@ -89,6 +112,12 @@ def run(args: argparse.Namespace) -> int:
     catalog = valid_catalog_or_report(config, NAME)
     if catalog is None:
         return 2
+    if args.python is not None and not _interpreter(args.python):
+        print(
+            f"errcat reproduce: --python {args.python}: no Python interpreter runs there",
+            file=sys.stderr,
+        )
+        return 2
     known = catalog.by_id()
     unknown = [entry_id for entry_id in args.ids if entry_id not in known]
     if unknown:
@@ -100,7 +129,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     sites = sites_by_entry(config, catalog)
     result = reproduce(
-        config, catalog, only=args.ids or None, jobs=args.jobs, timeout=args.timeout, sites=sites
+        config,
+        catalog,
+        only=args.ids or None,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        sites=sites,
+        python=args.python,
     )
     record_reproduced(config.catalog, config.root, result, catalog)
     suite = None
@@ -109,6 +144,11 @@ def run(args: argparse.Namespace) -> int:
         suite = run_suite(config, catalog, sites, only=only, python=args.python)
         record_seen(config.catalog, config.root, suite, catalog, only)
     counts = result.counts()
+    try:
+        package: str | None = module_name(config, config.package)
+    except ValueError:
+        package = None
+    missing = result.unimportable(package)
     summary = (
         f"{len(result.entries)} entries: {counts['reproduced']} reproduced, "
         f"{counts['failed']} failed, {counts['no candidate']} without a candidate"
@@ -119,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
             "counts": counts,
             "seconds": round(result.seconds, 3),
             "example_values": result.made,
+            "unimportable": missing,
             "tests": None if suite is None else suite.as_dict(),
         }
         json.dump(payload, sys.stdout, indent=2)
@@ -135,6 +176,14 @@ def run(args: argparse.Namespace) -> int:
         print(summary)
         if suite is not None:
             print(_suite_line(suite))
+    if missing:
+        # Not the package's errors: what it imports is not installed where the calls ran.
+        named = ", ".join(f"{name} ({count} entries)" for name, count in list(missing.items())[:5])
+        print(
+            f"errcat reproduce: calls could not import {named}: install the package's "
+            "dependencies where errcat runs, or pass --python with the project's interpreter",
+            file=sys.stderr,
+        )
     if args.ids and not counts["reproduced"]:
         return 1
     return 0
