@@ -735,13 +735,30 @@ def _tests(
             continue
         if renames is not None:
             try:
-                read = free_names(ast.parse(f"(\n{code}\n)", mode="eval"))
+                tree = ast.parse(f"(\n{code}\n)", mode="eval").body
             except SyntaxError:
                 continue
-            own_read = read & (own or set())
-            if own_read - set(renames) - {instance} or (read - own_read) & callers_names:
+            # Each part of an `and` is a test of its own: one reading what the caller does not
+            # steer is left out, and the rest still hold when the site raises
+            # (`padding == "same" and any(s != 1 for s in stride)`, where the caller passes
+            # `padding` on and computes `stride`, keeps `padding == "same"`).
+            parts = (
+                tree.values
+                if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And)
+                else [tree]
+            )
+            kept = []
+            for part in parts:
+                read = free_names(part)
+                own_read = read & (own or set())
+                if own_read - set(renames) - {instance} or (read - own_read) & callers_names:
+                    continue
+                steered = steered or bool(read & set(renames))
+                kept.append((part, read))
+            if not kept:
                 continue
-            steered = steered or bool(read & set(renames))
+            read = set().union(*(names for _part, names in kept))
+            code = " and ".join(f"({ast.unparse(part)})" for part, _names in kept)
             changed = substituted(code, {name: renames[name] for name in read & set(renames)})
             if changed is None:
                 continue

@@ -87,8 +87,10 @@ class Reaching:
             (caller for caller in found.callers if not caller.returned),
             key=lambda caller: (caller.depth, public_rank(caller.name), caller.name),
         )
-        steered = [caller for caller in ordered if caller.passes][:MAX_CALLERS]
-        for caller in [*steered, *[c for c in ordered if not c.passes][:MAX_PLAIN_CALLERS]]:
+        passes = {id(caller): _passed_on(caller) for caller in ordered}
+        steered = [caller for caller in ordered if passes[id(caller)]][:MAX_CALLERS]
+        plain = [caller for caller in ordered if not passes[id(caller)]][:MAX_PLAIN_CALLERS]
+        for caller in [*steered, *plain]:
             located = (
                 self._definition(caller.path, caller.line)
                 if caller.defined is None
@@ -114,7 +116,7 @@ class Reaching:
                 module,
                 name,
                 node,
-                caller.passes,
+                passes[id(caller)],
                 receiver,
                 examples,
                 types=self._types(caller.path, name, node),
@@ -474,6 +476,27 @@ def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> s
                 if isinstance(part, ast.Constant) and isinstance(part.value, str):
                     return part.value
     return None
+
+
+def _passed_on(caller: Any) -> tuple[tuple[str, str], ...]:
+    """What `caller` (an `extractor.calls.Caller`) passes on of its own parameters: unchanged
+    (`Caller.passes`), or unchanged on one branch of a conditional expression it computes the
+    argument with (`padding if isinstance(padding, str) else _single(padding)`, a value the
+    other branch normalises): where that branch is taken, the site's tests read the caller's
+    own argument, which is what a call's values are chosen for (and the run checks)."""
+    found = list(caller.passes)
+    for name, text, reads in caller.computes:
+        try:
+            computed = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(computed, ast.IfExp):
+            continue
+        for branch in (computed.body, computed.orelse):
+            if isinstance(branch, ast.Name) and branch.id in reads:
+                found.append((name, branch.id))
+                break
+    return tuple(found)
 
 
 _BUILTINS = (str, dict, list, tuple, set, bytes)

@@ -556,6 +556,40 @@ def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None
     assert candidates(site, "pkg.m", [plain, sgd])[0].call == "sgd(-1)"
 
 
+def test_a_test_is_kept_in_the_parts_a_caller_steers() -> None:
+    """Of a test that is an `and`, the parts reading what the caller passes on are kept where
+    another part reads what it does not (`padding == "same" and ...stride...`, `stride`
+    computed by the caller): they hold whenever the site raises."""
+    import ast as ast_module
+
+    site = guarded_site(
+        "def _conv(padding, stride):",
+        'padding == "same" and any(s != 1 for s in stride)',
+        function="_conv",
+    )
+    node = ast_module.parse("def conv(padding: str, stride: int = 1):\n    pass").body[0]
+    assert isinstance(node, ast_module.FunctionDef)
+    conv = PublicCaller("pkg.nn", "conv", node, (("padding", "padding"),))
+    assert [c.call for c in candidates(site, "pkg.m", [conv])] == ["conv('same')"]
+
+
+def test_a_caller_computing_an_argument_passes_its_own_on_one_branch() -> None:
+    from types import SimpleNamespace
+
+    from catalog.evidence.reaching import _passed_on
+
+    caller = SimpleNamespace(
+        passes=(("groups", "groups"),),
+        computes=(
+            ("padding", "padding if isinstance(padding, str) else _single(padding)", ("padding",)),
+            ("stride", "_single(stride)", ("stride",)),
+            ("size", "_pair(size) if size else size", ("size",)),
+            ("mode", "mode.lower() if mode else 'zeros'", ("mode",)),
+        ),
+    )
+    assert _passed_on(caller) == (("groups", "groups"), ("padding", "padding"), ("size", "size"))
+
+
 def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
     """The receiver is the shortest constructor call errcat has values for; the method's own
     tests steer its arguments."""
