@@ -5,8 +5,8 @@ for how they run and are judged).
 Each parameter a condition names gets values read from the comparisons it appears in (both
 sides of every boundary, `None`, the constants it is compared with, falsy values of its
 annotation, ...); the other parameters keep their defaults or get a plain value of their
-annotation (`int` 1, `str` 'x'; with neither, None, unless a test reads it: then the site
-gets no candidate).
+annotation (`int` 1, `str` 'x'; with neither, None, unless a test reads it through an
+attribute, an item, a call or a loop: then the site gets no candidate).
 Combinations are kept when no condition this module can evaluate is false for them, shortest
 call first, `MAX_CANDIDATES` per site, and then one more: the shortest of those calls with
 None in place of each value of a class errcat builds bare (`Module()`), where that call is not
@@ -345,6 +345,33 @@ def _sized(length: int, annotation: ast.expr | None) -> Any:
     if "tuple" in names or "Tuple" in names:
         return (0,) * length
     return [0] * length
+
+
+def _read_whole(conditions: Sequence[ast.expr], name: str) -> bool:
+    """Whether the tests read `name` only as a whole value (passed to a call, compared,
+    tested for truth), never through an attribute, an item, a call of it or a loop over it:
+    None then reaches the test without failing on the way."""
+    for condition in conditions:
+        for node in ast.walk(condition):
+            inside = (
+                node.value
+                if isinstance(node, ast.Attribute | ast.Subscript)
+                else node.func
+                if isinstance(node, ast.Call)
+                else node.iter
+                if isinstance(node, ast.comprehension)
+                else None
+            )
+            if isinstance(inside, ast.Name) and inside.id == name:
+                return False
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("len", "iter", "sum", "any", "all", "sorted", "list", "tuple")
+                and any(isinstance(a, ast.Name) and a.id == name for a in node.args)
+            ):
+                return False  # what None cannot be measured or iterated as
+    return True
 
 
 def _truth_tested(condition: ast.expr) -> list[ast.expr]:
@@ -951,6 +978,9 @@ def _calls_from(
                     and example is None
                     and any(example_values.get(n) for n in documented)
                 )
+                # A test that reads it only whole (`type(conv) == Conv2d`, `x is None`,
+                # `mode in MODES`) may hold of None, which the run tries.
+                and not _read_whole(conditions, parameter.name)
             ):
                 raise ValueError(
                     f"no value for parameter `{parameter.name}` of `{function}` "

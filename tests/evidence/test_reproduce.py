@@ -556,6 +556,17 @@ def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None
     assert candidates(site, "pkg.m", [plain, sgd])[0].call == "sgd(-1)"
 
 
+def test_a_parameter_nothing_types_is_passed_none_where_tests_read_it_whole() -> None:
+    """Compared, passed to a call or tested for truth, None reaches the test (and a check of
+    its type holds of it); read through an attribute, an item, a call or a loop, it would fail
+    on the way: no call."""
+    fuse = guarded_site("def f(conv, bn):", "not (type(conv) == Conv2d and type(bn) == Norm)")
+    assert [c.call for c in candidates(fuse, "pkg.m")] == ["f(None, None)"]
+    for test in ("conv.groups > 1", "conv[0] is None", "conv() is None", "any(c for c in conv)"):
+        with pytest.raises(ValueError, match="no value for parameter `conv`"):
+            candidates(guarded_site("def f(conv, bn):", test), "pkg.m")
+
+
 def test_a_test_is_kept_in_the_parts_a_caller_steers() -> None:
     """Of a test that is an `and`, the parts reading what the caller passes on are kept where
     another part reads what it does not (`padding == "same" and ...stride...`, `stride`
