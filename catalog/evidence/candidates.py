@@ -205,6 +205,9 @@ _PLAIN = {
     "MutableMapping": {},
     "set": set(),
     "Set": set(),
+    # A function handing back its first argument: what a caller of `fn(x)` gets back is what
+    # it gave, so the checks after the call see a value they know (gradcheck's outputs).
+    "Callable": _Written("lambda *a, **k: a[0] if a else None"),
 }
 """A plain value per annotation name: what a caller passes when the value does not matter."""
 _FALSY = {"int": 0, "float": 0.0, "str": "", "bool": False, "bytes": b""}
@@ -945,7 +948,7 @@ def _calls_from(
     # `n (int)`, or it reads `repo.split`) is tried as if annotated so.
     parameters = [
         replace(p, annotation=ast.Name(known[p.name][0]))
-        if p.annotation is None and known.get(p.name, ("",))[0] in _TYPES
+        if p.annotation is None and known.get(p.name, ("",))[0] in (*_TYPES, "Callable")
         else p
         for p in parameters
     ]

@@ -193,6 +193,8 @@ class Reaching:
             # class of the package that happens to share them (`Tensor.split`) would be a
             # wrong guess more often than not.
             plain = builtin_having(read)
+            if not read and _called(node, name):
+                plain = "Callable"  # called and nothing else: any function may do
             having = (plain,) if plain else self.values.classes_having(read)
             if having:
                 found[name] = having
@@ -509,6 +511,14 @@ def builtin_having(read: Collection[str]) -> str | None:
     if not read:
         return None
     return next((kind.__name__ for kind in _BUILTINS if set(read) <= set(dir(kind))), None)
+
+
+def _called(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether the function calls its parameter `name` (`fn(*args)`)."""
+    return any(
+        isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == name
+        for inner in ast.walk(node)
+    )
 
 
 def _same_file_callee(func: ast.expr, owner: str) -> str | None:

@@ -87,6 +87,13 @@ def label(name) -> str:
     return name.upper()
 
 
+def settle(fn, count: int) -> int:
+    settled = fn(count)
+    if count < 0:
+        raise ValueError("settle needs a count of 0 or more")
+    return settled
+
+
 class Stack:
     def __init__(self, grid) -> None:
         self._check(grid)
@@ -286,6 +293,9 @@ def test_reproduce_passes_an_example_value_the_tests_hold_of(tmp_path: Path) -> 
     # What it reads of a parameter (`name.split`) says it is a `str`: a string, not None.
     (entry,) = [e for e in result["entries"] if e["name"].startswith("LabelNeeds")]
     assert entry["call"] == "label('x')", json.dumps(entry)
+    # Called and nothing else: a function that hands back its first argument.
+    (entry,) = [e for e in result["entries"] if e["name"].startswith("SettleNeeds")]
+    assert entry["call"] == "settle(lambda *a, **k: a[0] if a else None, -1)", json.dumps(entry)
     # A method's tests read its instance, made as the call makes it.
     (entry,) = [e for e in result["entries"] if e["name"].startswith("GridNarrower")]
     assert entry["call"] == "Plotter().plot(Grid([1, 2], [3, 4]))", json.dumps(entry)
@@ -355,3 +365,10 @@ def test_a_parameter_known_as_a_built_in_type_is_tried_as_if_annotated() -> None
     assert [c.call for c in candidates(site, "pkg.m")] == ["f(-1, None)"]
     found = candidates(site, "pkg.m", types=(("n", ("int",)), ("name", ("str",))))
     assert [c.call for c in found] == ["f(-1, 'x')"]
+
+
+def test_a_parameter_annotated_callable_gets_a_function() -> None:
+    site = guarded_site("def f(fn: Callable[[int], int], x: int):", "x < 0")
+    assert [c.call for c in candidates(site, "pkg.m")] == [
+        "f(lambda *a, **k: a[0] if a else None, -1)"
+    ]
