@@ -26,6 +26,8 @@ from typing import IO, Any
 
 from catalog.core import exit_status
 
+FRAMES = 16
+"""Frames of a raised exception's traceback kept in a reply, innermost first."""
 OUTPUT_LIMIT = 4000
 """Characters kept from the end of a child's captured output or traceback."""
 NETWORK_REFUSED = "network disabled by errcat reproduce"
@@ -84,21 +86,24 @@ def _raised(exc: BaseException, formatted: str) -> dict[str, Any]:
         message = str(exc)
     except Exception as problem:  # a broken __str__ must not lose the verdict
         message = f"<str() failed: {problem!r}>"
-    # The innermost frame: where the exception was raised, which `errcat reproduce` compares
-    # with the raise site (the formatted traceback's tail may be cut or reworded).
-    innermost = exc.__traceback__
-    while innermost is not None and innermost.tb_next is not None:
-        innermost = innermost.tb_next
-    where = (
-        None if innermost is None else [innermost.tb_frame.f_code.co_filename, innermost.tb_lineno]
-    )
+    # The frames, innermost first: where the exception was raised, which `errcat reproduce`
+    # compares with the raise site, and the calls that led there (a raise helper's caller is
+    # the site of the message it was given); the formatted traceback's tail may be cut or
+    # reworded.
+    frames: list[list[Any]] = []
+    step = exc.__traceback__
+    while step is not None:
+        frames.append([step.tb_frame.f_code.co_filename, step.tb_lineno])
+        step = step.tb_next
+    frames.reverse()
     return {
         "ended": "raised",
         "exception": name,
         "exception_id": identifier if isinstance(identifier, str) else None,
         "message": message,
         "detail": formatted[-OUTPUT_LIMIT:],
-        "where": where,
+        "where": frames[0] if frames else None,
+        "frames": frames[:FRAMES],
     }
 
 

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -316,8 +316,21 @@ def _printed_string(message: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def judge(entry: Entry, site: RaiseSite, site_file: Path, reply: Mapping[str, Any]) -> str | None:
-    """Why a call's reply does not reproduce `entry` at `site`; None when it does."""
+def judge(
+    entry: Entry,
+    site: RaiseSite,
+    site_file: Path,
+    reply: Mapping[str, Any],
+    root: Path | None = None,
+) -> str | None:
+    """Why a call's reply does not reproduce `entry` at `site`; None when it does.
+
+    It does when the call raised the entry's class with a message its template prints, at the
+    site: the innermost frame lies on the site's lines, or, for a site that is a call of a raise
+    helper (`RaiseSite.call`: `self.fail("...")`, `torch._check(cond, lambda: "...")`), a frame
+    at most `HELPER_FRAMES` out from the raise does, every frame inside it being in the
+    package's files (under `root`, the import root): the helper raised what the site's call
+    gave it."""
     ended = reply.get("ended")
     if reply.get("forked"):
         return "forked a process (not allowed)"
@@ -335,13 +348,44 @@ def judge(entry: Entry, site: RaiseSite, site_file: Path, reply: Mapping[str, An
     if not isinstance(where, list) or len(where) != 2:
         return f"{said}, from an unknown place"
     filename, line = str(where[0]), int(where[1])
+    if _at_site(site, site_file, filename, line):
+        return None
+    frames = reply.get("frames")
+    if site.call and root is not None and isinstance(frames, list):
+        inside = _package_files(root)
+        for depth, frame in enumerate(frames[1 : HELPER_FRAMES + 1], start=1):
+            if not isinstance(frame, list) or len(frame) != 2:
+                break
+            if _at_site(site, site_file, str(frame[0]), int(frame[1])):
+                if all(inside(str(f[0])) for f in frames[:depth]):
+                    return None
+                break
+    return f"{said}, at {filename}:{line}, not at the site"
+
+
+HELPER_FRAMES = 4
+"""Frames out from a raise that a raise helper's call site may be (`torch._check` calls
+`_check_with`, which raises)."""
+
+
+def _at_site(site: RaiseSite, site_file: Path, filename: str, line: int) -> bool:
     try:
         same_file = Path(filename).resolve() == site_file.resolve()
     except OSError:
-        same_file = False
-    if not same_file or not site.line <= line <= max(site.line, site.end_line):
-        return f"{said}, at {filename}:{line}, not at the site"
-    return None
+        return False
+    return same_file and site.line <= line <= max(site.line, site.end_line)
+
+
+def _package_files(root: Path) -> Callable[[str], bool]:
+    resolved = root.resolve()
+
+    def inside(filename: str) -> bool:
+        try:
+            return Path(filename).resolve().is_relative_to(resolved)
+        except OSError:
+            return False
+
+    return inside
 
 
 def _exception_line(reply: Mapping[str, Any]) -> str:
@@ -455,7 +499,7 @@ def _try_calls(job: _Job, pool: _Pool, timeout: float, calls: Sequence[Candidate
     for candidate in calls:
         started = time.monotonic()
         reply, _ = _run_program(pool, candidate.program, candidate.module, timeout)
-        problem = judge(job.entry, job.site, job.site_file, reply)
+        problem = judge(job.entry, job.site, job.site_file, reply, pool.path)
         seconds = float(reply.get("seconds", time.monotonic() - started))
         output = _exception_line(reply) if reply.get("ended") == "raised" else ""
         job.attempts.append(

@@ -752,3 +752,85 @@ def test_calls_run_on_the_interpreter_given_where_the_packages_dependencies_are(
     code, _out, err = errcat_output(root, "reproduce", "--python", str(tmp_path / "nothing"))
     assert code == 2
     assert "no Python interpreter runs there" in err
+
+
+def test_a_call_of_a_raise_helper_is_reproduced_where_the_helper_raises(tmp_path: Path) -> None:
+    """The helper's own raise is the innermost frame; the site, the call that gave it its
+    message, is the frame just outside: that is a reproduction of the call's entry (and of
+    no other: a frame outside a file of the package in between is not)."""
+    from helpers import package_project
+
+    root = package_project(
+        tmp_path,
+        "gauges",
+        {
+            "gauges/__init__.py": "from gauges.dial import turn\n",
+            "gauges/dial.py": """\
+                def _fail(message):
+                    raise ValueError(message)
+
+
+                def turn(degrees: int) -> int:
+                    if degrees < 0:
+                        _fail("a dial turns forwards only")
+                    return degrees
+                """,
+        },
+    )
+    assert errcat_output(root, "new")[0] == 0
+    code, out, err = errcat_output(root, "reproduce", "--no-tests", "--json")
+    assert code == 0, err
+    (entry,) = [e for e in json.loads(out)["entries"] if e["name"].startswith("DialTurns")]
+    assert entry["outcome"] == "reproduced", entry
+    assert entry["call"] == "turn(-1)"
+    assert entry["sites"][0]["line"] == 7
+
+
+def test_the_judge_follows_a_helper_out_to_its_call_only_through_the_packages_files(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    from catalog.core.model import Entry, Position, Status
+    from catalog.evidence.reproduce import judge
+
+    root = tmp_path / "project"
+    package = root / "pkg"
+    package.mkdir(parents=True)
+    site_file = package / "m.py"
+    site_file.write_text("", encoding="utf-8")
+    site = replace(guarded_site("def f(x):", "x < 0"), call=True)
+    entry = Entry(
+        id="0123456789abcdef",
+        name="BadError",
+        exception="ValueError",
+        message="bad",
+        status=Status.DRAFT,
+        module="pkg.m",
+        position=Position(Path("x.yaml"), 1, 1),
+    )
+    helper = str(package / "checks.py")
+    outside = str(tmp_path / "elsewhere" / "lib.py")
+
+    def reply(*frames: list[object]) -> dict[str, object]:
+        return {
+            "ended": "raised",
+            "exception": "ValueError",
+            "message": "bad",
+            "where": list(frames[0]),
+            "frames": [list(f) for f in frames],
+        }
+
+    assert judge(entry, site, site_file, reply([str(site_file), 9]), root) is None
+    # Raised by a helper of the package that the site's call reached: the site's error.
+    through = reply([helper, 3], [helper, 7], [str(site_file), 9])
+    assert judge(entry, site, site_file, through, root) is None
+    # Not for a site that is no helper's call, nor through a file outside the package, nor
+    # further out than a helper's few frames.
+    assert "not at the site" in str(
+        judge(entry, replace(site, call=False), site_file, through, root)
+    )
+    elsewhere = reply([outside, 3], [str(site_file), 9])
+    assert "not at the site" in str(judge(entry, site, site_file, elsewhere, root))
+    deep = reply(*([helper, n] for n in range(1, 7)), [str(site_file), 9])
+    assert "not at the site" in str(judge(entry, site, site_file, deep, root))
