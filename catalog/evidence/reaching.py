@@ -35,6 +35,7 @@ from extractor.instance import own_init
 
 if TYPE_CHECKING:
     from catalog.core.config import Config
+    from extractor.calls import Caller
     from extractor.model import RaiseSite
 
 MAX_CALLERS = 4
@@ -480,8 +481,8 @@ def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> s
     return None
 
 
-def _passed_on(caller: Any) -> tuple[tuple[str, str], ...]:
-    """What `caller` (an `extractor.calls.Caller`) passes on of its own parameters: unchanged
+def _passed_on(caller: Caller) -> tuple[tuple[str, str], ...]:
+    """What `caller` passes on of its own parameters: unchanged
     (`Caller.passes`), or unchanged on one branch of a conditional expression it computes the
     argument with (`padding if isinstance(padding, str) else _single(padding)`, a value the
     other branch normalises): where that branch is taken, the site's tests read the caller's
