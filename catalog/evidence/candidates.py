@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
 import itertools
 import math
 import typing
@@ -644,16 +645,18 @@ def candidates(
     build: Builder | None = None,
     example_values: ValuesByClass | None = None,
     types: Documented = (),
+    constants: Mapping[str, str] | None = None,
 ) -> list[Candidate]:
     """The calls to try for `site`, those starting from a docstring's example first, then
     shortest first, then those passing values of `example_values` (`Candidate.search`); raises
     ValueError saying why there are none.
 
     `module` is the import name of the site's file; `examples` are the calls of the site's own
-    function in its docstring, `types` what that docstring says its parameters are. When the
-    site's own function cannot be called (private, a method) or no values meet its
-    conditions, calls of `callers` are tried instead, in order, with the conditions said in
-    each caller's parameters.
+    function in its docstring, `types` what that docstring says its parameters are,
+    `constants` the literal values of that file's module-level names, as source (`_SUPPORTED
+    = {"a", "b"}`), which the tests read as written. When the site's own function cannot be called
+    (private, a method) or no values meet its conditions, calls of `callers` are tried
+    instead, in order, with the conditions said in each caller's parameters.
     """
     if site.function is None:
         raise ValueError("raised at module level, not in a function")
@@ -665,7 +668,7 @@ def candidates(
             site.function,
             node,
             module,
-            _tests(site),
+            _with_constants(_tests(site), constants, node),
             examples=examples,
             build=build,
             example_values=example_values,
@@ -678,14 +681,20 @@ def candidates(
     refused: list[str] = []
     own_names = {parameter.name for parameter in _parameters(node)}
     for caller in callers:
-        tests = _tests(site, dict(caller.passes), own_names, caller.node)
+        tests = _with_constants(
+            _tests(site, dict(caller.passes), own_names, caller.node), constants, caller.node
+        )
         # The site's own method on an instance: its tests of the instance are the search's too.
         instance = (
             _parameters(node)[0].name
             if caller.receiver is not None and caller.function == site.function and own_names
             else None
         )
-        searched = _tests(site, dict(caller.passes), own_names, caller.node, instance)
+        searched = _with_constants(
+            _tests(site, dict(caller.passes), own_names, caller.node, instance),
+            constants,
+            caller.node,
+        )
         # A caller passing on nothing the tests read gives plain calls, tried only where no
         # caller steers (`unsteered` below), as one passing nothing does.
         try:
@@ -719,6 +728,29 @@ def candidates(
         # Why the public callers gave no call either: what would let them.
         raise ValueError(f"{own}; {'; '.join(refused[:MAX_REFUSALS])}")
     raise own
+
+
+def _with_constants(
+    tests: list[ast.expr],
+    constants: Mapping[str, str] | None,
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> list[ast.expr]:
+    """`tests` with the module-level names of `constants` written as their values, but for
+    the names the called function's parameters take (`node`'s): `padding_mode not in
+    _SUPPORTED` is `padding_mode not in {'reflect', 'zeros'}`, whose members a value is chosen
+    from."""
+    if not constants:
+        return tests
+    shadowed = {parameter.name for parameter in _parameters(node)}
+    written = {name: value for name, value in constants.items() if name not in shadowed}
+
+    class _Fold(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.expr:
+            if isinstance(name.ctx, ast.Load) and name.id in written:
+                return ast.copy_location(ast.parse(written[name.id], mode="eval").body, name)
+            return name
+
+    return [_Fold().visit(copy.deepcopy(test)) for test in tests]
 
 
 MAX_REFUSALS = 2

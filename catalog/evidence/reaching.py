@@ -66,6 +66,7 @@ class Reaching:
         self._files: dict[str, ast.Module | None] = {}
         self._names: dict[str, frozenset[str]] = {}
         self._definitions: dict[str, dict[str, ast.AST]] = {}
+        self._constants: dict[str, dict[str, str]] = {}
         self._package: str | None = None
         self._submodules: frozenset[str] = frozenset()
         self._alias_reader: Aliases | None = None
@@ -284,6 +285,15 @@ class Reaching:
                 if resolved is not None and resolved not in found:
                     found.append(resolved)
         return tuple(found[:MAX_EXAMPLES])
+
+    def constants(self, path: str) -> dict[str, str]:
+        """The names `path` binds once, at its top level, to a literal value, with that value
+        as source (`_SUPPORTED_PADDING = {"reflect", "zeros"}`; a `frozenset(...)`, `set(...)`
+        or `tuple(...)` of a literal too); a name rebound anywhere (a second assignment, `+=`,
+        `global` in a function) is left out."""
+        if path not in self._constants:
+            self._constants[path] = _module_constants(self._tree(path))
+        return self._constants[path]
 
     def _named(self, path: str, qualified: str) -> ast.AST | None:
         """The definition of `qualified` (`Class.method`) in `path`: the first `_defined`
@@ -512,6 +522,72 @@ def builtin_having(read: Collection[str]) -> str | None:
     if not read:
         return None
     return next((kind.__name__ for kind in _BUILTINS if set(read) <= set(dir(kind))), None)
+
+
+MAX_CONSTANT = 400
+"""Characters of a constant's source beyond which it is not written into a test."""
+_CONVERTED = {"frozenset": set, "set": set, "tuple": tuple}
+
+
+def _module_constants(tree: ast.Module | None) -> dict[str, str]:
+    """`Reaching.constants` of a parsed file."""
+    if tree is None:
+        return {}
+    bound: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    for statement in _definitions(tree):
+        if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                for written in ast.walk(target):
+                    if isinstance(written, ast.Name):
+                        bound[written.id] = bound.get(written.id, 0) + 1
+                        if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value:
+                            values[written.id] = statement.value
+    rebound = {
+        name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names
+    }
+    found: dict[str, str] = {}
+    for name, value in values.items():
+        if bound[name] != 1 or name in rebound:
+            continue
+        literal = _literal_value(value)
+        if literal is None:
+            continue
+        source = (
+            # A set written in one order, whatever the run's hash seed.
+            "{" + ", ".join(sorted(map(repr, literal))) + "}"
+            if isinstance(literal, set | frozenset) and literal
+            else repr(literal)
+        )
+        if len(source) <= MAX_CONSTANT:
+            try:
+                if ast.literal_eval(source) == literal:
+                    found[name] = source
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue  # `nan`, or what its repr does not read back as
+    return found
+
+
+def _literal_value(value: ast.expr) -> Any:
+    """The value of a literal, or of `frozenset`/`set`/`tuple` of one; None otherwise."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _CONVERTED
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        inner = _literal_value(value.args[0])
+        try:
+            return None if inner is None else _CONVERTED[value.func.id](inner)
+        except TypeError:
+            return None
+    try:
+        found = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return found
 
 
 def _called(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:

@@ -583,6 +583,7 @@ def reproduce(
                         reaching.build,
                         values.by_class,
                         reaching.own_types(site),
+                        reaching.constants(site.path),
                     )
                     plan.append(_Job(entry, site, module, site_file, found))
                 except ValueError as why:

@@ -567,6 +567,37 @@ def test_a_parameter_nothing_types_is_passed_none_where_tests_read_it_whole() ->
             candidates(guarded_site("def f(conv, bn):", test), "pkg.m")
 
 
+def test_a_module_constant_a_test_reads_offers_its_members() -> None:
+    import ast as ast_module
+
+    from catalog.evidence.candidates import _with_constants
+    from catalog.evidence.reaching import _module_constants
+
+    site = guarded_site("def pad(mode: str):", "mode in _LEGACY", function="pad")
+    assert [c.call for c in candidates(site, "pkg.m")] == ["pad('x')"]
+    legacy = {"_LEGACY": "{'old', 'older'}"}
+    assert [c.call for c in candidates(site, "pkg.m", constants=legacy)] == [
+        "pad('old')",
+        "pad('older')",
+    ]
+    # A parameter of the same name is what the test reads, not the module's constant.
+    header = ast_module.parse("def pad(mode, _LEGACY):\n    pass").body[0]
+    assert isinstance(header, ast_module.FunctionDef)
+    test = ast_module.parse("mode in _LEGACY", mode="eval").body
+    (kept,) = _with_constants([test], legacy, header)
+    assert ast_module.unparse(kept) == "mode in _LEGACY"
+    tree = ast_module.parse(
+        "_LEGACY = frozenset({'older', 'old'})\n"
+        "LIMIT = 3\n"
+        "COUNT = 0\n"
+        "COUNT += 1\n"
+        "SEEN = 1\n"
+        "def f():\n    global SEEN\n"
+        "FOUND = compute()\n"
+    )
+    assert _module_constants(tree) == {"_LEGACY": "{'old', 'older'}", "LIMIT": "3"}
+
+
 def test_a_test_is_kept_in_the_parts_a_caller_steers() -> None:
     """Of a test that is an `and`, the parts reading what the caller passes on are kept where
     another part reads what it does not (`padding == "same" and ...stride...`, `stride`
