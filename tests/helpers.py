@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 
+from catalog.core.model import Entry, Position, Status
 from catalog.core.placeholders import parse_placeholders
 from extractor.model import Condition, RaiseSite
 
@@ -218,4 +219,27 @@ def guarded_site(signature: str, *conditions: str, function: str = "f") -> Raise
         ignored=None,
         conditions=tuple(Condition("if", code, 8) for code in conditions),
         signature=signature,
+    )
+
+
+def entry_of(
+    message: str,
+    exception: str = "ValueError",
+    *,
+    entry_id: str = "0123456789abcdef",
+    name: str = "BadError",
+    status: Status = Status.DRAFT,
+    module: str = "pkg.m",
+    **fields: object,
+) -> Entry:
+    """An entry of `m.yaml` (line 1) with these fields, the rest as `Entry` defaults them."""
+    return Entry(
+        id=entry_id,
+        name=name,
+        exception=exception,
+        message=message,
+        status=status,
+        module=module,
+        position=Position(Path("m.yaml"), 1, 1),
+        **fields,  # type: ignore[arg-type]
     )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalog.core.model import Entry, Example, Position, Status
+from helpers import entry_of
+
+from catalog.core.model import Entry, Example, Status
 from catalog.entries.verified import (
     Verification,
     dump_results,
@@ -18,16 +20,7 @@ EXAMPLE = Example(before="raise_it()", after="fixed()")
 
 
 def _entry(example: Example = EXAMPLE) -> Entry:
-    return Entry(
-        id="0123456789abcdef",
-        name="Boom",
-        exception="ValueError",
-        message="boom",
-        status=Status.ACTIVE,
-        module="pkg.m",
-        position=Position(Path("m.yaml"), 1, 1),
-        example=example,
-    )
+    return entry_of("boom", name="Boom", status=Status.ACTIVE, example=example)
 
 
 def _record(commit: str, outcome: str = "verified", example: Example = EXAMPLE) -> Verification:

@@ -822,7 +822,8 @@ def test_the_judge_follows_a_helper_out_to_its_call_only_through_the_packages_fi
 ) -> None:
     from dataclasses import replace
 
-    from catalog.core.model import Entry, Position, Status
+    from helpers import entry_of
+
     from catalog.evidence.reproduce import judge
 
     root = tmp_path / "project"
@@ -831,15 +832,7 @@ def test_the_judge_follows_a_helper_out_to_its_call_only_through_the_packages_fi
     site_file = package / "m.py"
     site_file.write_text("", encoding="utf-8")
     site = replace(guarded_site("def f(x):", "x < 0"), call=True)
-    entry = Entry(
-        id="0123456789abcdef",
-        name="BadError",
-        exception="ValueError",
-        message="bad",
-        status=Status.DRAFT,
-        module="pkg.m",
-        position=Position(Path("x.yaml"), 1, 1),
-    )
+    entry = entry_of("bad")
     helper = str(package / "checks.py")
     outside = str(tmp_path / "elsewhere" / "lib.py")
 

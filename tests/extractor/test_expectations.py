@@ -6,9 +6,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import entry_of
 
 from catalog.core.config import ConfigError, load_config
-from catalog.core.model import Entry, Position, Status
+from catalog.core.model import Entry
 from catalog.evidence.tested import tested_by_entry as pair_tests
 from extractor.expectations import Expectation, read_expectations
 
@@ -369,15 +370,7 @@ def test_reads_this_repository_tests() -> None:
 
 
 def _entry(entry_id: str, exception: str, message: str, name: str = "Err") -> Entry:
-    return Entry(
-        id=entry_id,
-        name=name,
-        exception=exception,
-        message=message,
-        status=Status.DRAFT,
-        module="toyshop.shelf",
-        position=Position(Path("x.yaml"), 1, 1),
-    )
+    return entry_of(message, exception, entry_id=entry_id, name=name, module="toyshop.shelf")
 
 
 def _expect(
