@@ -286,9 +286,9 @@ def _falsy_value(annotation: ast.expr | None) -> Any:
     for name in names:
         if name in _FALSY:
             return _FALSY[name]
-        if name in _PLAIN:
+        if name in _PLAIN and not isinstance(_PLAIN[name], _Written):
             return type(_PLAIN[name])()  # the empty container
-    return None
+    return None  # also for a function: no function is false
 
 
 def _copy(value: Any) -> Any:

@@ -588,6 +588,12 @@ def reproduce(
                     plan.append(_Job(entry, site, module, site_file, found))
                 except ValueError as why:
                     plan.append(SiteOutcome(site.path, site.line, site.function, str(why)))
+                except Exception as bug:
+                    # One site's reading must not end a run over a whole package: said (a
+                    # bug to report), and the run goes on.
+                    said = f"errcat failed to build its calls ({type(bug).__name__}: {bug})"
+                    print(f"errcat reproduce: {site.path}:{site.line}: {said}", file=sys.stderr)
+                    plan.append(SiteOutcome(site.path, site.line, site.function, said))
             plans.append((entry, plan))
         work = [job for _, plan in plans for job in plan if isinstance(job, _Job)]
         if jobs <= 1 or len(work) <= 1:

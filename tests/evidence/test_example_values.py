@@ -372,3 +372,6 @@ def test_a_parameter_annotated_callable_gets_a_function() -> None:
     assert [c.call for c in candidates(site, "pkg.m")] == [
         "f(lambda *a, **k: a[0] if a else None, -1)"
     ]
+    # Tested for truth, it may also be None: no function is false.
+    site = guarded_site("def f(fn: Callable[[int], int] | None):", "not fn")
+    assert [c.call for c in candidates(site, "pkg.m")][:1] == ["f(None)"]

@@ -858,3 +858,53 @@ def test_the_judge_follows_a_helper_out_to_its_call_only_through_the_packages_fi
     assert "not at the site" in str(judge(entry, site, site_file, elsewhere, root))
     deep = reply(*([helper, n] for n in range(1, 7)), [str(site_file), 9])
     assert "not at the site" in str(judge(entry, site, site_file, deep, root))
+
+
+def test_a_bug_building_one_sites_calls_is_said_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from helpers import package_project
+
+    import catalog.evidence.reproduce as reproducing
+    from catalog.cli.commands.common import valid_catalog_or_report
+    from catalog.core.config import load_config
+
+    root = package_project(
+        tmp_path,
+        "gauges",
+        {
+            "gauges/__init__.py": "from gauges.dial import tilt, turn\n",
+            "gauges/dial.py": """\
+                def turn(degrees: int) -> int:
+                    if degrees < 0:
+                        raise ValueError("a dial turns forwards only")
+                    return degrees
+
+
+                def tilt(degrees: int) -> int:
+                    if degrees > 90:
+                        raise ValueError("a dial tilts a quarter turn at most")
+                    return degrees
+                """,
+        },
+    )
+    assert errcat_output(root, "new")[0] == 0
+    real = reproducing.candidates
+
+    def broken(site: object, *args: object, **kwargs: object) -> object:
+        if getattr(site, "function", None) == "turn":
+            raise TypeError("a bug")
+        return real(site, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reproducing, "candidates", broken)
+    config = load_config(root)
+    catalog = valid_catalog_or_report(config, "reproduce")
+    assert catalog is not None
+    run = reproducing.reproduce(config, catalog)
+    outcomes = {entry.name: entry for entry in run.entries}
+    (turned,) = [o for name, o in outcomes.items() if name.startswith("DialTurns")]
+    assert turned.outcome == "no candidate"
+    assert "errcat failed to build its calls (TypeError: a bug)" in str(turned.why)
+    (tilted,) = [o for name, o in outcomes.items() if name.startswith("DialTilts")]
+    assert tilted.outcome == "reproduced"
+    assert "dial.py:3: errcat failed to build its calls" in capsys.readouterr().err
