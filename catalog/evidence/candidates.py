@@ -1027,7 +1027,8 @@ def _calls_from(
     found: dict[str, Candidate] = {}
     # Each call that builds a value also without it (None): a class errcat builds bare may
     # need arguments, or be an alias (`DeviceLikeType`, a Union) that cannot be called at all,
-    # and a parameter no test reads rarely needs a real value to reach the raise.
+    # and a parameter no test reads rarely needs a real value to reach the raise; a function
+    # made up for a `Callable` too (the check that it is one may be the raise).
     unbuilt: dict[str, Candidate] = {}
     for combination in itertools.islice(itertools.product(*choices), MAX_COMBINATIONS):
         values = dict(zip(by_name, combination, strict=True))
@@ -1047,7 +1048,10 @@ def _calls_from(
         made, imports = _made(values, module, build)
         for into, chosen in (
             (found, made),
-            (unbuilt, {n: None if isinstance(v, _Built) else v for n, v in values.items()}),
+            (
+                unbuilt,
+                {n: None if isinstance(v, _Built | _Written) else v for n, v in values.items()},
+            ),
         ):
             if example is not None and into is unbuilt:
                 continue  # the example's values are what a bare value would stand in for
