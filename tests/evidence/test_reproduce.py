@@ -734,14 +734,9 @@ def test_calls_run_on_the_interpreter_given_where_the_packages_dependencies_are(
 ) -> None:
     """errcat installed apart from the project (pipx) lacks what the package imports: the
     calls run on `--python`, the project's environment, where it is installed."""
-    from helpers import package_project
-
-    root = package_project(
+    root = _gauges(
         tmp_path / "project",
-        "gauges",
-        {
-            "gauges/__init__.py": "from gauges.dial import turn\n",
-            "gauges/dial.py": """\
+        """\
                 import needle
 
 
@@ -750,7 +745,6 @@ def test_calls_run_on_the_interpreter_given_where_the_packages_dependencies_are(
                         raise ValueError("a dial turns forwards only")
                     return needle.clamp(degrees)
                 """,
-        },
     )
     # The dependency, where only the project's interpreter finds it.
     deps = tmp_path / "site"
@@ -789,14 +783,9 @@ def test_a_call_of_a_raise_helper_is_reproduced_where_the_helper_raises(tmp_path
     """The helper's own raise is the innermost frame; the site, the call that gave it its
     message, is the frame just outside: that is a reproduction of the call's entry (and of
     no other: a frame outside a file of the package in between is not)."""
-    from helpers import package_project
-
-    root = package_project(
+    root = _gauges(
         tmp_path,
-        "gauges",
-        {
-            "gauges/__init__.py": "from gauges.dial import turn\n",
-            "gauges/dial.py": """\
+        """\
                 def _fail(message):
                     raise ValueError(message)
 
@@ -806,7 +795,6 @@ def test_a_call_of_a_raise_helper_is_reproduced_where_the_helper_raises(tmp_path
                         _fail("a dial turns forwards only")
                     return degrees
                 """,
-        },
     )
     assert errcat_output(root, "new")[0] == 0
     code, out, err = errcat_output(root, "reproduce", "--no-tests", "--json")
@@ -863,18 +851,13 @@ def test_the_judge_follows_a_helper_out_to_its_call_only_through_the_packages_fi
 def test_a_bug_building_one_sites_calls_is_said_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from helpers import package_project
-
     import catalog.evidence.reproduce as reproducing
     from catalog.cli.commands.common import valid_catalog_or_report
     from catalog.core.config import load_config
 
-    root = package_project(
+    root = _gauges(
         tmp_path,
-        "gauges",
-        {
-            "gauges/__init__.py": "from gauges.dial import tilt, turn\n",
-            "gauges/dial.py": """\
+        """\
                 def turn(degrees: int) -> int:
                     if degrees < 0:
                         raise ValueError("a dial turns forwards only")
@@ -886,7 +869,6 @@ def test_a_bug_building_one_sites_calls_is_said_and_the_run_goes_on(
                         raise ValueError("a dial tilts a quarter turn at most")
                     return degrees
                 """,
-        },
     )
     assert errcat_output(root, "new")[0] == 0
     real = reproducing.candidates
@@ -908,3 +890,10 @@ def test_a_bug_building_one_sites_calls_is_said_and_the_run_goes_on(
     (tilted,) = [o for name, o in outcomes.items() if name.startswith("DialTilts")]
     assert tilted.outcome == "reproduced"
     assert "dial.py:3: errcat failed to build its calls" in capsys.readouterr().err
+
+
+def _gauges(root: Path, dial: str) -> Path:
+    """A project at `root` whose package `gauges` holds `dial` as `gauges/dial.py`."""
+    from helpers import package_project
+
+    return package_project(root, "gauges", {"gauges/__init__.py": "", "gauges/dial.py": dial})
