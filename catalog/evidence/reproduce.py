@@ -245,6 +245,8 @@ class ReproduceRun:
     seconds: float = 0.0
     made: int = 0
     """Values the package's docstring examples make that calls could pass (`example_values`)."""
+    package: str | None = None
+    """The import name of the package the calls were into, where it has one."""
 
     def counts(self) -> dict[str, int]:
         counts = {"reproduced": 0, "failed": 0, "no candidate": 0}
@@ -252,12 +254,12 @@ class ReproduceRun:
             counts[entry.outcome] += 1
         return counts
 
-    def unimportable(self, package: str | None) -> dict[str, int]:
-        """Modules outside `package` that calls could not import (`No module named 'six'`),
+    def unimportable(self) -> dict[str, int]:
+        """Modules outside the package that calls could not import (`No module named 'six'`),
         by the number of entries with such a call, most first: the package's dependencies are
         missing where the calls ran, not an error of the package."""
         found: dict[str, set[str]] = {}
-        top = (package or "").partition(".")[0]
+        top = (self.package or "").partition(".")[0]
         for entry in self.entries:
             for site in entry.sites:
                 for attempt in site.attempts:
@@ -618,7 +620,7 @@ def reproduce(
             for item in plan
         )
         outcomes.append(EntryOutcome(entry.id, entry.name, done))
-    return ReproduceRun(tuple(outcomes), time.monotonic() - started, values.made)
+    return ReproduceRun(tuple(outcomes), time.monotonic() - started, values.made, package)
 
 
 def _values(config: Config, package: str, pool: _Pool) -> ExampleValues:

@@ -98,7 +98,6 @@ def run(args: argparse.Namespace) -> int:
     from catalog.authoring.generated_path import check_generated
     from catalog.cli.commands.common import valid_catalog_or_report
     from catalog.core.config import load_config, package_problem
-    from catalog.core.project import module_name
     from catalog.evidence.reproduce import record_reproduced, reproduce, sites_by_entry
     from catalog.evidence.suite import record_seen, run_suite
 
@@ -144,11 +143,7 @@ def run(args: argparse.Namespace) -> int:
         suite = run_suite(config, catalog, sites, only=only, python=args.python)
         record_seen(config.catalog, config.root, suite, catalog, only)
     counts = result.counts()
-    try:
-        package: str | None = module_name(config, config.package)
-    except ValueError:
-        package = None
-    missing = result.unimportable(package)
+    missing = result.unimportable()
     summary = (
         f"{len(result.entries)} entries: {counts['reproduced']} reproduced, "
         f"{counts['failed']} failed, {counts['no candidate']} without a candidate"
