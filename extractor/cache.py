@@ -147,6 +147,7 @@ def result_to_record(result: FileResult) -> tuple[Any, ...]:
                         condition.expanded,
                         condition.depends,
                         condition.instance,
+                        condition.returns,
                     )
                     for condition in site.conditions
                 ),
@@ -210,6 +211,7 @@ def condition_from(
     expanded: str | None,
     depends: Any,
     instance: Any,
+    returns: bool = False,
 ) -> Condition:
     """A condition from its fields as a cache stores them (sequences as lists or tuples)."""
     return Condition(
@@ -221,4 +223,5 @@ def condition_from(
         expanded,
         tuple(depends),
         tuple((attribute, parameter, said, line) for attribute, parameter, said, line in instance),
+        returns,
     )

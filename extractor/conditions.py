@@ -96,6 +96,18 @@ def _exits(body: Sequence[ast.stmt]) -> bool:
     return False
 
 
+def _returns(body: Sequence[ast.stmt]) -> bool:
+    """Whether a block always leaves its function by `return` (each branch of a last `if`)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return _returns(last.body) and _returns(last.orelse)
+    return False
+
+
 @dataclass(frozen=True)
 class _Guard:
     """What holds after an `if` whose first branches exit."""
@@ -103,6 +115,8 @@ class _Guard:
     holds: Expr
     tests: list[ast.expr]
     """The tests of the branches that exit."""
+    returns: bool
+    """Every branch that exits does so by `return` (`Condition.returns`)."""
 
 
 def _guard(statement: ast.stmt, source: Source) -> _Guard | None:
@@ -116,10 +130,12 @@ def _guard(statement: ast.stmt, source: Source) -> _Guard | None:
         return None
     tests: list[ast.expr] = []
     exits: list[bool] = []
+    returns: list[bool] = []
     node = statement
     while True:
         tests.append(node.test)
         exits.append(_exits(node.body))
+        returns.append(_returns(node.body))
         # `elif` and `else:` holding only an `if` are the same control flow.
         if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
             node = node.orelse[0]
@@ -131,7 +147,11 @@ def _guard(statement: ast.stmt, source: Source) -> _Guard | None:
         leading += 1
     if leading == 0 or any(exits[leading:]) or _exits(rest):
         return None
-    return _Guard(all_of([negation(test, source) for test in tests[:leading]]), tests[:leading])
+    return _Guard(
+        all_of([negation(test, source) for test in tests[:leading]]),
+        tests[:leading],
+        all(returns[:leading]),
+    )
 
 
 def _block_condition(step: _Step, source: Source) -> Condition | None:
@@ -246,6 +266,7 @@ def conditions(
                     earlier.lineno,
                     locals=local,
                     expanded=expanded,
+                    returns=guard.returns,
                 )
             )
         expander.before += step.statements[: step.index]

@@ -28,7 +28,9 @@ the test's locals are computed from, by any of their bindings.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from extractor.model import Condition
@@ -80,6 +82,7 @@ def one_line(code: str) -> str:
     spans lines)."""
     if "\n" not in code:
         return code
+    code = _without_comments(code)
     joined = re.sub(r"\s*\n\s*", " ", code.strip())
     joined = re.sub(r"([(\[{]) ", r"\1", joined)
     joined = re.sub(r",? ([)\]}])", r"\1", joined)
@@ -90,6 +93,24 @@ def one_line(code: str) -> str:
     except SyntaxError:
         return code
     return joined if same else code
+
+
+def _without_comments(code: str) -> str:
+    """An expression written over lines without its comments (`# type: ignore[arg-type]`),
+    which would end it early once its lines are joined; as it is where it does not tokenize."""
+    if "#" not in code:
+        return code
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(f"(\n{code}\n)").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    lines = code.split("\n")
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            # Rows count the opening line added above.
+            row, column = token.start[0] - 2, token.start[1]
+            lines[row] = lines[row][:column].rstrip()
+    return "\n".join(lines)
 
 
 def as_passed(condition: Condition) -> str | None:
@@ -341,34 +362,63 @@ def _may_change_attribute(statement: ast.stmt, attribute: str) -> bool:
     return False
 
 
+_MUTATORS = frozenset(
+    {"append", "appendleft", "extend", "extendleft", "insert", "add", "update", "setdefault"}
+)
+"""Methods that change a list, set, deque or dict in place: `errors.append(text)` gives
+`errors` a value as much as an assignment does."""
+
+
 def binding_reads(body: list[ast.stmt]) -> dict[str, set[str]]:
-    """For each name a function body binds by assignment, loop or `with`, the names the
-    binding statements read (their values, iterables and context expressions)."""
+    """For each name a function body binds by assignment, loop or `with`, or changes in place
+    (`errors.append(...)`, `errors.insert(0, ...)`), the names the binding statements read
+    (their values, iterables, context expressions, the arguments of the change) and the names
+    the `if` and `while` tests and the loop iterables around them read: what decides whether
+    the binding runs decides the value as much (`if strict: errors.append(...)`, then `if
+    errors: raise ...`, depends on `strict`)."""
     found: dict[str, set[str]] = {}
-    for statement in body:
-        for node in ast.walk(statement):
-            targets: list[ast.expr] = []
-            read: list[ast.expr] = []
-            if isinstance(node, ast.Assign):
-                targets, read = node.targets, [node.value]
-            elif isinstance(node, ast.AugAssign | ast.AnnAssign) and node.value is not None:
-                targets, read = [node.target], [node.value]
-            elif isinstance(node, ast.For | ast.AsyncFor):
-                targets, read = [node.target], [node.iter]
-            elif isinstance(node, ast.With | ast.AsyncWith):
-                for item in node.items:
-                    if item.optional_vars is not None:
-                        targets.append(item.optional_vars)
-                        read.append(item.context_expr)
-            elif isinstance(node, ast.NamedExpr):
-                targets, read = [node.target], [node.value]
-            if not targets:
-                continue
-            names = {name for value in read for name in free_names(value)}
+    todo: list[tuple[ast.AST, tuple[ast.expr, ...]]] = [(statement, ()) for statement in body]
+    while todo:
+        node, around = todo.pop()
+        targets: list[ast.expr] = []
+        read: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets, read = node.targets, [node.value]
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign) and node.value is not None:
+            targets, read = [node.target], [node.value]
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            targets, read = [node.target], [node.iter]
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    targets.append(item.optional_vars)
+                    read.append(item.context_expr)
+        elif isinstance(node, ast.NamedExpr):
+            targets, read = [node.target], [node.value]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            targets = [node.func.value]
+            read = [*node.args, *(keyword.value for keyword in node.keywords)]
+        if targets:
+            names = {name for value in (*read, *around) for name in free_names(value)}
             for target in targets:
                 for bound in ast.walk(target):
                     if isinstance(bound, ast.Name):
                         found.setdefault(bound.id, set()).update(names)
+        if isinstance(node, ast.If | ast.While):
+            todo.append((node.test, around))
+            inside = (*around, node.test)
+            todo.extend((child, inside) for child in (*node.body, *node.orelse))
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            todo.extend((child, around) for child in (node.target, node.iter))
+            inside = (*around, node.iter)
+            todo.extend((child, inside) for child in (*node.body, *node.orelse))
+        else:
+            todo.extend((child, around) for child in ast.iter_child_nodes(node))
     return found
 
 

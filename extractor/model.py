@@ -70,6 +70,11 @@ class Condition:
     (`extractor.instance`): (attribute, the constructor's parameter, what the class's or its
     `__init__`'s docstring says of that parameter or "", that entry's file line or 0),
     sorted."""
+    returns: bool = False
+    """For a `guard`: every branch of the earlier `if` that exits leaves the function by
+    `return` (no raise, no loop's `continue` or `break`), so a call for which the guard does not
+    hold returns there, normally, instead of reaching the raise (`if activation == "relu":
+    return F.relu` ahead of a raise at the end)."""
 
 
 @dataclass(frozen=True)

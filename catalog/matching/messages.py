@@ -18,7 +18,9 @@ line runs in two steps so that a log of mostly noise costs little:
    fails a word-edge test), where lazy regex groups backtracked polynomially on a long line
    made of one template's pieces (`tests/matching/test_match_bounded.py` holds such lines).
 
-The most specific match wins: the one with the most literal characters; ties are all returned.
+The most specific match wins: the one with the most literal characters; ties are all returned,
+those filed under the more public module first (`tie_order`: `torch.nn.modules.module` before
+`torch.nn.utils._named_member_accessor` for one text raised in both), then by id.
 A template with fewer than `MIN_LITERAL_CHARS` literal non-space characters (e.g.
 `{label}: {err}`), or with no word that can serve as an anchor, would match almost any line: it
 is *weak* and matches only through its id, its class name before a colon, or its docs link.
@@ -62,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog.core.exceptions import EVERY_BUILTIN_EXCEPTION
 from catalog.matching.frames import raised_at
+from extractor.imports import public_rank
 
 if TYPE_CHECKING:
     from catalog.core.model import Catalog
@@ -135,6 +138,15 @@ class MatchResult:
     """`(placeholder, concrete text)` pairs read from the message, in template order."""
     via: str = "message"
     """How it matched: `message`, `class` (a class name before a colon) or `link` (docs URL)."""
+
+
+def tie_order(result: MatchResult) -> tuple[int, int, str]:
+    """Where a result goes among matches equally specific: the module a user imports from is
+    the one their error most likely came from, so the entry filed under the most public
+    module (`extractor.imports.public_rank`: fewer private parts, then shallower) comes first,
+    then the lower id."""
+    private, depth = public_rank(result.module)
+    return private, depth, result.id
 
 
 ROW_KEYS = ("id", "message", "exception", "name", "status", "module", "url")
@@ -578,7 +590,7 @@ class MessageMatcher:
         qualified = self.untyped_class(exception)
         indices = self.table.by_untyped_class.get(qualified, ()) if qualified else ()
         found = [self._template(i) for i in indices]
-        return sorted((t.result(None, "class") for t in found), key=lambda r: r.id)
+        return sorted((t.result(None, "class") for t in found), key=tie_order)
 
     def untyped_class(self, qualified: str) -> str | None:
         """The class without generated classes that `qualified` names: itself, or the one
@@ -635,7 +647,7 @@ class MessageMatcher:
                     for result in self._approximate(line.strip()):
                         seen.setdefault(result.id, result)
                 return list(seen.values())
-            return sorted(seen.values(), key=lambda r: (-r.literal_chars, r.id))
+            return sorted(seen.values(), key=lambda r: (-r.literal_chars, *tie_order(r)))
         query = message.strip()
         return self._named(query) or self._match_paste(query) or self._approximate(query)
 
@@ -673,7 +685,7 @@ class MessageMatcher:
                 elif template.literal_chars == best[0].literal_chars:
                     best.append(template)
             if best:
-                return sorted((t.result(None, "approximate") for t in best), key=lambda r: r.id)
+                return sorted((t.result(None, "approximate") for t in best), key=tie_order)
         if len("".join(text.split())) < MIN_LITERAL_CHARS:
             return []
         return self._starting_with(text)
@@ -815,7 +827,7 @@ class MessageMatcher:
                 best = [result]
             elif result.literal_chars == best[0].literal_chars:
                 best.append(result)
-        return sorted(best, key=lambda r: r.id)
+        return sorted(best, key=tie_order)
 
     def scan_lines(self, lines: Iterable[str]) -> dict[str, int]:
         """How often each catalogued error occurs in `lines` (id → count, first seen first).
@@ -902,7 +914,7 @@ def _most_specific(*found: list[MatchResult]) -> list[MatchResult]:
         for result in results:
             best.setdefault(result.id, result)
     top = max((result.literal_chars for result in best.values()), default=0)
-    return sorted((r for r in best.values() if r.literal_chars == top), key=lambda r: r.id)
+    return sorted((r for r in best.values() if r.literal_chars == top), key=tie_order)
 
 
 MAX_APPROXIMATE = 10

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ from catalog.pages.plaintext import code_span
 from extractor.expansion import as_passed, free_names, one_line, substituted
 from extractor.imports import public_rank
 from extractor.instance import read_attributes
-from extractor.written import ATOM, is_none_test, level, negated
+from extractor.written import AND, ATOM, is_none_test, level, negated, negation
 
 if TYPE_CHECKING:
     from catalog.evidence.reproduce import Reproduction
@@ -156,7 +156,46 @@ def turned_around(code: str) -> str | None:
             else:
                 parts.append(f"not ({' or '.join(written.text(value) for value in rest)})")
             return " and ".join(parts)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        # `a != "relu" and a != "gelu"`: any part failing will do, each turned around
+        # exactly (`a == "relu" or a == "gelu"`), by De Morgan.
+        written = _Written(code)
+        return " or ".join(negation(value, written).at_least(AND) for value in test.values)
     return negated(test, _Written(code))
+
+
+def _tests(conditions: Sequence[Condition]) -> Iterator[tuple[Condition, str]]:
+    """The tests a caller may turn around, innermost first, each with its code in what the
+    function was passed (`as_passed`): an `if`'s, and a run of guards whose `if`s return
+    (`Condition.returns`: `if isinstance(x, int): return` then `if x is None: return` ahead
+    of the raise) as one test, all of them holding, since a call failing any of them returns
+    where it fails. A guard whose `if` raises or leaves a loop instead, or whose test cannot be
+    said in what was passed, ends such a run and is no test here. Only a run the raise follows
+    in its own block counts: past an `if` or a loop around the raise, a guard that returns is
+    mostly a shortcut for a trivial case (`if target == "": return self` ahead of a loop
+    over the parts of `target`), and passing that case is no way out worth saying."""
+    run: list[tuple[Condition, str]] = []
+    rest = list(conditions)
+    while rest and rest[0].kind == "guard" and rest[0].returns:
+        code = as_passed(rest[0])
+        if not code:
+            break
+        run.append((rest.pop(0), code))
+    if run:
+        # In the order they run: the outermost (earliest) first.
+        ordered = run[::-1]
+        yield (
+            replace(
+                ordered[0][0],
+                code=" and ".join(_operand(one_line(c.code or ""), AND) for c, _ in ordered),
+                instance=tuple(sorted({i for c, _ in ordered for i in c.instance})),
+            ),
+            " and ".join(_operand(text, AND) for _, text in ordered),
+        )
+    for condition in rest:
+        code = as_passed(condition) if condition.kind == "if" else None
+        if code:
+            yield condition, code
 
 
 @functools.lru_cache(maxsize=65536)
@@ -244,14 +283,15 @@ def _instance_remedy(
     return KnowledgeItem(kind="remedy", text=text)
 
 
-def _operand(text: str) -> str:
-    """An expression's text ready to stand in for a name inside another: in parentheses
-    unless it binds as tightly as a name does."""
+def _operand(text: str, least: int = ATOM) -> str:
+    """An expression's text ready to stand in for a name inside another (or, with `least`, to
+    be one part of an expression binding that tightly): in parentheses unless it binds as
+    tightly."""
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError:
         return f"({text})"
-    return text if level(tree) == ATOM else f"({text})"
+    return text if level(tree) >= least else f"({text})"
 
 
 def _names(code: str) -> frozenset[str]:
@@ -311,13 +351,10 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     # What a nested function reads of its enclosing function's parameters, which its callers
     # pass on as their own (`extractor.calls`): named like parameters, said of those callers.
     closure = {name for caller in callers for name, _own in caller.passes} - every_parameter
-    for condition in conditions:
-        # A test reading what the function computes counts in terms of what it was passed,
-        # where the extractor could say that exactly.
-        code = as_passed(condition) if condition.kind == "if" else None
-        if not code:
-            continue
-        written = one_line(condition.code)
+    # A test reading what the function computes counts in terms of what it was passed, where
+    # the extractor could say that exactly.
+    for condition, code in _tests(conditions):
+        written = one_line(condition.code or "")
         read = _names(code)
         named = sorted(read & (parameters | closure))
         # `self` and `cls` are the instance and the class, not what the caller passes; the
@@ -542,16 +579,28 @@ def _said_of(function: str, name: str, text: str, path: str, line: int) -> Knowl
 
 
 def _innermost_reads(source: Source) -> frozenset[str]:
-    """The names the innermost `if` test of the raise reads (`_reads`), or none."""
-    for condition in getattr(source, "conditions", ()):
+    """The names the innermost test of the raise reads (`_reads`; a run of returning guards
+    is one test, `_tests`), or none."""
+    conditions = getattr(source, "conditions", ())
+    for condition in conditions:
         if condition.kind == "if" and condition.code:
             return _reads(source, condition)
+        if condition.kind == "guard" and condition.returns:
+            break
+    else:
+        return frozenset()
+    for _condition, code in _tests(conditions):
+        names = set(_names(code))
+        if str(getattr(source, "function", "")).endswith(".__init__"):
+            names |= read_attributes(code, "self")
+        return frozenset(names)
     return frozenset()
 
 
 _AROUND = frozenset({"if", "for", "while", "for_else", "while_else"})
 """Conditions whose code encloses the raise: the `if`s it sits in and the loops around it.
-An earlier check that let the call through (`guard`) is about something else."""
+An earlier check that let the call through (`guard`) is about something else, unless it
+returned (`Condition.returns`): then it is what the raise is the last word on."""
 
 
 def _outer_reads(source: Source) -> frozenset[str]:
@@ -561,7 +610,8 @@ def _outer_reads(source: Source) -> frozenset[str]:
         *(
             _reads(source, condition)
             for condition in getattr(source, "conditions", ())
-            if condition.code and condition.kind in _AROUND
+            if condition.code
+            and (condition.kind in _AROUND or (condition.kind == "guard" and condition.returns))
         )
     )
 

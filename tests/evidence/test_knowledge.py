@@ -70,6 +70,9 @@ def test_too_fast():
             "world is not None and rank is not None and not (rank >= world or rank < 0)",
         ),
         ("0 < x < 3", "not (0 < x < 3)"),
+        # Any part of an `and` failing will do: each turned around, exactly.
+        ('mode != "a" and mode != "b"', 'mode == "a" or mode == "b"'),
+        ("x < 0 and (y or z)", "not (x < 0) or not (y or z)"),
         ("broken (", None),
     ],
 )
@@ -90,6 +93,50 @@ def _source(function: str, signature: str, *conditions: Condition) -> Source:
         signature=signature,
         conditions=conditions,
     )
+
+
+def test_guards_that_return_are_one_test_a_caller_turns_around() -> None:
+    """A raise at the end of a function after `if`s that return (`Condition.returns`) runs
+    when every one of their tests failed: the run of them is one test, turned around as a
+    whole; a guard whose `if` raised (or left a loop) ends the run and gives nothing, since
+    failing it leads to that other raise."""
+    returned = _source(
+        "check",
+        "def check(x, mode):",
+        Condition("guard", "x is not None", 6, returns=True),
+        Condition("guard", "not isinstance(x, int)", 4, returns=True),
+    )
+    (item,) = remedies(returned)
+    assert item.text == (
+        "Call `check` with `x` such that `isinstance(x, int) or x is None`: it raises this "
+        "error when `not isinstance(x, int) and x is not None` (line 4)."
+    )
+    assert (item.path, item.line) == ("pkg/m.py", 4)
+    raised = _source(
+        "check",
+        "def check(x, mode):",
+        Condition("guard", "x is not None", 6, returns=True),
+        Condition("guard", 'mode == "strict"', 4),
+    )
+    assert "such that `x is None`" in remedies(raised)[0].text
+    assert remedies(_source("check", "def check(x):", Condition("guard", "x > 0", 4))) == []
+    # A return past a loop around the raise is a shortcut, not a way out worth saying.
+    looped = _source(
+        "get",
+        "def get(target):",
+        Condition("if", "not hasattr(mod, item)", 9, locals=("item", "mod")),
+        Condition("for", "atoms", 8, "item"),
+        Condition("guard", 'target != ""', 4, returns=True),
+    )
+    assert remedies(looped) == []
+    # What the docstring says of the parameters such a run reads.
+    said = replace(
+        returned,
+        callers=Callers("pkg.m.check", True, (), 3, False, (("x", "the value.", 2),)),
+    )
+    assert [item.text for item in documented(said)] == [
+        "The docstring of `check` says of `x`: the value."
+    ]
 
 
 def test_built_ins_in_a_test_are_not_locals_and_a_parameter_may_shadow_one() -> None:
@@ -208,7 +255,7 @@ def test_a_test_of_what_the_function_computes_counts_in_what_it_was_passed() -> 
     spread = _source(
         "conv", "def conv(input, weight):", Condition("if", "input.dim() != 4\n    and weight", 5)
     )
-    assert "such that `not (input.dim() != 4 and weight)`" in remedies(spread)[0].text
+    assert "such that `input.dim() == 4 or not weight`" in remedies(spread)[0].text
 
 
 def test_a_test_of_the_instance_counts_through_what_its_constructor_was_passed() -> None:
@@ -765,3 +812,24 @@ def test_a_reproduced_call_is_verified_knowledge(
     build_site(load_config(root), root / "build" / "site", build_dir=root / "build")
     kinds = [item["kind"] for item in _entry(root, ACTIVE_ID)["knowledge"]]
     assert "reproduced" not in kinds
+
+
+def test_a_test_written_over_lines_reads_on_one_line_without_its_comments() -> None:
+    """A comment inside a test spread over lines (`# type: ignore[...]`) would end the test
+    early once joined on one line: it is left out, and a `#` inside a string is kept."""
+    commented = _source(
+        "pick",
+        "def pick(args):",
+        Condition(
+            "if",
+            "not (\n    isinstance(args[0], type)\n"
+            "    and issubclass(args[0], Pipe)  # type: ignore[arg-type]\n"
+            '    and "#" not in args[1]\n)',
+            4,
+        ),
+    )
+    (item,) = remedies(commented)
+    assert item.text.endswith(
+        "raises this error when `not (isinstance(args[0], type) and issubclass(args[0], Pipe) "
+        'and "#" not in args[1])` (line 4).'
+    )

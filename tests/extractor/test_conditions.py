@@ -777,3 +777,49 @@ def test_a_test_of_locals_with_no_exact_value_says_what_they_are_computed_from()
         """
     (condition,) = [c for c in _site(source).conditions if c.kind == "if"]
     assert (condition.expanded, condition.depends) == (None, ("input", "scale", "size"))
+
+
+def test_a_list_filled_in_place_depends_on_what_decides_each_change() -> None:
+    """Errors gathered into a list (`append`, `insert`) under tests of the parameters, then a
+    test of the list: `depends` names the parameters the changes read and those the `if`s
+    deciding them read, as an assignment's own do."""
+    source = """\
+        def load(state, strict=True, assign=False, verbose=False):
+            errors = []
+            missing = [key for key in state if key.startswith("_")]
+            if strict:
+                if missing:
+                    errors.insert(0, f"missing: {missing}")
+            if assign:
+                log = verbose
+            if len(errors) > 0:
+                raise Target
+        """
+    (condition,) = [c for c in _site(source).conditions if c.kind == "if"]
+    assert (condition.expanded, condition.depends) == (None, ("state", "strict"))
+
+
+def test_a_guard_says_whether_its_if_returns() -> None:
+    """`returns` holds for a guard whose exiting branches all `return` (the call then leaves
+    normally), not for one that raises or leaves a loop."""
+    source = """\
+        def pick(name, items, strict):
+            if name == "a":
+                return 1
+            elif name == "b":
+                if strict:
+                    return 2
+                else:
+                    return 3
+            for item in items:
+                if item is None:
+                    continue
+                if strict and item == name:
+                    raise KeyError(name)
+                raise Target
+        """
+    assert [(c.code, c.returns) for c in _site(source).conditions if c.kind == "guard"] == [
+        ("not (strict and item == name)", False),
+        ("item is not None", False),
+        ('name != "a" and name != "b"', True),
+    ]

@@ -92,6 +92,13 @@ EDGE_ROWS = [
      "name": "NotAnInteger"},
     {"id": "00000000000000e4", "exception": "mypkg.errors.LoadFailed", "name": "Unreadable",
      "message": "{path}:\n  cannot be read"},
+    # One text raised in a private module and in a public one: the public one first.
+    {"id": "00000000000000f1", "message": "{owner} has no attribute `{name}`",
+     "exception": "AttributeError", "name": "NoAttrPrivate", "module": "pkg.utils._access"},
+    {"id": "00000000000000f2", "message": "{mod} has no attribute `{item}`",
+     "exception": "AttributeError", "name": "NoAttrDeep", "module": "pkg.nn.modules.module"},
+    {"id": "00000000000000f3", "message": "{m} has no attribute `{target}`",
+     "exception": "AttributeError", "name": "NoAttr", "module": "pkg.nn"},
 ]  # fmt: skip
 PASTES = {
     # A multi-line message whole, after its class, under a traceback, and by its first line.
@@ -176,6 +183,7 @@ EDGE_QUERIES = [
     "KeyError: 'unclosed",
     "['\\q', '']",
     "Error(s) in loading state_dict",
+    "AttributeError: Module has no attribute `missing`",
     *(paste for paste, _ in APPROXIMATE),
 ]
 
@@ -276,6 +284,7 @@ def test_the_index_of_an_in_place_class_says_it_has_no_generated_class() -> None
         "TypeError": 1,
         "SystemExit": 0,
         "httpx._exceptions.TooManyRedirects": 0,
+        "AttributeError": 1,
     }
 
 
@@ -341,6 +350,14 @@ def test_pastes_of_multi_line_and_printed_messages_find_their_entry_first() -> N
     assert {paste: ids[:1] for paste, ids in found.items()} == {
         paste: [ident] for paste, ident in PASTES.items()
     }
+
+
+def test_equally_specific_matches_list_the_more_public_module_first() -> None:
+    """Ties in literal text (one message raised in several modules) go to the entry filed
+    under the module with fewer private parts, then the shallower one, then the lower id; the
+    browser orders them the same way (the edge-case test holds this query too)."""
+    (found,) = _python(EDGE_ROWS, ["AttributeError: Module has no attribute `missing`"])
+    assert found == ["00000000000000f3", "00000000000000f2", "00000000000000f1"]
 
 
 def test_other_cases_and_cut_pastes_are_approximate_answers() -> None:

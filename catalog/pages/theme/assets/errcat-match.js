@@ -104,6 +104,20 @@
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
   }
 
+  /* `public_rank` of extractor/imports.py: private parts of a dotted module, then its depth. */
+  function publicRank(module) {
+    const parts = (module || "").split(".").filter((part) => part);
+    const isPrivate = (part) => part.startsWith("_") && part !== "__init__";
+    return [parts.filter(isPrivate).length, parts.length];
+  }
+
+  /* `tie_order` of catalog/matching/messages.py: the more public module first, then the id. */
+  function compareTies(a, b) {
+    const [ap, ad] = publicRank(a.module);
+    const [bp, bd] = publicRank(b.module);
+    return ap - bp || ad - bd || compareIds(a, b);
+  }
+
   /* The results with the most literal characters among readings of one line (`best` answers,
    * null for none), by id; an entry found twice is kept as first found; null when none. */
   function mostSpecific(...found) {
@@ -113,7 +127,7 @@
     }
     if (!byId.size) return null;
     const top = Math.max(...[...byId.values()].map((r) => r.literalChars));
-    return [...byId.values()].filter((r) => r.literalChars === top).sort(compareIds);
+    return [...byId.values()].filter((r) => r.literalChars === top).sort(compareTies);
   }
 
   const MIN_LITERAL_CHARS = 8;
@@ -392,7 +406,7 @@
           }
           return [...seen.values()];
         }
-        return [...seen.values()].sort((a, b) => b.literalChars - a.literalChars || compareIds(a, b));
+        return [...seen.values()].sort((a, b) => b.literalChars - a.literalChars || compareTies(a, b));
       }
       const query = strip(message);
       const named = this.named(query);
@@ -434,7 +448,7 @@
           if (!best.length || template.literalChars > best[0].literalChars) best = [template];
           else if (template.literalChars === best[0].literalChars) best.push(template);
         }
-        if (best.length) return best.map((t) => t.result("approximate")).sort(compareIds);
+        if (best.length) return best.map((t) => t.result("approximate")).sort(compareTies);
       }
       if (codePoints(text.replace(BLANKS, "")).length < MIN_LITERAL_CHARS) return [];
       return this.startingWith(text);
@@ -489,7 +503,7 @@
       if (DOTTED.test(query)) {
         const defined = this.untypedClass(query);
         const ofClass = (defined === null ? [] : this.byUntypedClass.get(defined))
-          .map((i) => this.template(i).result("class")).sort(compareIds);
+          .map((i) => this.template(i).result("class")).sort(compareTies);
         if (ofClass.length) return ofClass;
         const named = this.byName.get(query.split(".").pop());
         if (named !== undefined) return [this.template(named).result("class")];
@@ -562,7 +576,7 @@
         else if (template.literalChars === best[0].literalChars) best.push(template);
       }
       if (!best.length) return null;
-      return best.map((t) => t.result("message")).sort(compareIds);
+      return best.map((t) => t.result("message")).sort(compareTies);
     }
   }
 
