@@ -121,35 +121,16 @@ def turned_around(code: str) -> str | None:
     except SyntaxError:
         return None
     test = tree.body
-    if (
-        isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Name)
-        and test.func.id == "any"
-        and len(test.args) == 1
-        and not test.keywords
-        and isinstance(test.args[0], ast.GeneratorExp)
-    ):
-        # A test of loop items (`extractor.expansion`'s `any(... for p in params)`): every
-        # item must pass, `all(<turned around> for p in params)`.
-        items = test.args[0]
-        written = _Written(code)
-        clauses = " ".join(
-            " ".join(
-                [
-                    f"for {written.text(generator.target)} in {written.text(generator.iter)}",
-                    *(f"if {written.text(condition)}" for condition in generator.ifs),
-                ]
-            )
-            for generator in items.generators
-        )
-        return f"all({negated(items.elt, written)} {clauses})"
+    written = _Written(code)
+    items = _all_items(test, written)
+    if items is not None:
+        return items
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         # `rank is None or <test>` (a parameter the function defaults when given None):
         # `rank is not None and <test turned around>`, by De Morgan, each part exactly.
         nones = [value for value in test.values if is_none_test(value)]
         rest = [value for value in test.values if not is_none_test(value)]
         if nones and rest:
-            written = _Written(code)
             parts = [negated(value, written) for value in nones]
             if len(rest) == 1:
                 parts.append(negated(rest[0], written))
@@ -159,9 +140,36 @@ def turned_around(code: str) -> str | None:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         # `a != "relu" and a != "gelu"`: any part failing will do, each turned around
         # exactly (`a == "relu" or a == "gelu"`), by De Morgan.
-        written = _Written(code)
-        return " or ".join(negation(value, written).at_least(AND) for value in test.values)
-    return negated(test, _Written(code))
+        return " or ".join(
+            _all_items(value, written) or negation(value, written).at_least(AND)
+            for value in test.values
+        )
+    return negated(test, written)
+
+
+def _all_items(test: ast.expr, written: _Written) -> str | None:
+    """A test of loop items (`extractor.expansion`'s `any(... for p in params)`) turned around:
+    every item must pass, `all(<turned around> for p in params)`; None for any other test."""
+    if not (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "any"
+        and len(test.args) == 1
+        and not test.keywords
+        and isinstance(test.args[0], ast.GeneratorExp)
+    ):
+        return None
+    items = test.args[0]
+    clauses = " ".join(
+        " ".join(
+            [
+                f"for {written.text(generator.target)} in {written.text(generator.iter)}",
+                *(f"if {written.text(condition)}" for condition in generator.ifs),
+            ]
+        )
+        for generator in items.generators
+    )
+    return f"all({negated(items.elt, written)} {clauses})"
 
 
 def _tests(conditions: Sequence[Condition]) -> Iterator[tuple[Condition, str]]:

@@ -73,6 +73,7 @@ def test_too_fast():
         # Any part of an `and` failing will do: each turned around, exactly.
         ('mode != "a" and mode != "b"', 'mode == "a" or mode == "b"'),
         ("x < 0 and (y or z)", "not (x < 0) or not (y or z)"),
+        ("mode == 1 and any(s != 1 for s in strides)", "mode != 1 or all(s == 1 for s in strides)"),
         ("broken (", None),
     ],
 )
