@@ -340,8 +340,12 @@ _PARAMETERS_HEADER = re.compile(
     re.IGNORECASE,
 )
 _PARAMETER = r"\*{0,2}(?P<name>[^\W\d]\w*)"
+# A bulleted entry, its name in backticks: `` * `lr` (float): text ``.
+_BULLETED = r"(?:[-*]\s+)?(?P<tick>`{0,2})"
 # Google: `lr (float, optional): text`, `lr: text`, `**kwargs: text`.
-_GOOGLE_PARAMETER = re.compile(rf"{_PARAMETER}\s*(?:\([^)]*\))?\s*:(?:\s+(?P<text>.*)|$)")
+_GOOGLE_PARAMETER = re.compile(
+    rf"{_BULLETED}{_PARAMETER}(?P=tick)\s*(?:\([^)]*\))?\s*:(?:\s+(?P<text>.*)|$)"
+)
 # NumPy: `lr : float`, `lr`, `x, y : int`.
 _NUMPY_PARAMETER = re.compile(
     r"(?P<names>\*{0,2}[^\W\d]\w*(?:\s*,\s*\*{0,2}[^\W\d]\w*)*)\s*(?::\s*.*)?"
@@ -399,7 +403,7 @@ def _parameter_entry(stripped: str) -> tuple[str, str] | None:
 # `input (Tensor): text`, `weight (Tensor, optional): text`; `x : Tensor or None`;
 # `:type x: Tensor` and `:param Tensor x: text`.
 _TYPED_LINES = (
-    re.compile(r"\*{0,2}(?P<name>[^\W\d]\w*)\s*\((?P<types>[^)]*)\)\s*:.*"),
+    re.compile(rf"{_BULLETED}\*{{0,2}}(?P<name>[^\W\d]\w*)(?P=tick)\s*\((?P<types>[^)]*)\)\s*:.*"),
     re.compile(r"(?P<name>[^\W\d]\w*)\s+:\s+(?P<types>\S.*)"),
     re.compile(r":type\s+(?P<name>[^\W\d]\w*)\s*:\s*(?P<types>.+)"),
     re.compile(r":param\s+(?P<types>[^:]*\S)\s+\*{0,2}(?P<name>[^\W\d]\w*)\s*:.*"),

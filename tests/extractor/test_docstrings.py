@@ -13,6 +13,7 @@ from extractor.cache import result_from_record, result_to_record
 from extractor.docstrings import (
     RaisesEntry,
     normalize_exception,
+    parameter_entries,
     parameter_types,
     raises_entries,
 )
@@ -458,3 +459,26 @@ def test_parameter_types_are_the_class_words_each_style_documents() -> None:
     # A built-in type counts only as the whole type: `int or float` says neither.
     assert parameter_types("Args:\n    n (int or float): a number.\n") == {}
     assert parameter_types("Args:\n    n (int, optional): a number.\n") == {"n": ("int",)}
+
+
+def test_bulleted_entries_with_their_names_in_backticks_are_read() -> None:
+    """An Args section written as a list (`` * `model` (GraphModule): ... ``, `- ``x``: ...`)
+    gives the same entries and types as the plain form; `*args` stays a parameter."""
+    doc = textwrap.dedent(
+        """\
+        Convert a model.
+
+        Args:
+            * `model` (GraphModule): A prepared model,
+                calibrated or trained.
+
+            - ``mode`` (str): how.
+            *args: the rest.
+        """
+    )
+    assert [(e.name, e.text, e.line_offset) for e in parameter_entries(doc)] == [
+        ("model", "A prepared model, calibrated or trained.", 3),
+        ("mode", "how.", 6),
+        ("args", "the rest.", 7),
+    ]
+    assert parameter_types(doc) == {"model": ("GraphModule",), "mode": ("str",)}
