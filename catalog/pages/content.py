@@ -183,6 +183,7 @@ def gather(
             _expectations(config, catalog, repository),
             _reproduced(config, repository),
             {entry.id: entry.exception for entry in catalog},
+            {entry.id: entry.message for entry in catalog},
         ),
         public_names=public_names,
         section=section,

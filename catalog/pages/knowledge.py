@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
+import string
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -488,11 +490,15 @@ def remedies(source: Source) -> list[KnowledgeItem]:
     return []
 
 
-def documented(source: Source, exception: str | None = None) -> list[KnowledgeItem]:
+def documented(
+    source: Source, exception: str | None = None, message: str | None = None
+) -> list[KnowledgeItem]:
     """What docstrings say of this error: the raising function's raises section, as the
     site's record holds it; what the function's docstring says of the parameters its
     innermost test reads, and what the nearest public caller's says of those it passes on to
-    them; and the raises sections of the nearest public callers that name the entry's class
+    them (where no test around the raise reads a documented one, of the parameters the
+    entry's `message` prints: `Parameter '{name}' of module {module} has to be pruned`); and
+    the raises sections of the nearest public callers that name the entry's class
     (`exception`), each said as theirs."""
     items = []
     for note in getattr(source, "documented", ()):
@@ -512,7 +518,10 @@ def documented(source: Source, exception: str | None = None) -> list[KnowledgeIt
         said = _parameters_said(source, str(function), found, _innermost_reads(source))
         # Where the innermost test reads nothing documented, the `if`s and loops around
         # it name what it depends on: what the docstrings say of those parameters.
-        items += said or _parameters_said(source, str(function), found, _outer_reads(source))
+        said = said or _parameters_said(source, str(function), found, _outer_reads(source))
+        if not said and message:
+            said = _parameters_said(source, str(function), found, _printed_names(message))
+        items += said
     if exception and found is not None:
         short = exception.rpartition(".")[2]
         named = [
@@ -583,6 +592,20 @@ def _said_of(function: str, name: str, text: str, path: str, line: int) -> Knowl
         text=f"The docstring of {code_span(_called(function))} says of {code_span(name)}: {text}",
         path=path,
         line=line,
+    )
+
+
+def _printed_names(message: str) -> frozenset[str]:
+    """The names a message template's placeholders start with (`{x.layout}` prints of `x`);
+    a placeholder named after an expression (`{mod__get_name}`) names no parameter."""
+    try:
+        fields = [field for _text, field, _spec, _conv in string.Formatter().parse(message)]
+    except ValueError:
+        return frozenset()
+    return frozenset(
+        name
+        for field in fields
+        if field and (name := re.split(r"[.\[]", field, maxsplit=1)[0]).isidentifier()
     )
 
 
@@ -725,6 +748,7 @@ def knowledge_by_entry(
     expectations: Mapping[str, Sequence[Tested]],
     reproduced: Mapping[str, Sequence[KnowledgeItem]] | None = None,
     exceptions: Mapping[str, str] | None = None,
+    messages: Mapping[str, str] | None = None,
 ) -> dict[str, tuple[KnowledgeItem, ...]]:
     """Each entry's items in the order of `KINDS`: documented, tested, the calls `errcat
     reproduce` saw raise it (`reproduced`, made by `catalog.evidence.reproduce`), then remedies; the
@@ -734,8 +758,9 @@ def knowledge_by_entry(
         items: list[KnowledgeItem] = []
         at = sources.get(entry_id, ())
         exception = (exceptions or {}).get(entry_id)
+        message = (messages or {}).get(entry_id)
         for source in at:
-            items += documented(source, exception)
+            items += documented(source, exception, message)
         items += tested(expectations.get(entry_id, ()))
         items += (reproduced or {}).get(entry_id, ())
         for source in at:

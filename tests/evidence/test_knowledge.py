@@ -834,3 +834,34 @@ def test_a_test_written_over_lines_reads_on_one_line_without_its_comments() -> N
         "raises this error when `not (isinstance(args[0], type) and issubclass(args[0], Pipe) "
         'and "#" not in args[1])` (line 4).'
     )
+
+
+def test_where_no_test_reads_a_documented_parameter_the_message_s_parameters_are_said() -> None:
+    """A raise no test around reads a documented parameter of (`for ... else`, an `if` of a
+    local): what the docstrings say of the parameters its message prints, by the name a
+    placeholder starts with; an expression's placeholder names none. A test that reads a
+    documented parameter comes first and alone."""
+    from catalog.pages.api import DerivedSource
+
+    documents = (("name", "the parameter's name.", 3), ("module", "the module.", 4))
+    bare = DerivedSource(
+        path="pkg/prune.py",
+        line=9,
+        column=9,
+        function="remove",
+        url=None,
+        snippet=None,
+        signature="def remove(module, name):",
+        conditions=(Condition("if", "not found", 8, None, ("found",), None, ()),),
+        callers=Callers("pkg.prune.remove", True, (), 3, False, documents),
+    )
+    message = "Parameter '{name}' of {module.kind} has to be pruned ({mod__get_name})"
+    assert [item.text for item in documented(bare, None, message)] == [
+        "The docstring of `remove` says of `name`: the parameter's name.",
+        "The docstring of `remove` says of `module`: the module.",
+    ]
+    assert documented(bare) == []
+    tested = replace(bare, conditions=(Condition("if", "name is None", 8),))
+    assert [item.text for item in documented(tested, None, message)] == [
+        "The docstring of `remove` says of `name`: the parameter's name."
+    ]
