@@ -823,3 +823,6 @@ def test_a_guard_says_whether_its_if_returns() -> None:
         ("item is not None", False),
         ('name != "a" and name != "b"', True),
     ]
+    # The flag survives the scan cache.
+    result = extract_source(textwrap.dedent(source), "pkg/mod.py", "pkg.mod")
+    assert result_from_record(result_to_record(result), "pkg/mod.py") == result
