@@ -610,28 +610,22 @@ def _printed_names(message: str) -> frozenset[str]:
 
 
 def _innermost_reads(source: Source) -> frozenset[str]:
-    """The names the innermost test of the raise reads (`_reads`; a run of returning guards
-    is one test, `_tests`), or none."""
+    """The names the innermost test of the raise reads (`_reads`): a run of returning guards
+    the raise follows in its own block (`_tests`), else the innermost `if`; or none."""
     conditions = getattr(source, "conditions", ())
+    if conditions and conditions[0].kind == "guard" and conditions[0].returns:
+        for condition, code in _tests(conditions):
+            return _reads(source, condition, code)
     for condition in conditions:
         if condition.kind == "if" and condition.code:
             return _reads(source, condition)
-        if condition.kind == "guard" and condition.returns:
-            break
-    else:
-        return frozenset()
-    for _condition, code in _tests(conditions):
-        names = set(_names(code))
-        if str(getattr(source, "function", "")).endswith(".__init__"):
-            names |= read_attributes(code, "self")
-        return frozenset(names)
     return frozenset()
 
 
 _AROUND = frozenset({"if", "for", "while", "for_else", "while_else"})
 """Conditions whose code encloses the raise: the `if`s it sits in and the loops around it.
-An earlier check that let the call through (`guard`) is about something else, unless it
-returned (`Condition.returns`): then it is what the raise is the last word on."""
+An earlier check that let the call through (`guard`) is about something else, unless its
+`if` returned (`Condition.returns`): what it tests decides whether the raise is reached."""
 
 
 def _outer_reads(source: Source) -> frozenset[str]:
@@ -647,13 +641,14 @@ def _outer_reads(source: Source) -> frozenset[str]:
     )
 
 
-def _reads(source: Source, condition: Condition) -> frozenset[str]:
-    """The names a condition reads: an `if` test through its locals' values where the
-    extractor could say them, else what its code reads itself and the parameters its locals
-    are computed from. In a constructor, an attribute it reads of the instance counts by its
+def _reads(source: Source, condition: Condition, code: str | None = None) -> frozenset[str]:
+    """The names a condition reads: an `if` test (or `code`, a test `_tests` gives) through its
+    locals' values where the extractor could say them, else what its code reads itself and
+    the parameters its locals are computed from. In a constructor, an attribute it reads of the instance counts by its
     name too: `self.nonlinearity` is, by the convention constructors keep, what the parameter
     `nonlinearity` was made into."""
-    code = as_passed(condition) if condition.kind == "if" else None
+    if code is None:
+        code = as_passed(condition) if condition.kind == "if" else None
     names = set(_names(code)) if code else _names(condition.code or "") | set(condition.depends)
     if str(getattr(source, "function", "")).endswith(".__init__"):
         names |= read_attributes(code or condition.code or "", "self")
