@@ -841,19 +841,14 @@ def test_where_no_test_reads_a_documented_parameter_the_message_s_parameters_are
     local): what the docstrings say of the parameters its message prints, by the name a
     placeholder starts with; an expression's placeholder names none. A test that reads a
     documented parameter comes first and alone."""
-    from catalog.pages.api import DerivedSource
-
     documents = (("name", "the parameter's name.", 3), ("module", "the module.", 4))
-    bare = DerivedSource(
-        path="pkg/prune.py",
-        line=9,
-        column=9,
-        function="remove",
-        url=None,
-        snippet=None,
-        signature="def remove(module, name):",
-        conditions=(Condition("if", "not found", 8, None, ("found",), None, ()),),
-        callers=Callers("pkg.prune.remove", True, (), 3, False, documents),
+    bare = replace(
+        _source(
+            "remove",
+            "def remove(module, name):",
+            Condition("if", "not found", 8, None, ("found",), None, ()),
+        ),
+        callers=Callers("pkg.m.remove", True, (), 3, False, documents),
     )
     message = "Parameter '{name}' of {module.kind} has to be pruned ({mod__get_name})"
     assert [item.text for item in documented(bare, None, message)] == [
