@@ -407,7 +407,11 @@ class _Job:
 
 
 class _Pool:
-    """Workers started on first use, one per thread that runs jobs; restarted when one dies."""
+    """Workers started on first use; restarted when one dies.
+
+    A thread keeps the worker it used for its next call (`give`), so the modules a worker
+    imported for one call serve that thread's later calls into them; `release` hands it on to
+    whichever thread starts next."""
 
     def __init__(
         self, cwd: Path, path: Path, preload: str | None = None, python: str | None = None
@@ -418,12 +422,17 @@ class _Pool:
         self.python = python
         """The interpreter the workers run on; None for errcat's own."""
         self.idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+        self.own = threading.local()
         self.unsafe: set[str] = set()
         """Modules a call into which cost a worker: never imported by a worker again."""
         self.every: list[_Worker] = []
         self.lock = threading.Lock()
 
     def take(self) -> _Worker:
+        kept: _Worker | None = getattr(self.own, "worker", None)
+        if kept is not None:
+            self.own.worker = None
+            return kept
         try:
             return self.idle.get_nowait()
         except queue.Empty:
@@ -433,7 +442,14 @@ class _Pool:
             return worker
 
     def give(self, worker: _Worker) -> None:
-        self.idle.put(worker)
+        self.own.worker = worker
+
+    def release(self) -> None:
+        """This thread makes no more calls: its worker goes to the others."""
+        kept: _Worker | None = getattr(self.own, "worker", None)
+        if kept is not None:
+            self.own.worker = None
+            self.idle.put(kept)
 
     def close(self) -> None:
         with self.lock:
@@ -551,7 +567,10 @@ def reproduce(
 ) -> ReproduceRun:
     """Try the candidate calls of every entry's sites (or of the ids in `only`), `jobs` at once,
     on `python` (errcat's own interpreter when None); `sites` are `sites_by_entry`'s, when the
-    caller has them."""
+    caller has them.
+
+    Calls start while later sites are still being read: the reading is errcat's own work, the
+    calls the children's, so on more than one CPU they overlap."""
     from catalog.core.project import import_root, module_name
 
     started = time.monotonic()
@@ -567,46 +586,34 @@ def reproduce(
     except ValueError:
         package = None
     pool = _Pool(import_root(config), import_root(config), package or None, python)
+    plans: dict[str, list[SiteOutcome | _Job]] = {}
     try:
         values = _values(config, package, pool) if package else NO_VALUES
-        plans: list[tuple[Entry, list[SiteOutcome | _Job]]] = []
+        pool.release()
         reaching = Reaching(config, values)
-        for entry in entries:
-            plan: list[SiteOutcome | _Job] = []
-            for site in sites.get(entry.id, []):
-                site_file = config.root / site.path
-                try:
-                    module = module_name(config, site_file)
-                    found = candidates(
-                        replace(site, signature=reaching.signature(site)),
-                        module,
-                        reaching.callers(site),
-                        reaching.own_examples(site, module),
-                        reaching.build,
-                        values.by_class,
-                        reaching.own_types(site),
-                        reaching.constants(site.path),
-                    )
-                    plan.append(_Job(entry, site, module, site_file, found))
-                except ValueError as why:
-                    plan.append(SiteOutcome(site.path, site.line, site.function, str(why)))
-                except Exception as bug:
-                    # One site's reading must not end a run over a whole package: said (a
-                    # bug to report), and the run goes on.
-                    said = f"errcat failed to build its calls ({type(bug).__name__}: {bug})"
-                    print(f"errcat reproduce: {site.path}:{site.line}: {said}", file=sys.stderr)
-                    plan.append(SiteOutcome(site.path, site.line, site.function, said))
-            plans.append((entry, plan))
-        work = [job for _, plan in plans for job in plan if isinstance(job, _Job)]
-        if jobs <= 1 or len(work) <= 1:
-            for job in work:
-                _run_job(job, pool, timeout)
-        else:
-            _run_parallel(work, pool, timeout, jobs)
+        calls = _Calls(pool, timeout, jobs)
+        try:
+            first = {entry.id: _first_site(sites.get(entry.id, [])) for entry in entries}
+            group: str | None = None
+            for entry in sorted(entries, key=lambda e: first[e.id]):
+                if _group(first[entry.id]) != group:
+                    # The last group's calls start while this one's sites are read.
+                    calls.flush()
+                    group = _group(first[entry.id])
+                plan = plans[entry.id] = []
+                for site in sites.get(entry.id, []):
+                    planned = _plan(config, reaching, values, entry, site)
+                    plan.append(planned)
+                    if isinstance(planned, _Job):
+                        calls.add(planned)
+        except BaseException:
+            calls.stop()
+            raise
+        calls.finish()
     finally:
         pool.close()
     outcomes = []
-    for entry, plan in plans:
+    for entry in entries:
         done = tuple(
             SiteOutcome(
                 item.site.path,
@@ -617,10 +624,135 @@ def reproduce(
             )
             if isinstance(item, _Job)
             else item
-            for item in plan
+            for item in plans[entry.id]
         )
         outcomes.append(EntryOutcome(entry.id, entry.name, done))
     return ReproduceRun(tuple(outcomes), time.monotonic() - started, values.made, package)
+
+
+def _plan(
+    config: Config, reaching: Reaching, values: ExampleValues, entry: Entry, site: RaiseSite
+) -> SiteOutcome | _Job:
+    """The calls to try for one site, or why there are none."""
+    from catalog.core.project import module_name
+
+    site_file = config.root / site.path
+    try:
+        module = module_name(config, site_file)
+        found = candidates(
+            replace(site, signature=reaching.signature(site)),
+            module,
+            reaching.callers(site),
+            reaching.own_examples(site, module),
+            reaching.build,
+            values.by_class,
+            reaching.own_types(site),
+            reaching.constants(site.path),
+        )
+    except ValueError as why:
+        return SiteOutcome(site.path, site.line, site.function, str(why))
+    except Exception as bug:
+        # One site's reading must not end a run over a whole package: said (a bug to report),
+        # and the run goes on.
+        said = f"errcat failed to build its calls ({type(bug).__name__}: {bug})"
+        print(f"errcat reproduce: {site.path}:{site.line}: {said}", file=sys.stderr)
+        return SiteOutcome(site.path, site.line, site.function, said)
+    return _Job(entry, site, module, site_file, found)
+
+
+def default_jobs() -> int:
+    """Calls run at once unless told: one per CPU errcat may run on, as long as the memory
+    holds a worker and its child at their limit each (`MEMORY_LIMIT` of address space)."""
+    from extractor.jobs import available_cpus
+
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return available_cpus()
+    return max(1, min(available_cpus(), memory // (2 * MEMORY_LIMIT)))
+
+
+GROUP_PARTS = 3
+"""Dotted parts of a site's module that name its group (`torch._inductor.codegen`)."""
+BATCH_JOBS = 32
+"""Most sites in one batch of calls."""
+
+
+def _group(path: str) -> str:
+    """The group of a site's file: its first `GROUP_PARTS` folders (`torch/_inductor/codegen`).
+
+    The calls of a group run one after another on one worker: the first call into a module
+    imports it in the worker (torch's compiler modules take seconds), and the next call into
+    it or into a module that imports the same finds it loaded. Two workers on one group would
+    each import it."""
+    return "/".join(path.split("/")[:GROUP_PARTS])
+
+
+def _first_site(sites: Sequence[RaiseSite]) -> str:
+    """The file an entry's calls are ordered by: its first site's."""
+    return min((site.path for site in sites), default="")
+
+
+class _Calls:
+    """Threads that run the calls of planned sites while more are being planned.
+
+    Jobs are handed over in batches (`flush`, and every `BATCH_JOBS`), each of one group's
+    sites (`_group`) where the planner flushes as a group ends, and a thread keeps its worker
+    from batch to batch (`_Pool.give`)."""
+
+    def __init__(self, pool: _Pool, timeout: float, jobs: int) -> None:
+        self.pool = pool
+        self.timeout = timeout
+        self.batches: queue.SimpleQueue[list[_Job] | None] = queue.SimpleQueue()
+        self.pending: list[_Job] = []
+        self.errors: list[BaseException] = []
+        self.threads = [threading.Thread(target=self._drain, daemon=True) for _ in range(jobs)]
+        for thread in self.threads:
+            thread.start()
+
+    def add(self, job: _Job) -> None:
+        self.pending.append(job)
+        if len(self.pending) >= BATCH_JOBS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand the pending jobs over as one batch."""
+        if self.pending:
+            self.batches.put(self.pending)
+            self.pending = []
+
+    def _drain(self) -> None:
+        try:
+            while not self.errors:
+                batch = self.batches.get()
+                if batch is None:
+                    return
+                for job in batch:
+                    if self.errors:
+                        return
+                    _run_job(job, self.pool, self.timeout)
+        except BaseException as exc:  # surfaced in the planning thread by `finish`
+            self.errors.append(exc)
+        finally:
+            self.pool.release()
+
+    def finish(self) -> None:
+        """Run what is left, wait for every call, and raise what a thread raised."""
+        self.flush()
+        self._join()
+        if self.errors:
+            raise self.errors[0]
+
+    def stop(self) -> None:
+        """The planning failed: no thread starts another call; wait for those running."""
+        self.errors.append(RuntimeError("planning stopped"))
+        self._join()
+
+    def _join(self) -> None:
+        for _ in self.threads:
+            self.batches.put(None)
+        for thread in self.threads:
+            thread.join()
 
 
 def _values(config: Config, package: str, pool: _Pool) -> ExampleValues:
@@ -634,32 +766,6 @@ def _values(config: Config, package: str, pool: _Pool) -> ExampleValues:
         pool, probe_program(harvested), package, PROBE_TIMEOUT, read_back=True
     )
     return read_probe(harvested, written)
-
-
-def _run_parallel(work: list[_Job], pool: _Pool, timeout: float, jobs: int) -> None:
-    pending: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-    for job in work:
-        pending.put(job)
-    errors: list[BaseException] = []
-
-    def drain() -> None:
-        while not errors:
-            try:
-                job = pending.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                _run_job(job, pool, timeout)
-            except BaseException as exc:  # surfaced in the main thread below
-                errors.append(exc)
-
-    threads = [threading.Thread(target=drain, daemon=True) for _ in range(min(jobs, len(work)))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
 
 
 # ---------------------------------------------------------------------------------------------

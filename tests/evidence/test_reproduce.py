@@ -8,8 +8,10 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -897,3 +899,157 @@ def _gauges(root: Path, dial: str) -> Path:
     from helpers import package_project
 
     return package_project(root, "gauges", {"gauges/__init__.py": "", "gauges/dial.py": dial})
+
+
+def _two_files(root: Path) -> Path:
+    """A project whose package raises in two files, each a group of calls of its own."""
+    from helpers import package_project
+
+    return package_project(
+        root,
+        "gauges",
+        {
+            "gauges/__init__.py": "",
+            "gauges/dial.py": (
+                "import os\n\n\n"
+                "def turn(degrees: int) -> int:\n"
+                "    if degrees < 0:\n"
+                '        raise ValueError(f"turned on worker {os.getppid()}")\n'
+                "    return degrees\n\n\n"
+                "def tilt(degrees: int) -> int:\n"
+                "    if degrees > 90:\n"
+                '        raise KeyError(f"tilted on worker {os.getppid()}")\n'
+                "    return degrees\n"
+            ),
+            "gauges/meter.py": (
+                "def read(volts: int) -> int:\n"
+                "    if volts > 400:\n"
+                '        raise OverflowError("a meter reads 400 volts at most")\n'
+                "    return volts\n"
+            ),
+        },
+    )
+
+
+def _run_reproduce(root: Path, jobs: int = 2) -> Any:
+    import catalog.evidence.reproduce as reproducing
+    from catalog.cli.commands.common import valid_catalog_or_report
+    from catalog.core.config import load_config
+
+    assert errcat_output(root, "new")[0] == 0
+    config = load_config(root)
+    catalog = valid_catalog_or_report(config, "reproduce")
+    assert catalog is not None
+    return reproducing.reproduce(config, catalog, jobs=jobs, timeout=30)
+
+
+def test_calls_start_while_later_sites_are_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading a site's calls is errcat's own work and running them the children's: the calls
+    of one file's sites run while the next file's are read, so the two overlap."""
+    import catalog.evidence.reproduce as reproducing
+
+    root = _two_files(tmp_path)
+    ran = threading.Event()
+    waited: list[bool] = []
+    real_plan, real_run = reproducing._plan, reproducing._run_job
+
+    def run_job(job: Any, pool: Any, timeout: float) -> None:
+        real_run(job, pool, timeout)
+        ran.set()
+
+    def plan(config: Any, reaching: Any, values: Any, entry: Any, site: Any) -> Any:
+        if site.path.endswith("meter.py"):
+            # dial.py's sites come first (by path); its calls must not wait for this one.
+            waited.append(ran.wait(60))
+        return real_plan(config, reaching, values, entry, site)
+
+    monkeypatch.setattr(reproducing, "_run_job", run_job)
+    monkeypatch.setattr(reproducing, "_plan", plan)
+    run = _run_reproduce(root, jobs=1)
+    assert waited == [True]
+    assert run.counts() == {"reproduced": 3, "failed": 0, "no candidate": 0}
+
+
+def test_one_files_calls_run_on_one_worker(tmp_path: Path) -> None:
+    """The calls of one file's sites go to one worker, which imported what the first of them
+    needed: with two workers the second would import it again."""
+    run = _run_reproduce(_two_files(tmp_path), jobs=2)
+    outputs = [r.output for entry in run.entries for r in entry.reproductions]
+    workers = {re.sub(r"\D", "", text) for text in outputs if "on worker" in text}
+    assert len(outputs) == 3
+    assert len(workers) == 1
+
+
+def test_a_planning_stopped_midway_stops_the_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupt while sites are read, calls running, leaves no thread and no worker."""
+    import catalog.evidence.reproduce as reproducing
+
+    root = _two_files(tmp_path)
+    real_plan = reproducing._plan
+    started: list[object] = []
+    real_init = reproducing._Worker.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        started.append(self)
+
+    ran = threading.Event()
+    real_run = reproducing._run_job
+
+    def run_job(job: Any, pool: Any, timeout: float) -> None:
+        real_run(job, pool, timeout)
+        ran.set()
+
+    def plan(config: Any, reaching: Any, values: Any, entry: Any, site: Any) -> Any:
+        if site.path.endswith("meter.py"):
+            assert ran.wait(60)
+            raise KeyboardInterrupt
+        return real_plan(config, reaching, values, entry, site)
+
+    monkeypatch.setattr(reproducing, "_plan", plan)
+    monkeypatch.setattr(reproducing, "_run_job", run_job)
+    monkeypatch.setattr(reproducing._Worker, "__init__", counted)
+    before = threading.active_count()
+    with pytest.raises(KeyboardInterrupt):
+        _run_reproduce(root, jobs=2)
+    assert threading.active_count() == before
+    assert started
+    assert all(worker.worker.process.poll() is not None for worker in started)  # type: ignore[attr-defined]
+
+
+def test_calls_run_on_every_cpu_unless_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import catalog.evidence.reproduce as reproducing
+
+    root = _two_files(tmp_path)
+    assert errcat_output(root, "new")[0] == 0
+    asked: list[int] = []
+
+    def reproduce(config: Any, catalog: Any, **options: Any) -> Any:
+        asked.append(options["jobs"])
+        return reproducing.ReproduceRun(())
+
+    monkeypatch.setattr(reproducing, "reproduce", reproduce)
+    monkeypatch.setattr(reproducing, "default_jobs", lambda: 3)
+    assert errcat_output(root, "reproduce", "--no-tests")[0] == 0
+    assert errcat_output(root, "reproduce", "--no-tests", "--jobs", "1")[0] == 0
+    assert asked == [3, 1]
+
+
+@pytest.mark.parametrize(("cpus", "gib", "jobs"), [(3, 64, 3), (8, 8, 2), (2, 3, 1)])
+def test_default_jobs_are_the_cpus_the_memory_holds(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, gib: int, jobs: int
+) -> None:
+    """A worker and its child may each map `MEMORY_LIMIT` (2 GiB): 4 GiB a job."""
+    import catalog.evidence.reproduce as reproducing
+    import extractor.jobs
+
+    sizes = {"SC_PHYS_PAGES": gib * 1024**3 // 4096, "SC_PAGE_SIZE": 4096}
+    monkeypatch.setattr(extractor.jobs, "available_cpus", lambda: cpus)
+    monkeypatch.setattr(reproducing.os, "sysconf", lambda name: sizes[name])
+    assert reproducing.default_jobs() == jobs

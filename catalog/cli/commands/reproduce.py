@@ -67,7 +67,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("ids", nargs="*", metavar="ID", help="entries to reproduce (default: all)")
     parser.add_argument(
-        "--jobs", type=_positive_int, default=1, help="calls run at once (default 1)"
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        help="calls run at once (default: one per CPU, fewer where memory would not hold 4 GiB "
+        "for each)",
     )
     parser.add_argument(
         "--timeout",
@@ -98,7 +102,12 @@ def run(args: argparse.Namespace) -> int:
     from catalog.authoring.generated_path import check_generated
     from catalog.cli.commands.common import valid_catalog_or_report
     from catalog.core.config import load_config, package_problem
-    from catalog.evidence.reproduce import record_reproduced, reproduce, sites_by_entry
+    from catalog.evidence.reproduce import (
+        default_jobs,
+        record_reproduced,
+        reproduce,
+        sites_by_entry,
+    )
     from catalog.evidence.suite import record_seen, run_suite
 
     config = load_config()
@@ -131,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         config,
         catalog,
         only=args.ids or None,
-        jobs=args.jobs,
+        jobs=args.jobs or default_jobs(),
         timeout=args.timeout,
         sites=sites,
         python=args.python,
