@@ -67,10 +67,19 @@ type variables."""
 class Aliases:
     """The aliases of a package's modules, each file read once."""
 
-    def __init__(self, root: Path, module_file: Callable[[str], Path | None]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        module_file: Callable[[str], Path | None],
+        parse: Callable[[Path], ast.Module | None] | None = None,
+    ) -> None:
         self.root = root
         self.module_file = module_file
         """The file of a module of the package by its dotted name, or None."""
+        self.parse = parse or _parse
+        """The tree of a file (None where it cannot be read): a reader that has the package's
+        trees already parsed shares them (a whole torch run parses each file once, not twice);
+        the trees are only read here."""
         self._modules: dict[Path, _Module | None] = {}
 
     def expanded(
@@ -145,9 +154,8 @@ class Aliases:
 
     def _read(self, path: Path) -> _Module | None:
         file = path if path.is_absolute() else self.root / path
-        try:
-            tree = ast.parse(file.read_bytes())
-        except (OSError, SyntaxError, ValueError, RecursionError):
+        tree = self.parse(file)
+        if tree is None:
             return None
         module = module_name_for(file)
         counts: dict[str, int] = {}
@@ -312,3 +320,10 @@ def _substituted(value: ast.expr, arguments: dict[str, ast.expr]) -> ast.expr:
     replaced = Replace().visit(copy.deepcopy(value))
     assert isinstance(replaced, ast.expr)
     return replaced
+
+
+def _parse(file: Path) -> ast.Module | None:
+    try:
+        return ast.parse(file.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return None

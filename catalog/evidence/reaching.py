@@ -376,6 +376,15 @@ class Reaching:
             return receiver, ()
         return receiver, tuple(example.without_arguments() for example in examples)
 
+    def _file_tree(self, file: Path) -> ast.Module | None:
+        """`_tree` of a file named by its full path (the alias reader's); None outside the
+        project, where the alias reader never looks."""
+        root = self.config.root
+        for base, named in ((root, file), (root.resolve(), file.resolve())):
+            if named.is_relative_to(base):
+                return self._tree(named.relative_to(base).as_posix())
+        return None
+
     def _tree(self, path: str) -> ast.Module | None:
         if path not in self._files:
             try:
@@ -446,7 +455,7 @@ class Reaching:
                         return file
                 return None
 
-            self._alias_reader = Aliases(self.config.root, module_file)
+            self._alias_reader = Aliases(self.config.root, module_file, self._file_tree)
         return self._alias_reader
 
     def _defined(

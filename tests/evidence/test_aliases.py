@@ -97,3 +97,26 @@ def test_a_file_that_cannot_be_read_changes_nothing(tmp_path: Path) -> None:
     node = _function("make")
     assert aliases.expanded(node, Path("pkg/broken.py")) is node
     assert aliases.expanded(node, Path("pkg/missing.py")) is node
+
+
+def test_trees_given_are_read_once_each_and_left_unchanged(tmp_path: Path) -> None:
+    """`errcat reproduce` hands the alias reader the trees it parsed for its own reading: each
+    file is asked for once, and writing aliases out must not change the shared trees."""
+    plain = _aliases(tmp_path)
+    asked: list[Path] = []
+    trees: dict[Path, ast.Module] = {}
+
+    def parse(file: Path) -> ast.Module | None:
+        asked.append(file)
+        trees[file] = ast.parse(file.read_bytes())
+        return trees[file]
+
+    shared = Aliases(tmp_path, plain.module_file, parse)
+    node = _function("make")
+    expanded = shared.expanded(node, Path("pkg/uses.py"))
+    assert _annotations(expanded) == _annotations(plain.expanded(node, Path("pkg/uses.py")))
+    shared.expanded(node, Path("pkg/uses.py"))
+    assert sorted(asked) == [tmp_path / "pkg" / "types.py", tmp_path / "pkg" / "uses.py"]
+    assert all(
+        ast.dump(tree) == ast.dump(ast.parse(file.read_bytes())) for file, tree in trees.items()
+    )
