@@ -30,8 +30,13 @@ the class overrides (`_NormBase.forward` calls `self._check_input_dim(input)`, w
 `BatchNorm2d` defines), the class's inherited method (`BatchNorm2d.forward`, its `Caller.defined`
 saying which code runs) is a caller of the override.
 
+A `functools.partial(f, ...)` is a call of `f` where the partial is made, passing what the
+partial binds (`tree_map_(partial(_check, func=func), dims)` reaches `_check`, `func` passed
+on): the function making it hands `f` on to be called, and the arguments the partial leaves
+open come from whatever calls it, which is not followed.
+
 Calls through attributes of other objects (`x.run()` on a value whose class the function does
-not state), callbacks (functions passed, stored or written as lambdas), `getattr` and every
+not state), other callbacks (functions passed, stored or written as lambdas), `getattr` and every
 other dynamic dispatch (an override reached from a class's own or a subclass's code, a class
 with several bases) are not followed, and calls made at import time (in module
 or class bodies) have no function to be reached from. A function is public when no part of its
@@ -1272,6 +1277,19 @@ class _Summariser:
             self.call(
                 index, call, scope, method, comprehension_names, receivers, here, computed, depends
             )
+            bound = _partial_call(call, scope, self.module)
+            if bound is not None:
+                self.call(
+                    index,
+                    bound,
+                    scope,
+                    method,
+                    comprehension_names,
+                    receivers,
+                    here,
+                    computed,
+                    depends,
+                )
             if id(call) in invoked:
                 for position in range(recorded, len(self.calls)):
                     caller, kind, target, attribute, passes = self.calls[position]
@@ -1396,6 +1414,20 @@ class _Summariser:
         target = resolve(name, scope, self.module)
         if target is not None and not target.startswith("builtins."):
             self.calls.append((index, _NAME, target, "", passes))
+
+
+def _partial_call(call: ast.Call, scope: Scope, module: ModuleName) -> ast.Call | None:
+    """`functools.partial(f, a, k=v)` as the call `f(a, k=v)` it stands for: the function
+    that builds it hands `f` on to be called (`tree_map_(partial(_check, func=func), dims)`),
+    and whoever calls it passes the rest, so `f` is reached from here with these arguments
+    passed on. None for any other call, or a partial of something unknown (`partial(*args)`)."""
+    dotted = dotted_name(call.func)
+    if dotted is None or not call.args or isinstance(call.args[0], ast.Starred):
+        return None
+    if resolve(dotted, scope, module) != "functools.partial":
+        return None
+    bound = ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
+    return ast.copy_location(bound, call)
 
 
 _MAY_DOCUMENT = re.compile(r"rais|except|throw|args|arguments|param|:key", re.IGNORECASE)

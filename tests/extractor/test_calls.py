@@ -1100,3 +1100,46 @@ def test_a_caller_calling_what_it_gets_back_at_once_reaches_the_raise_itself(
     assert callers["t.api.vmap"].returned
     assert not callers["t.api.grad"].returned
     assert dict(callers["t.api.grad"].passes) == {"dims": "dims"}
+
+
+def test_a_partial_is_a_call_where_it_is_made(tmp_path: Path) -> None:
+    """`functools.partial(f, ...)` (imported either way) reaches `f` from the function that
+    makes it, passing on what the partial binds; the argument left open is not passed."""
+    graph = _graph(
+        tmp_path,
+        {
+            "maps/__init__.py": "",
+            "maps/dims.py": """\
+                import functools
+                from functools import partial
+
+                def _tree_map(fn, tree):
+                    return [fn(leaf) for leaf in tree]
+
+                def _check_leaf(leaf, func, out_dims):
+                    if isinstance(leaf, int):
+                        return
+                    raise ValueError(f"{func}: {out_dims} must hold ints")
+
+                def _check_dims(out_dims, func):
+                    _tree_map(partial(_check_leaf, func=func, out_dims=out_dims), out_dims)
+
+                def vmap(func, out_dims=0):
+                    _check_dims(out_dims, func)
+
+                def check_one(leaf):
+                    return functools.partial(_check_leaf, leaf, "f")
+
+                def not_partial(leaf):
+                    return print(_check_leaf, leaf)
+                """,
+        },
+    )
+    assert _callers(graph, "maps/dims.py", "_check_leaf") == [
+        ("maps.dims.check_one", 1),
+        ("maps.dims.vmap", 2),
+    ]
+    assert _passes(graph, "maps/dims.py", "_check_leaf") == {
+        "maps.dims.check_one": {"leaf": "leaf"},
+        "maps.dims.vmap": {"func": "func", "out_dims": "out_dims"},
+    }
