@@ -86,6 +86,10 @@ from extractor.model import ScanReport
 
 DEFAULT_DEPTH = 3
 """How many calls back `CallGraph.callers` follows by default."""
+FARTHEST = 6
+"""How many calls back it goes on following while no public function has been found: a check
+four calls below `vmap` (through the function `vmap` returns, `vmap_impl` and a helper) is
+still `vmap`'s, and "no public function reaches it" would be wrong."""
 NOT_FOLLOWED = (
     "Calls on objects whose class the calling function does not state, callbacks and dynamic "
     "dispatch are not followed."
@@ -357,7 +361,9 @@ class CallGraph:
         return sum(len(callers) for callers in self._callers.values())
 
     def callers(self, path: str, qualname: str, depth: int = DEFAULT_DEPTH) -> Callers | None:
-        """The public functions reaching `qualname` of the file at `path` within `depth` calls.
+        """The public functions reaching `qualname` of the file at `path` within `depth` calls,
+        or, where none does, within the fewest calls up to `FARTHEST` that reach one (the
+        answer's `depth` says how far it looked).
 
         None when the graph has no such function (a module-level name, a file it could not
         read). The function itself is never among its callers.
@@ -390,7 +396,14 @@ class CallGraph:
         fed: dict[int, dict[str, frozenset[str]]] = {
             start: {name: frozenset((name,)) for name in own}
         }
-        for level in range(1, depth + 1):
+        public = self._public(start)
+        followed = depth
+        for level in range(1, max(depth, FARTHEST) + 1):
+            if level > depth:
+                # Further only for a function that is not public and has no public caller yet.
+                if public or found or not any(self._callers.get(node) for node in frontier):
+                    break
+                followed = level
             following: list[int] = []
             on_level: set[int] = set()
             for node in frontier:
@@ -448,12 +461,11 @@ class CallGraph:
         )
         ordered = sorted(found.values(), key=lambda caller: (caller.depth, caller.name))
         function = self._functions[start]
-        public = self._public(start)
         return Callers(
             public or function.name,
             public is not None,
             tuple(ordered),
-            depth,
+            followed,
             bounded,
             function.documents,
             function.nested,

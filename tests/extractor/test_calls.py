@@ -348,6 +348,74 @@ def test_the_depth_bound_is_reported(tmp_path: Path) -> None:
     assert not deep.bounded
 
 
+def test_a_private_function_without_public_callers_near_is_followed_further(
+    tmp_path: Path,
+) -> None:
+    """Past the bound, a private function no public one reaches is followed on, up to six calls
+    back, to the nearest public callers; the answer's depth says how far it looked."""
+    files = {
+        "chain.py": """\
+            def _a():
+                raise ValueError
+
+            def _b():
+                _a()
+
+            def _c():
+                _b()
+
+            def _d():
+                _c()
+
+            def e():
+                _d()
+
+            def f():
+                e()
+
+            def _g():
+                _a()
+
+            def _h():
+                _g()
+            """,
+        "far.py": """\
+            def _one():
+                raise ValueError
+
+            def _two():
+                _one()
+
+            def _three():
+                _two()
+
+            def _four():
+                _three()
+
+            def _five():
+                _four()
+
+            def _six():
+                _five()
+
+            def _seven():
+                _six()
+
+            def eight():
+                _seven()
+            """,
+    }
+    graph = _graph(tmp_path, files)
+    near = graph.callers("chain.py", "_a", depth=3)
+    assert near is not None
+    assert [(c.name, c.depth) for c in near.callers] == [("chain.e", 4)]
+    assert (near.depth, near.bounded) == (4, True)
+    far = graph.callers("far.py", "_one", depth=3)
+    assert far is not None
+    assert far.callers == ()
+    assert (far.depth, far.bounded) == (6, True)
+
+
 def test_summaries_are_cached_by_content(tmp_path: Path) -> None:
     """A second graph reads the cached summaries; a changed file is summarised again."""
     cache = tmp_path / "cache"
