@@ -427,6 +427,7 @@ class _Pool:
         """Modules a call into which cost a worker: never imported by a worker again."""
         self.every: list[_Worker] = []
         self.lock = threading.Lock()
+        self.closed = False
 
     def take(self) -> _Worker:
         kept: _Worker | None = getattr(self.own, "worker", None)
@@ -436,10 +437,18 @@ class _Pool:
         try:
             return self.idle.get_nowait()
         except queue.Empty:
-            worker = _Worker(self.cwd, self.path, self.preload, self.python)
-            with self.lock:
+            pass
+        # A thread still finishing its call when the run stops (Ctrl-C) must not leave a
+        # worker that nobody closes.
+        if self.closed:
+            raise WorkerFailed("the run is stopping")
+        worker = _Worker(self.cwd, self.path, self.preload, self.python)
+        with self.lock:
+            if not self.closed:
                 self.every.append(worker)
-            return worker
+                return worker
+        worker.close()
+        raise WorkerFailed("the run is stopping")
 
     def give(self, worker: _Worker) -> None:
         self.own.worker = worker
@@ -453,6 +462,7 @@ class _Pool:
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             for worker in self.every:
                 worker.close()
 
@@ -739,7 +749,11 @@ class _Calls:
     def finish(self) -> None:
         """Run what is left, wait for every call, and raise what a thread raised."""
         self.flush()
-        self._join()
+        try:
+            self._join()
+        except BaseException as stopping:  # Ctrl-C while waiting: no thread starts another job
+            self.errors.append(stopping)
+            raise
         if self.errors:
             raise self.errors[0]
 

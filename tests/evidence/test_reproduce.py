@@ -1053,3 +1053,20 @@ def test_default_jobs_are_the_cpus_the_memory_holds(
     monkeypatch.setattr(extractor.jobs, "available_cpus", lambda: cpus)
     monkeypatch.setattr(reproducing.os, "sysconf", lambda name: sizes[name])
     assert reproducing.default_jobs() == jobs
+
+
+def test_a_stopped_run_starts_no_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread finishing its call after Ctrl-C closed the pool gets a failed call, not a
+    fresh worker that nothing would close."""
+    import catalog.evidence.reproduce as reproducing
+    from catalog.core.worker_process import WorkerFailed
+
+    started: list[object] = []
+    monkeypatch.setattr(reproducing, "_Worker", lambda *args: started.append(args))
+    pool = reproducing._Pool(tmp_path, tmp_path)
+    pool.close()
+    with pytest.raises(WorkerFailed):
+        pool.take()
+    reply, _ = reproducing._run_program(pool, "x = 1", "json", 5.0)
+    assert reply["ended"] == "crashed"
+    assert started == []
