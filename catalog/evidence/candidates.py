@@ -713,7 +713,11 @@ def candidates(
         except ValueError as why:
             refused.append(f"through `{caller.function}`, {why}")
         else:
-            (found if tests or caller.steered else unsteered).extend(calls)
+            # The site's own method, called on an instance, is no detour: with no test to
+            # steer (a raise it always reaches), its call is still the surest, and a caller's
+            # plain call must not take its place.
+            itself = caller.module == module and caller.function == site.function
+            (found if tests or caller.steered or itself else unsteered).extend(calls)
         if sum(not c.example and not c.search for c in found) >= MAX_CANDIDATES:
             break
     if found:

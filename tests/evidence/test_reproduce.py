@@ -1070,3 +1070,22 @@ def test_a_stopped_run_starts_no_worker(tmp_path: Path, monkeypatch: pytest.Monk
     reply, _ = reproducing._run_program(pool, "x = 1", "json", 5.0)
     assert reply["ended"] == "crashed"
     assert started == []
+
+
+def test_a_method_that_always_raises_is_called_itself_before_a_callers_plain_call() -> None:
+    """With no test to steer, the site's own method on an instance still reaches the raise;
+    a public caller's shorter plain call (which may stop short of it) must not replace it."""
+    import ast as ast_module
+
+    init = ast_module.parse("def __init__(self, source: str):\n    pass").body[0]
+    assert isinstance(init, ast_module.FunctionDef)
+    receiver = constructor_call("pkg.m", "Tokenizer", init)
+    assert receiver is not None
+    site = guarded_site("def fail(self, message: str):", function="Tokenizer.fail")
+    method = method_caller(site, "pkg.m", receiver)
+    assert method is not None
+    parse = ast_module.parse("def parse(text: str):\n    pass").body[0]
+    assert isinstance(parse, ast_module.FunctionDef)
+    caller = PublicCaller("pkg", "parse", parse, (("message", "text"),))
+    calls = [candidate.call for candidate in candidates(site, "pkg.m", [method, caller])]
+    assert "Tokenizer('x').fail('x')" in calls
