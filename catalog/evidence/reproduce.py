@@ -683,7 +683,7 @@ def default_jobs() -> int:
 
 
 GROUP_PARTS = 3
-"""Dotted parts of a site's module that name its group (`torch._inductor.codegen`)."""
+"""Parts of a site file's path that name its group (`torch/_inductor/codegen`)."""
 BATCH_JOBS = 32
 """Most sites in one batch of calls."""
 
@@ -758,7 +758,7 @@ class _Calls:
             raise self.errors[0]
 
     def stop(self) -> None:
-        """The planning failed: no thread starts another call; wait for those running."""
+        """The planning failed: no thread starts another job; wait for those running."""
         self.errors.append(RuntimeError("planning stopped"))
         self._join()
 
