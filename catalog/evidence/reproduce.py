@@ -12,7 +12,9 @@ Here the child also confines itself before the program runs (`example_worker.con
 address-space limit (`MEMORY_LIMIT`), a temporary working folder that is also HOME and TMPDIR
 (removed afterwards), no network (`socket` connect/getaddrinfo raise OSError: a guard inside
 Python, not a sandbox) and no `os.fork`. A call that hangs, crashes, forks, runs out of memory or
-kills its process is a failed attempt, and the run goes on. `jobs` workers run calls at once.
+kills its process is a failed attempt, and the run goes on. `jobs` workers run calls at once
+(`default_jobs`: one per CPU), each keeping to the sites of one folder group at a time
+(`_Calls`), while the later sites are still being read.
 
 A call reproduces its entry when the child raised, the exception's class is the entry's (its
 generated class by id, or the class named by `exception`), `str(exc)` is the whole of a message
