@@ -678,6 +678,7 @@ def candidates(
         own = why
     found: list[Candidate] = []
     unsteered: list[Candidate] = []
+    steered = False
     refused: list[str] = []
     own_names = {parameter.name for parameter in _parameters(node)}
     for caller in callers:
@@ -717,10 +718,15 @@ def candidates(
             # steer (a raise it always reaches), its call is still the surest, and a caller's
             # plain call must not take its place.
             itself = caller.module == module and caller.function == site.function
+            steered = steered or bool(tests) or caller.steered
             (found if tests or caller.steered or itself else unsteered).extend(calls)
         if sum(not c.example and not c.search for c in found) >= MAX_CANDIDATES:
             break
     if found:
+        if not steered:
+            # Only the site's own method, unsteered: a caller's plain call is still worth its
+            # one try beside it (the method's instance may be what cannot be made).
+            return [*_ranked(found), *_ranked(unsteered, 1)]
         return _ranked(found)
     if unsteered:
         # No caller passes on what the tests read (or nothing is tested): the shortest plain
