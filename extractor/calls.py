@@ -397,11 +397,18 @@ class CallGraph:
             start: {name: frozenset((name,)) for name in own}
         }
         public = self._public(start)
+
+        def further() -> bool:
+            """Whether the functions reached last have callers not reached yet."""
+            return any(
+                caller not in seen for node in frontier for caller in self._callers.get(node, ())
+            )
+
         followed = depth
         for level in range(1, max(depth, FARTHEST) + 1):
             if level > depth:
                 # Further only for a function that is not public and has no public caller yet.
-                if public or found or not any(self._callers.get(node) for node in frontier):
+                if public or found or not further():
                     break
                 followed = level
             following: list[int] = []
@@ -456,9 +463,7 @@ class CallGraph:
                             caller, name, level, carried, feeds, same, returned
                         )
             frontier = following
-        bounded = any(
-            caller not in seen for node in frontier for caller in self._callers.get(node, ())
-        )
+        bounded = further()
         ordered = sorted(found.values(), key=lambda caller: (caller.depth, caller.name))
         function = self._functions[start]
         return Callers(

@@ -404,6 +404,20 @@ def test_a_private_function_without_public_callers_near_is_followed_further(
             def eight():
                 _seven()
             """,
+        "loop.py": """\
+            def _a():
+                raise ValueError
+
+            def _b():
+                _a()
+                _d()
+
+            def _c():
+                _b()
+
+            def _d():
+                _c()
+            """,
     }
     graph = _graph(tmp_path, files)
     near = graph.callers("chain.py", "_a", depth=3)
@@ -414,6 +428,10 @@ def test_a_private_function_without_public_callers_near_is_followed_further(
     assert far is not None
     assert far.callers == ()
     assert (far.depth, far.bounded) == (6, True)
+    # A cycle of private functions ends the search where it closes.
+    looped = graph.callers("loop.py", "_a", depth=3)
+    assert looped is not None
+    assert (looped.callers, looped.depth, looped.bounded) == ((), 3, False)
 
 
 def test_summaries_are_cached_by_content(tmp_path: Path) -> None:
