@@ -35,6 +35,7 @@ import contextlib
 import copy
 import itertools
 import math
+import numbers
 import typing
 from collections import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -254,8 +255,15 @@ def _plain_value(annotation: ast.expr | None) -> Any:
     return _NO_VALUE
 
 
-_NOT_CLASSES = frozenset(dir(builtins)) | frozenset(typing.__all__) | frozenset(abc.__all__)
-"""Names an annotation may use that are no class of the package to call (`Any`, `Sequence`)."""
+_NOT_CLASSES = (
+    frozenset(dir(builtins))
+    | frozenset(typing.__all__)
+    | frozenset(abc.__all__)
+    | frozenset(numbers.__all__)
+)
+"""Names an annotation may use that are no class of the package to call (`Any`, `Sequence`,
+and the numeric towers' `Number`, which packages also name their own unions of `int` and
+`float` after)."""
 
 
 def _class_annotations(annotation: ast.expr | None) -> list[str]:
@@ -266,6 +274,19 @@ def _class_annotations(annotation: ast.expr | None) -> list[str]:
         return []
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         return _class_annotations(annotation.left) + _class_annotations(annotation.right)
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        # A forward reference (`"torch.nn.Module"`): the annotation it writes.
+        try:
+            return _class_annotations(ast.parse(annotation.value.strip(), mode="eval").body)
+        except SyntaxError:
+            return []
+    if isinstance(annotation, ast.Subscript) and _annotation_name(annotation.value) in (
+        ["Optional"],
+        ["Union"],
+    ):
+        inner = annotation.slice
+        members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        return [dotted for member in members for dotted in _class_annotations(member)]
     parts: list[str] = []
     node: ast.expr = annotation
     while isinstance(node, ast.Attribute):
@@ -576,12 +597,49 @@ def _truth(node: ast.expr, env: Mapping[str, Any]) -> bool | None:
             return None
         spec = node.args[1]
         classes = spec.elts if isinstance(spec, ast.Tuple) else [spec]
-        known = [_TYPES.get(c.id) if isinstance(c, ast.Name) else None for c in classes]
-        if any(t is not None and isinstance(value, t) for t in known):
+        answers = [_instance_of(value, c) for c in classes]
+        if True in answers:
             return True
-        return False if all(t is not None for t in known) else None
+        return None if None in answers else False
     value = _value(node, env)
     return None if value is _NO_VALUE else bool(value)
+
+
+_PLAIN_TYPES = (
+    type(None),
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    list,
+    tuple,
+    dict,
+    set,
+    frozenset,
+)
+"""The types of the values made up here (besides the classes built, `_Built`)."""
+
+
+def _instance_of(value: Any, spec: ast.expr) -> bool | None:
+    """`isinstance(value, spec)` for one class of an `isinstance` test, or None when errcat
+    cannot tell without running the package.
+
+    A built-in type is asked directly. A class of the package (named as `_class_annotations`
+    reads annotations: CapWords, none of the built-ins, `typing`, `collections.abc` or
+    `numbers`) holds no value of a built-in type made up here, and holds an instance of itself
+    built bare; an instance of another class of the package may be one of a subclass, which
+    only the package can say."""
+    if isinstance(spec, ast.Name) and spec.id in _TYPES:
+        return isinstance(value, _TYPES[spec.id])
+    written = _class_annotations(spec)
+    if not written:
+        return None
+    if isinstance(value, _Built):
+        return True if value.dotted.rpartition(".")[2] == written[0].rpartition(".")[2] else None
+    # `type(value)`, not `isinstance`: a subclass of a built-in may be the package's own.
+    return False if type(value) in _PLAIN_TYPES else None
 
 
 def _callee(function: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, bool]:

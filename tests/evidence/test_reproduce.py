@@ -674,6 +674,34 @@ def test_a_parameter_annotated_with_a_class_gets_an_instance_built_in_the_progra
     assert rest[-1].program == "from pkg.m import f\nf(None, None, 1)\n"
 
 
+def test_an_isinstance_test_of_a_class_of_the_package_is_judged_on_made_up_values() -> None:
+    """A made-up `'x'` or `1` is no `Module`, and a bare `Module()` is one: the calls kept are
+    those that pass the earlier check (`add_module`'s, then `swap_submodule`'s, in torch),
+    not the shorter ones it would stop."""
+    add = guarded_site(
+        'def add_module(name: str, module: Optional["Module"]):',
+        "not (not isinstance(module, Module) and module is not None)",
+        '"." in name',
+        function="add_module",
+    )
+    calls = [c.call for c in candidates(add, "pkg.m")]
+    assert calls[0] == "add_module('.', None)"
+    assert all(not re.search(r", ('x'|1|1\.0|\[\])\)$", call) for call in calls), calls
+    swap = guarded_site(
+        'def swap(module: "pkg.Module", name: str, sub: "Module"):',
+        "not (not isinstance(module, pkg.Module))",
+        "not (not isinstance(sub, Module))",
+        '"." in name',
+        function="swap",
+    )
+    # Forward references name the class to build, under `Optional` and `Union` too.
+    (first, *_rest) = candidates(swap, "pkg.m")
+    assert first.call == "swap(pkg.Module(), '.', Module())"
+    # Names of the numeric tower and of `typing` are no class of the package: left to the run.
+    tower = guarded_site("def g(x: int):", "not isinstance(x, Number)", function="g")
+    assert "g(1)" in [c.call for c in candidates(tower, "pkg.m")]
+
+
 def test_reproduced_items_are_verified_knowledge() -> None:
     (item,) = reproduced_items(
         [Reproduction("widgets/core.py", 3, "turn('w', -1)", "ValueError: ...", "0" * 64)]
