@@ -467,6 +467,12 @@ def _pools(
             ):
                 annotation = parameters[node.args[0].id].annotation
                 add(node.args[0].id, _plain_value(annotation), None, 1, "x", 1.0, [])
+                # And a value of each built-in type the test names (`(SymBool, bool)`).
+                spec = node.args[1]
+                for named in spec.elts if isinstance(spec, ast.Tuple) else [spec]:
+                    builtin = _builtin_type(named)
+                    if builtin in _PLAIN:
+                        add(node.args[0].id, _copy(_PLAIN[builtin]))
             elif isinstance(node, ast.Name) and node.id in names:
                 # Tested for truth (`not x`, `x or y`): a falsy value too; named in any other
                 # way (`x.ndim`), only a plain value of its annotation.
@@ -622,6 +628,14 @@ _PLAIN_TYPES = (
 """The types of the values made up here (besides the classes built, `_Built`)."""
 
 
+def _builtin_type(spec: ast.expr) -> str | None:
+    """The built-in a class of an `isinstance` test names (`bool`, or `builtins.bool` as a
+    module shadowing the name writes it), else None."""
+    if isinstance(spec, ast.Attribute) and ast.unparse(spec.value) == "builtins":
+        return spec.attr
+    return spec.id if isinstance(spec, ast.Name) else None
+
+
 def _instance_of(value: Any, spec: ast.expr) -> bool | None:
     """`isinstance(value, spec)` for one class of an `isinstance` test, or None when errcat
     cannot tell without running the package.
@@ -631,8 +645,9 @@ def _instance_of(value: Any, spec: ast.expr) -> bool | None:
     `numbers`) holds no value of a built-in type made up here, and holds an instance of itself
     built bare; an instance of another class of the package may be one of a subclass, which
     only the package can say."""
-    if isinstance(spec, ast.Name) and spec.id in _TYPES:
-        return isinstance(value, _TYPES[spec.id])
+    builtin = _builtin_type(spec)
+    if builtin in _TYPES:
+        return isinstance(value, _TYPES[builtin])
     written = _class_annotations(spec)
     if not written:
         return None

@@ -700,6 +700,9 @@ def test_an_isinstance_test_of_a_class_of_the_package_is_judged_on_made_up_value
     # Names of the numeric tower and of `typing` are no class of the package: left to the run.
     tower = guarded_site("def g(x: int):", "not isinstance(x, Number)", function="g")
     assert "g(1)" in [c.call for c in candidates(tower, "pkg.m")]
+    # A module that shadows a built-in's name writes it through `builtins`.
+    shadowed = guarded_site("def h(x):", "isinstance(x, (SymBool, builtins.bool))", function="h")
+    assert [c.call for c in candidates(shadowed, "pkg.m")][:1] == ["h(True)"]
 
 
 def test_reproduced_items_are_verified_knowledge() -> None:
