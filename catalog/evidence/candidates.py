@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog.evidence.doc_examples import ExampleCall, needed
 from extractor.expansion import as_passed, free_names, one_line, substituted
+from extractor.imports import dotted_name
 
 if TYPE_CHECKING:
     from catalog.evidence.example_values import ExampleValue
@@ -1051,6 +1052,8 @@ def _calls_from(
         callee, bound = f"{receiver.call}.{function.rpartition('.')[2]}", True
     else:
         callee, bound = _callee(function, node)
+    # A property is read, not called: `Pool(1).size`, as users meet its error.
+    getter = receiver is not None and _is_property(node)
     parameters = _parameters(node)
     instance: str | None = None
     if bound:
@@ -1138,7 +1141,7 @@ def _calls_from(
         ):
             if example is not None and into is unbuilt:
                 continue  # the example's values are what a bare value would stand in for
-            call = _render_call(callee, by_name.values(), chosen)
+            call = callee if getter else _render_call(callee, by_name.values(), chosen)
             if call is None:
                 continue
             built = {value.root for value in chosen.values() if isinstance(value, _Built)}
@@ -1474,6 +1477,14 @@ def _written(example: ExampleCall, parameters: Sequence[_Parameter]) -> dict[str
 
 def _default_value(parameter: _Parameter) -> Any:
     return _NO_VALUE if parameter.default is None else _literal(parameter.default)
+
+
+def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a method is a property's getter (`@property`, `@functools.cached_property`)."""
+    return any(
+        (dotted_name(decorator) or "").rpartition(".")[2] in ("property", "cached_property")
+        for decorator in node.decorator_list
+    )
 
 
 def _render_call(

@@ -660,6 +660,12 @@ def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
     )
     private = guarded_site("def _take(self, n: int):", "n < 0", function="Pool._take")
     assert method_caller(private, "pkg.m", receiver) is None
+    # A property is read, as users meet its error, not called on what it returns.
+    for decorator in ("property", "functools.cached_property"):
+        getter = guarded_site(f"@{decorator}\ndef size(self):", "self.closed", function="Pool.size")
+        method = method_caller(getter, "pkg.m", receiver)
+        assert method is not None
+        assert [c.call for c in candidates(getter, "pkg.m", [method])] == ["Pool(1).size"]
 
 
 def test_a_parameter_annotated_with_a_class_gets_an_instance_built_in_the_program() -> None:
