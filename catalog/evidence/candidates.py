@@ -38,7 +38,7 @@ import math
 import numbers
 import typing
 from collections import abc
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -474,6 +474,15 @@ def _pools(
                     builtin = _builtin_type(named)
                     if builtin in _PLAIN:
                         add(node.args[0].id, _copy(_PLAIN[builtin]))
+            elif (called := _called_on(node, names)) is not None:
+                name, function = called
+                if function == "callable":
+                    # Something that is not a function, and a function.
+                    add(name, None, 1, _copy(_PLAIN["Callable"]))
+            elif (iterated := _iterated(node, names)) is not None:
+                # `all(isinstance(t, Tensor) for t in ts)`: one item of each plain kind, which
+                # the item's test then judges (an empty sequence passes `all` and fails `any`).
+                add(iterated[0], [], [None], [1], ["x"])
             elif isinstance(node, ast.Name) and node.id in names:
                 # Tested for truth (`not x`, `x or y`): a falsy value too; named in any other
                 # way (`x.ndim`), only a plain value of its annotation.
@@ -521,6 +530,50 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
+
+
+def _called_on(node: ast.AST, names: Collection[str]) -> tuple[str, str] | None:
+    """(parameter, built-in) for `callable(p)` or `hasattr(p, "name")` of a parameter."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("callable", "hasattr")
+        and node.args
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in names
+        and not node.keywords
+    ):
+        return node.args[0].id, node.func.id
+    return None
+
+
+def _iterated(
+    node: ast.AST, names: Collection[str]
+) -> tuple[str, str, ast.expr, ast.comprehension] | None:
+    """(parameter, `all` or `any`, the item's test, the loop) for `all(<test> for t in p)` or
+    `any([<test> for t in p])` over a parameter, one plain loop without `if`s."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("all", "any")
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.GeneratorExp | ast.ListComp)
+    ):
+        return None
+    inner = node.args[0]
+    if len(inner.generators) != 1:
+        return None
+    loop = inner.generators[0]
+    if (
+        loop.ifs
+        or loop.is_async
+        or not isinstance(loop.target, ast.Name)
+        or not isinstance(loop.iter, ast.Name)
+        or loop.iter.id not in names
+    ):
+        return None
+    return loop.iter.id, node.func.id, inner.elt, loop
 
 
 def _item_of(node: ast.expr, names: set[str]) -> tuple[str, int] | None:
@@ -608,8 +661,38 @@ def _truth(node: ast.expr, env: Mapping[str, Any]) -> bool | None:
         if True in answers:
             return True
         return None if None in answers else False
+    called = _called_on(node, env)
+    if called is not None and isinstance(node, ast.Call):
+        return _built_in_test(called[1], env[called[0]], node.args[1:])
+    iterated = _iterated(node, env)
+    if iterated is not None:
+        name, function, test, loop = iterated
+        items = env[name]
+        if type(items) not in (list, tuple):
+            return None
+        assert isinstance(loop.target, ast.Name)
+        seen = [_truth(test, {**env, loop.target.id: item}) for item in items]
+        decisive = function == "any"  # True decides `any`, False decides `all`
+        if decisive in seen:
+            return decisive
+        return None if None in seen else not decisive
     value = _value(node, env)
     return None if value is _NO_VALUE else bool(value)
+
+
+def _built_in_test(function: str, value: Any, rest: Sequence[ast.expr]) -> bool | None:
+    """`callable(value)` or `hasattr(value, "name")` of a value made up here; None for a
+    class built or a value written as an example, which only the run can ask."""
+    if type(value) not in _PLAIN_TYPES:
+        # The function made for a `Callable` is the one value here known to be callable.
+        made = _PLAIN["Callable"]
+        return True if function == "callable" and value == made else None
+    if function == "callable":
+        return False  # no value of a built-in type made up here is callable
+    if len(rest) != 1 or not isinstance(rest[0], ast.Constant):
+        return None
+    attribute = rest[0].value
+    return hasattr(value, attribute) if isinstance(attribute, str) else None
 
 
 _PLAIN_TYPES = (
@@ -1123,11 +1206,12 @@ def _calls_from(
             for name, value in values.items()
         }
         # A value the program builds or an example writes is unknown here: conditions on it
-        # are not judged.
+        # are not judged (but for the function made up for a `Callable`, which is one).
         env = {
             name: value
             for name, value in env.items()
-            if value is not _NO_VALUE and not isinstance(value, _Built | _Written)
+            if value is not _NO_VALUE
+            and (not isinstance(value, _Built | _Written) or value == _PLAIN["Callable"])
         }
         if any(_truth(condition, env) is False for condition in conditions):
             continue

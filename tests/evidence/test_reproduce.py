@@ -564,9 +564,12 @@ def test_a_parameter_nothing_types_is_passed_none_where_tests_read_it_whole() ->
     on the way: no call."""
     fuse = guarded_site("def f(conv, bn):", "not (type(conv) == Conv2d and type(bn) == Norm)")
     assert [c.call for c in candidates(fuse, "pkg.m")] == ["f(None, None)"]
-    for test in ("conv.groups > 1", "conv[0] is None", "conv() is None", "any(c for c in conv)"):
+    for test in ("conv.groups > 1", "conv[0] is None", "conv() is None", "[c for c in conv] == []"):
         with pytest.raises(ValueError, match="no value for parameter `conv`"):
             candidates(guarded_site("def f(conv, bn):", test), "pkg.m")
+    # Looped over by `any` or `all` and its items tested, a sequence of one item of each kind.
+    looped = guarded_site("def f(conv, bn):", "any(c for c in conv)")
+    assert [c.call for c in candidates(looped, "pkg.m")] == ["f([1], None)", "f(['x'], None)"]
 
 
 def test_a_module_constant_a_test_reads_offers_its_members() -> None:
@@ -709,6 +712,29 @@ def test_an_isinstance_test_of_a_class_of_the_package_is_judged_on_made_up_value
     # A module that shadows a built-in's name writes it through `builtins`.
     shadowed = guarded_site("def h(x):", "isinstance(x, (SymBool, builtins.bool))", function="h")
     assert [c.call for c in candidates(shadowed, "pkg.m")][:1] == ["h(True)"]
+
+
+def test_callable_hasattr_all_and_any_of_a_parameter_are_judged_on_made_up_values() -> None:
+    """Tests torch writes of functions and sequences (`_dynamo.run`'s `fn is not None and not
+    callable(fn)`, `nadam`'s `not all(isinstance(t, Tensor) for t in mu_products)`): values
+    that make them true are offered, and those that make them false dropped."""
+
+    def calls(signature: str, *conditions: str) -> list[str]:
+        return [c.call for c in candidates(guarded_site(signature, *conditions), "pkg.m")]
+
+    assert calls("def f(fn=None):", "fn is not None", "not callable(fn)")[0] == "f(1)"
+    # Where being a function is what raises, the function made up for a `Callable`.
+    assert calls("def f(fn):", "callable(fn)")[0] == "f(lambda *a, **k: a[0] if a else None)"
+    assert calls("def f(ts: list, n: int):", "not all(isinstance(t, Tensor) for t in ts)")[0] in (
+        "f([None], 1)",
+        "f([1], 1)",
+        "f(['x'], 1)",
+    )
+    # `any` over an empty sequence is false: an item is needed, one that passes the test.
+    assert calls("def f(ts: list):", "any(t is None for t in ts)") == ["f([None])"]
+    assert calls("def f(ts: list):", "all(t is None for t in ts)")[0] == "f([])"
+    # `hasattr` of a built-in value is asked of it here.
+    assert calls("def f(x: int | str):", 'not hasattr(x, "upper")')[0] == "f(1)"
 
 
 def test_reproduced_items_are_verified_knowledge() -> None:
