@@ -438,6 +438,16 @@ def _pools(
                 sides = [node.left, *node.comparators]
                 for left, right in itertools.pairwise(sides):
                     for side, other in ((left, right), (right, left)):
+                        typed = _type_of(side)
+                        if typed in names:
+                            # `type(conv) is Conv2d`: an instance of each class named, built,
+                            # and None, of none of them.
+                            for named in other.elts if isinstance(other, ast.Tuple) else [other]:
+                                builtin = _builtin_type(named)
+                                if builtin in _TYPES and builtin in _PLAIN:
+                                    add(typed, _copy(_PLAIN[builtin]))
+                                add(typed, *(_Built(c) for c in _class_annotations(named)[:1]))
+                            add(typed, None)
                         constant = _literal(other)
                         if constant is _NO_VALUE:
                             continue
@@ -622,6 +632,50 @@ def _value(node: ast.expr, env: Mapping[str, Any]) -> Any:
     return _literal(node)
 
 
+@dataclass(frozen=True)
+class _PackageClass:
+    """A class of the package a comparison names (`type(conv) == Conv2d`): no built-in value
+    made up here is it, nor is any built-in type."""
+
+    dotted: str
+
+
+def _compared(node: ast.expr, env: Mapping[str, Any]) -> Any:
+    """One side of a comparison: `_value`'s, else the type of a built-in value made up here
+    (`type(p)`), a built-in type, a class of the package (named as `_class_annotations`
+    reads annotations), or a tuple, list or set of those (`type(p) in (int, float)`)."""
+    value = _value(node, env)
+    if value is not _NO_VALUE:
+        return value
+    if _type_of(node) is not None:
+        assert isinstance(node, ast.Call)
+        made = _value(node.args[0], env)
+        return type(made) if type(made) in _PLAIN_TYPES else _NO_VALUE
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
+        items = [_compared(item, env) for item in node.elts]
+        if _NO_VALUE in items:
+            return _NO_VALUE
+        return tuple(items) if isinstance(node, ast.Tuple) else list(items)
+    if isinstance(node, ast.Name) and node.id in _TYPES and not isinstance(_TYPES[node.id], tuple):
+        return _TYPES[node.id]
+    written = _class_annotations(node)
+    return _PackageClass(written[0]) if written else _NO_VALUE
+
+
+def _type_of(node: ast.expr) -> str | None:
+    """The name `type(name)` asks the type of, else None."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "type"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+    ):
+        return node.args[0].id
+    return None
+
+
 def _truth(node: ast.expr, env: Mapping[str, Any]) -> bool | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = _truth(node.operand, env)
@@ -633,7 +687,7 @@ def _truth(node: ast.expr, env: Mapping[str, Any]) -> bool | None:
             return decisive
         return None if None in seen else not decisive
     if isinstance(node, ast.Compare):
-        sides = [_value(side, env) for side in (node.left, *node.comparators)]
+        sides = [_compared(side, env) for side in (node.left, *node.comparators)]
         answer: bool | None = True
         for (left, right), op in zip(itertools.pairwise(sides), node.ops, strict=True):
             compare = _COMPARE.get(type(op))

@@ -563,7 +563,7 @@ def test_a_parameter_nothing_types_is_passed_none_where_tests_read_it_whole() ->
     its type holds of it); read through an attribute, an item, a call or a loop, it would fail
     on the way: no call."""
     fuse = guarded_site("def f(conv, bn):", "not (type(conv) == Conv2d and type(bn) == Norm)")
-    assert [c.call for c in candidates(fuse, "pkg.m")] == ["f(None, None)"]
+    assert candidates(fuse, "pkg.m")[0].call == "f(None, None)"
     for test in ("conv.groups > 1", "conv[0] is None", "conv() is None", "[c for c in conv] == []"):
         with pytest.raises(ValueError, match="no value for parameter `conv`"):
             candidates(guarded_site("def f(conv, bn):", test), "pkg.m")
@@ -735,6 +735,15 @@ def test_callable_hasattr_all_and_any_of_a_parameter_are_judged_on_made_up_value
     assert calls("def f(ts: list):", "all(t is None for t in ts)")[0] == "f([])"
     # `hasattr` of a built-in value is asked of it here.
     assert calls("def f(x: int | str):", 'not hasattr(x, "upper")')[0] == "f(1)"
+    # `type(p)` compared with classes: an instance of the class of the package built, a value
+    # of a built-in type made up, None for none of them; each judged where it can be.
+    assert calls("def f(conv, bn):", "type(conv) is Conv2d") == [
+        "f(Conv2d(), None)",
+        "f(None, None)",
+    ]
+    assert calls("def f(conv):", "type(conv) not in (Conv1d, nn.Conv2d)")[0] == "f(None)"
+    assert calls("def f(x: int | str):", "type(x) is str") == ["f('x')"]
+    assert calls("def f(x: int | str):", "type(x) in (int, float)") == ["f(1)", "f(1.0)"]
 
 
 def test_reproduced_items_are_verified_knowledge() -> None:
