@@ -52,12 +52,18 @@ class ClassValues:
         self.aliases = aliases
         self._made: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}
 
-    def build(self, dotted: str, module: str) -> tuple[str, tuple[str, ...]] | None:
+    def build(
+        self, dotted: str, module: str, *, qualified: bool = False
+    ) -> tuple[str, tuple[str, ...]] | None:
         """`candidates.Builder`: the call that makes the class `dotted` (as `module` names it)
         where its constructor takes arguments (see the module's docstring), with the imports
-        it needs; None where it takes none (the class is built bare), or one gets no value."""
+        it needs; None where it takes none (the class is built bare, as `module` names it),
+        or one gets no value. `qualified`: also where it takes none, named where the package
+        defines or exports it (`module` does not bind the name while it runs)."""
         made = self._make(dotted, module, 0)
-        return None if made is None or made[0].endswith("()") else made
+        if made is None or (made[0].endswith("()") and not qualified):
+            return None
+        return made
 
     def _make(self, dotted: str, module: str, depth: int) -> tuple[str, tuple[str, ...]] | None:
         key = (dotted, module)

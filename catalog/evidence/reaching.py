@@ -70,6 +70,7 @@ class Reaching:
         self._package: str | None = None
         self._submodules: frozenset[str] = frozenset()
         self._alias_reader: Aliases | None = None
+        self._running: dict[str, frozenset[str] | None] = {}
 
     def callers(self, site: RaiseSite) -> Iterator[PublicCaller]:
         from catalog.core.project import module_name
@@ -395,12 +396,39 @@ class Reaching:
 
     def build(self, dotted: str, module: str) -> tuple[str, tuple[str, ...]] | None:
         """`candidates.Builder`: the call that makes a class of the package where its
-        constructor takes arguments (`catalog.evidence.building`)."""
+        constructor takes arguments (`catalog.evidence.building`), or where `module` does not
+        bind the name the annotation writes while it runs (imported for type checkers only,
+        `if TYPE_CHECKING:`, as a forward reference `"Environment"` often is): then named
+        where the package defines or exports it, whatever its constructor takes."""
         if self._values_of_classes is None:
             self._values_of_classes = ClassValues(
                 self.config, self.values.by_class, self._named, self._classes, self._aliases
             )
-        return self._values_of_classes.build(dotted, module)
+        runtime = self._runtime_names(module)
+        unbound = runtime is not None and dotted.split(".")[0] not in runtime
+        return self._values_of_classes.build(dotted, module, qualified=unbound)
+
+    def _runtime_names(self, module: str) -> frozenset[str] | None:
+        """The names `module`'s file binds at its top level while it runs (not under `if
+        TYPE_CHECKING:`); None for a module outside the package."""
+        if module not in self._running:
+            file = self._module_file(module)
+            tree = None if file is None else self._file_tree(file)
+            self._running[module] = (
+                None if tree is None else frozenset(bound_names(_run_time(tree.body)))
+            )
+        return self._running[module]
+
+    def _module_file(self, dotted: str) -> Path | None:
+        """The package's file of the module `dotted`, or None."""
+        from catalog.core.project import import_root
+
+        base = import_root(self.config).joinpath(*dotted.split("."))
+        package = self.config.package.resolve()
+        for file in (base.with_suffix(".py"), base / "__init__.py"):
+            if file.is_file() and file.resolve().is_relative_to(package):
+                return file
+        return None
 
     def _classes(self) -> Any:
         """The package's call graph, for its classes and their constructors."""
@@ -443,19 +471,7 @@ class Reaching:
 
     def _aliases(self) -> Aliases:
         if self._alias_reader is None:
-            from catalog.core.project import import_root
-
-            top = import_root(self.config)
-            package = self.config.package.resolve()
-
-            def module_file(dotted: str) -> Path | None:
-                base = top.joinpath(*dotted.split("."))
-                for file in (base.with_suffix(".py"), base / "__init__.py"):
-                    if file.is_file() and file.resolve().is_relative_to(package):
-                        return file
-                return None
-
-            self._alias_reader = Aliases(self.config.root, module_file, self._file_tree)
+            self._alias_reader = Aliases(self.config.root, self._module_file, self._file_tree)
         return self._alias_reader
 
     def _defined(
@@ -472,6 +488,19 @@ class Reaching:
                     yield f"{prefix}{child.name}", child
                     if isinstance(child, ast.ClassDef):
                         todo.append((f"{prefix}{child.name}.", child))
+
+
+def _run_time(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """`statements` without the bodies of `if TYPE_CHECKING:` (their `else` kept): what runs."""
+    kept: list[ast.stmt] = []
+    for statement in statements:
+        if isinstance(statement, ast.If) and (dotted_name(statement.test) or "").endswith(
+            "TYPE_CHECKING"
+        ):
+            kept += _run_time(statement.orelse)
+        else:
+            kept.append(statement)
+    return kept
 
 
 def _definitions(node: ast.AST) -> Iterator[ast.stmt]:

@@ -746,6 +746,36 @@ def test_callable_hasattr_all_and_any_of_a_parameter_are_judged_on_made_up_value
     assert calls("def f(x: int | str):", "type(x) in (int, float)") == ["f(1)", "f(1.0)"]
 
 
+def test_a_class_imported_for_type_checkers_only_is_built_where_the_package_defines_it(
+    tmp_path: Path,
+) -> None:
+    """A forward reference (`board: "Board"`) often names a class its module imports only
+    `if TYPE_CHECKING:`: importing it from that module fails, so the call names it where it is
+    defined; a class the module binds while it runs is built bare under that name."""
+    from catalog.core.config import load_config
+    from catalog.evidence.reaching import Reaching
+
+    root = make_project(tmp_path)
+    (root / "widgets" / "board.py").write_text(
+        "class Board:\n    def __init__(self, size=3):\n        self.size = size\n\n\n"
+        "class Peg:\n    pass\n",
+        encoding="utf-8",
+    )
+    (root / "widgets" / "typed.py").write_text(
+        "from typing import TYPE_CHECKING\n\nfrom widgets.board import Peg\n\n"
+        "if TYPE_CHECKING:\n    from widgets.board import Board\n\n\n"
+        'def place(board: "Board", peg: Peg):\n    if board.size < 0:\n'
+        '        raise ValueError("no room")\n',
+        encoding="utf-8",
+    )
+    reaching = Reaching(load_config(root))
+    assert reaching.build("Board", "widgets.typed") == (
+        "widgets.board.Board()",
+        ("import widgets.board",),
+    )
+    assert reaching.build("Peg", "widgets.typed") is None
+
+
 def test_reproduced_items_are_verified_knowledge() -> None:
     (item,) = reproduced_items(
         [Reproduction("widgets/core.py", 3, "turn('w', -1)", "ValueError: ...", "0" * 64)]
