@@ -437,6 +437,14 @@ def _pools(
             if isinstance(node, ast.Compare):
                 sides = [node.left, *node.comparators]
                 for left, right in itertools.pairwise(sides):
+                    measured = [_len_of(left, names), _len_of(right, names)]
+                    if None not in measured:
+                        # `len(a) != len(b)`: sequences of a few lengths each, so that the
+                        # lengths compare either way.
+                        for sized in measured:
+                            assert sized is not None
+                            annotation = parameters[sized].annotation
+                            add(sized, *(_sized(n, annotation) for n in range(3)))
                     for side, other in ((left, right), (right, left)):
                         typed = _type_of(side)
                         if typed in names:

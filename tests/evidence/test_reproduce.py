@@ -744,6 +744,11 @@ def test_callable_hasattr_all_and_any_of_a_parameter_are_judged_on_made_up_value
     assert calls("def f(conv):", "type(conv) not in (Conv1d, nn.Conv2d)")[0] == "f(None)"
     assert calls("def f(x: int | str):", "type(x) is str") == ["f('x')"]
     assert calls("def f(x: int | str):", "type(x) in (int, float)") == ["f(1)", "f(1.0)"]
+    # Lengths of two parameters compared: sequences of a few lengths each.
+    assert calls("def f(xs, ys: tuple):", "len(xs) > len(ys)")[:2] == [
+        "f([0], ())",
+        "f([0, 0], ())",
+    ]
 
 
 def test_a_class_imported_for_type_checkers_only_is_built_where_the_package_defines_it(
