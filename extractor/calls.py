@@ -288,6 +288,7 @@ class CallGraph:
         """(callee, caller) pairs where the caller calls what the callee returns at once
         (`_vmap(f)(x)`): what the callee returns, it reaches itself."""
         self._top_classes: dict[str, set[str]] = {}
+        self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._exports: dict[str, list[str]] | None = None
         self._public_names: dict[int, str | None] = {}
         self._exported: dict[str, str] = {}
@@ -551,6 +552,22 @@ class CallGraph:
             return None
         module = self._module_of.get(path, "")
         return (f"{module}.{qualname}" if module else qualname), record.bases
+
+    def subclasses(self, path: str, qualname: str) -> list[tuple[str, str]]:
+        """The (path, qualname) of the classes of the scanned files that name the class
+        `qualname` of `path` among their bases, by path and name."""
+        target = self._local_classes.get((path, qualname))
+        if target is None:
+            return []
+        if self._subclasses is None:
+            found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+            for key, record in sorted(self._local_classes.items()):
+                for base in record.bases:
+                    parent = self._class(base) if base else None
+                    if parent is not None and parent is not record:
+                        found.setdefault((parent.path, parent.qualname), []).append(key)
+            self._subclasses = found
+        return list(self._subclasses.get((target.path, target.qualname), ()))
 
     def direct_callers(self, path: str, qualname: str) -> list[tuple[str, str]]:
         """The (path, qualname) of every function of the scanned files that calls `qualname` of

@@ -51,6 +51,8 @@ class ClassValues:
         """The package's call graph (`extractor.calls.call_graph`)."""
         self.aliases = aliases
         self._made: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}
+        self._stand_ins: set[tuple[str, str]] = set()
+        """The classes made as a subclass of theirs: abstract ones."""
 
     def build(
         self, dotted: str, module: str, *, qualified: bool = False
@@ -61,7 +63,9 @@ class ClassValues:
         or one gets no value. `qualified`: also where it takes none, named where the package
         defines or exports it (`module` does not bind the name while it runs)."""
         made = self._make(dotted, module, 0)
-        if made is None or (made[0].endswith("()") and not qualified):
+        if made is None or (
+            made[0].endswith("()") and not qualified and (dotted, module) not in self._stand_ins
+        ):
             return None
         return made
 
@@ -80,6 +84,19 @@ class ClassValues:
         if found is None:
             return None
         path, qualname, _bases = found
+        klass = self.named(path, qualname)
+        if isinstance(klass, ast.ClassDef) and abstract_methods(klass):
+            # An abstract class cannot be made: a concrete class of the package deriving from
+            # it stands in for it (`HigherOrderOperator` is no operator, `CondOp` is one).
+            concrete = self._concrete(path, qualname, abstract_methods(klass))
+            if concrete is None:
+                return None
+            path, qualname = concrete
+            at = graph.class_at(path, qualname)
+            if at is None:
+                return None
+            found = (path, qualname, at[1])
+            self._stand_ins.add((dotted, module))
         try:
             home = module_name(self.config, self.config.root / path)
         except ValueError:
@@ -146,6 +163,32 @@ class ClassValues:
             arguments.append((f"{name}=" if by_keyword else "") + text)
         return f"{shown}.{qualname}({', '.join(arguments)})", tuple(dict.fromkeys(imports))
 
+    def _concrete(
+        self, path: str, qualname: str, abstract: frozenset[str]
+    ) -> tuple[str, str] | None:
+        """A class of the package deriving from the class `qualname` of `path`, two levels
+        down at most, that defines every method still abstract on its way (`abstract` at the
+        start) and declares none of its own: public ones first, then the nearest, then by path
+        and name; None where there is none."""
+        level = [(path, qualname, abstract)]
+        concrete: list[tuple[bool, int, str, str]] = []
+        for depth in range(2):
+            below: list[tuple[str, str, frozenset[str]]] = []
+            for at, name, left in level:
+                for sub_path, sub_name in self.classes().subclasses(at, name):
+                    node = self.named(sub_path, sub_name)
+                    if not isinstance(node, ast.ClassDef):
+                        continue
+                    defined = {
+                        statement.name
+                        for statement in node.body
+                        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+                    }
+                    below.append((sub_path, sub_name, (left - defined) | abstract_methods(node)))
+            concrete += [(_private_name(n), depth, p, n) for p, n, left in below if not left]
+            level = below
+        return min(concrete)[2:] if concrete else None
+
     def _exported(self, home: str, qualname: str, defined: tuple[str, str]) -> str:
         """The shortest module of the package, `home` or a package above it, whose namespace
         gives the class `qualname` defined at `defined` (`torch.optim` for
@@ -171,6 +214,24 @@ class ClassValues:
 
 
 _ENUMS = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
+
+
+def abstract_methods(klass: ast.ClassDef) -> frozenset[str]:
+    """The methods a class's own body declares abstract (`@abstractmethod`, however
+    imported, and the older `abstractproperty` and friends)."""
+    return frozenset(
+        statement.name
+        for statement in klass.body
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(
+            (dotted_name(decorator) or "").rpartition(".")[2].startswith("abstract")
+            for decorator in statement.decorator_list
+        )
+    )
+
+
+def _private_name(qualname: str) -> bool:
+    return any(part.startswith("_") for part in qualname.split("."))
 
 
 def _first_member(klass: ast.ClassDef) -> str | None:

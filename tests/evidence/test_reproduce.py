@@ -781,6 +781,36 @@ def test_a_class_imported_for_type_checkers_only_is_built_where_the_package_defi
     assert reaching.build("Peg", "widgets.typed") is None
 
 
+def test_an_abstract_class_is_made_as_a_concrete_class_deriving_from_it(tmp_path: Path) -> None:
+    """`Shape()` fails (`area` is abstract): the first class of the package deriving from it
+    that defines every abstract method stands in for it, public ones first; none where no
+    such class exists."""
+    from catalog.core.config import load_config
+    from catalog.evidence.reaching import Reaching
+
+    root = make_project(tmp_path)
+    (root / "widgets" / "shapes.py").write_text(
+        "import abc\nfrom abc import abstractmethod\n\n\n"
+        "class Shape(abc.ABC):\n    @abc.abstractmethod\n    def area(self): ...\n\n\n"
+        "class _Private(Shape):\n    def area(self):\n        return 0\n\n\n"
+        "class Half(Shape):\n    @abstractmethod\n    def side(self): ...\n\n\n"
+        "class Square(Half):\n    def __init__(self, size: int):\n        self.size = size\n\n"
+        "    def area(self):\n        return self.size**2\n\n    def side(self):\n"
+        "        return self.size\n\n\n"
+        "class Solid(abc.ABC):\n    @abstractmethod\n    def volume(self): ...\n\n\n"
+        "class Cube(Solid):\n    pass\n",
+        encoding="utf-8",
+    )
+    reaching = Reaching(load_config(root))
+    # Two levels down, past `Half`, which adds an abstract method of its own; before the
+    # private `_Private`.
+    assert reaching.build("Shape", "widgets.shapes") == (
+        "widgets.shapes.Square(1)",
+        ("import widgets.shapes",),
+    )
+    assert reaching.build("Solid", "widgets.shapes") is None
+
+
 def test_reproduced_items_are_verified_knowledge() -> None:
     (item,) = reproduced_items(
         [Reproduction("widgets/core.py", 3, "turn('w', -1)", "ValueError: ...", "0" * 64)]
