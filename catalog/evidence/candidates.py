@@ -324,19 +324,25 @@ def _literal(node: ast.expr) -> Any:
         return _NO_VALUE
 
 
-def _len_of(node: ast.expr, names: set[str]) -> str | None:
-    """`p` when `node` is `len(p)` of a parameter."""
+def _name_given(node: ast.AST, function: str) -> str | None:
+    """`p` when `node` is a call of the built-in `function` with the one argument `p`, a name
+    (`len(p)`, `type(p)`)."""
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
-        and node.func.id == "len"
+        and node.func.id == function
         and len(node.args) == 1
         and not node.keywords
         and isinstance(node.args[0], ast.Name)
-        and node.args[0].id in names
     ):
         return node.args[0].id
     return None
+
+
+def _len_of(node: ast.expr, names: set[str]) -> str | None:
+    """`p` when `node` is `len(p)` of a parameter."""
+    name = _name_given(node, "len")
+    return name if name in names else None
 
 
 def _around(constant: Any) -> list[Any]:
@@ -672,16 +678,7 @@ def _compared(node: ast.expr, env: Mapping[str, Any]) -> Any:
 
 def _type_of(node: ast.expr) -> str | None:
     """The name `type(name)` asks the type of, else None."""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "type"
-        and len(node.args) == 1
-        and not node.keywords
-        and isinstance(node.args[0], ast.Name)
-    ):
-        return node.args[0].id
-    return None
+    return _name_given(node, "type")
 
 
 def _truth(node: ast.expr, env: Mapping[str, Any]) -> bool | None:

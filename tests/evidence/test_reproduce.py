@@ -751,29 +751,36 @@ def test_callable_hasattr_all_and_any_of_a_parameter_are_judged_on_made_up_value
     ]
 
 
+def _reaching_with(tmp_path: Path, **modules: str) -> Any:
+    """A `Reaching` over the widgets project with the modules given (name: source) added."""
+    from catalog.core.config import load_config
+    from catalog.evidence.reaching import Reaching
+
+    root = make_project(tmp_path)
+    for name, source in modules.items():
+        (root / "widgets" / f"{name}.py").write_text(source, encoding="utf-8")
+    return Reaching(load_config(root))
+
+
 def test_a_class_imported_for_type_checkers_only_is_built_where_the_package_defines_it(
     tmp_path: Path,
 ) -> None:
     """A forward reference (`board: "Board"`) often names a class its module imports only
     `if TYPE_CHECKING:`: importing it from that module fails, so the call names it where it is
     defined; a class the module binds while it runs is built bare under that name."""
-    from catalog.core.config import load_config
-    from catalog.evidence.reaching import Reaching
-
-    root = make_project(tmp_path)
-    (root / "widgets" / "board.py").write_text(
-        "class Board:\n    def __init__(self, size=3):\n        self.size = size\n\n\n"
-        "class Peg:\n    pass\n",
-        encoding="utf-8",
+    reaching = _reaching_with(
+        tmp_path,
+        board=(
+            "class Board:\n    def __init__(self, size=3):\n        self.size = size\n\n\n"
+            "class Peg:\n    pass\n"
+        ),
+        typed=(
+            "from typing import TYPE_CHECKING\n\nfrom widgets.board import Peg\n\n"
+            "if TYPE_CHECKING:\n    from widgets.board import Board\n\n\n"
+            'def place(board: "Board", peg: Peg):\n    if board.size < 0:\n'
+            '        raise ValueError("no room")\n'
+        ),
     )
-    (root / "widgets" / "typed.py").write_text(
-        "from typing import TYPE_CHECKING\n\nfrom widgets.board import Peg\n\n"
-        "if TYPE_CHECKING:\n    from widgets.board import Board\n\n\n"
-        'def place(board: "Board", peg: Peg):\n    if board.size < 0:\n'
-        '        raise ValueError("no room")\n',
-        encoding="utf-8",
-    )
-    reaching = Reaching(load_config(root))
     assert reaching.build("Board", "widgets.typed") == (
         "widgets.board.Board()",
         ("import widgets.board",),
@@ -785,23 +792,20 @@ def test_an_abstract_class_is_made_as_a_concrete_class_deriving_from_it(tmp_path
     """`Shape()` fails (`area` is abstract): the first class of the package deriving from it
     that defines every abstract method stands in for it, public ones first; none where no
     such class exists."""
-    from catalog.core.config import load_config
-    from catalog.evidence.reaching import Reaching
-
-    root = make_project(tmp_path)
-    (root / "widgets" / "shapes.py").write_text(
-        "import abc\nfrom abc import abstractmethod\n\n\n"
-        "class Shape(abc.ABC):\n    @abc.abstractmethod\n    def area(self): ...\n\n\n"
-        "class _Private(Shape):\n    def area(self):\n        return 0\n\n\n"
-        "class Half(Shape):\n    @abstractmethod\n    def side(self): ...\n\n\n"
-        "class Square(Half):\n    def __init__(self, size: int):\n        self.size = size\n\n"
-        "    def area(self):\n        return self.size**2\n\n    def side(self):\n"
-        "        return self.size\n\n\n"
-        "class Solid(abc.ABC):\n    @abstractmethod\n    def volume(self): ...\n\n\n"
-        "class Cube(Solid):\n    pass\n",
-        encoding="utf-8",
+    reaching = _reaching_with(
+        tmp_path,
+        shapes=(
+            "import abc\nfrom abc import abstractmethod\n\n\n"
+            "class Shape(abc.ABC):\n    @abc.abstractmethod\n    def area(self): ...\n\n\n"
+            "class _Private(Shape):\n    def area(self):\n        return 0\n\n\n"
+            "class Half(Shape):\n    @abstractmethod\n    def side(self): ...\n\n\n"
+            "class Square(Half):\n    def __init__(self, size: int):\n        self.size = size\n\n"
+            "    def area(self):\n        return self.size**2\n\n    def side(self):\n"
+            "        return self.size\n\n\n"
+            "class Solid(abc.ABC):\n    @abstractmethod\n    def volume(self): ...\n\n\n"
+            "class Cube(Solid):\n    pass\n"
+        ),
     )
-    reaching = Reaching(load_config(root))
     # Two levels down, past `Half`, which adds an abstract method of its own; before the
     # private `_Private`.
     assert reaching.build("Shape", "widgets.shapes") == (
