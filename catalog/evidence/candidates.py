@@ -1194,8 +1194,10 @@ def _calls_from(
         callee, bound = f"{receiver.call}.{function.rpartition('.')[2]}", True
     else:
         callee, bound = _callee(function, node)
-    # A property is read, not called: `Pool(1).size`, as users meet its error.
+    # A property is read, not called: `Pool(1).size`, as users meet its error; its setter is
+    # assigned to: `Pool(1).size = -1`.
     getter = receiver is not None and _is_property(node)
+    setter = receiver is not None and _is_setter(node)
     parameters = _parameters(node)
     instance: str | None = None
     if bound:
@@ -1284,7 +1286,13 @@ def _calls_from(
         ):
             if example is not None and into is unbuilt:
                 continue  # the example's values are what a bare value would stand in for
-            call = callee if getter else _render_call(callee, by_name.values(), chosen)
+            call = (
+                callee
+                if getter
+                else _render_assignment(callee, by_name.values(), chosen)
+                if setter
+                else _render_call(callee, by_name.values(), chosen)
+            )
             if call is None:
                 continue
             built = {value.root for value in chosen.values() if isinstance(value, _Built)}
@@ -1628,6 +1636,22 @@ def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         (dotted_name(decorator) or "").rpartition(".")[2] in ("property", "cached_property")
         for decorator in node.decorator_list
     )
+
+
+def _is_setter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a method is a property's setter (`@size.setter` over `def size(self, value)`)."""
+    return any(dotted_name(decorator) == f"{node.name}.setter" for decorator in node.decorator_list)
+
+
+def _render_assignment(
+    target: str, parameters: Iterable[_Parameter], values: Mapping[str, Any]
+) -> str | None:
+    """`target = value`, the statement that runs a setter with its one value; None when the
+    setter takes other than one value."""
+    given = [values[parameter.name] for parameter in parameters]
+    if len(given) != 1 or given[0] is _SKIP:
+        return None
+    return f"{target} = {given[0]!r}"
 
 
 def _render_call(

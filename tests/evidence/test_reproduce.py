@@ -669,6 +669,13 @@ def test_a_method_is_called_on_an_instance_its_constructor_makes() -> None:
         method = method_caller(getter, "pkg.m", receiver)
         assert method is not None
         assert [c.call for c in candidates(getter, "pkg.m", [method])] == ["Pool(1).size"]
+    # Its setter is assigned to, with the value its tests steer.
+    setter = guarded_site(
+        "@size.setter\ndef size(self, value: int):", "value < 0", function="Pool.size"
+    )
+    method = method_caller(setter, "pkg.m", receiver)
+    assert method is not None
+    assert [c.call for c in candidates(setter, "pkg.m", [method])][:1] == ["Pool(1).size = -1"]
 
 
 def test_a_parameter_annotated_with_a_class_gets_an_instance_built_in_the_program() -> None:
