@@ -87,7 +87,8 @@ class ClassValues:
         klass = self.named(path, qualname)
         if isinstance(klass, ast.ClassDef) and abstract_methods(klass):
             # An abstract class cannot be made: a concrete class of the package deriving from
-            # it stands in for it (`HigherOrderOperator` is no operator, `CondOp` is one).
+            # it stands in for it (torch's `HigherOrderOperator` as its `TraceWrapped`). A class
+            # abstract only by what it inherits is not seen so: the run says it fails.
             concrete = self._concrete(path, qualname, abstract_methods(klass))
             if concrete is None:
                 return None

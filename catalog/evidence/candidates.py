@@ -11,8 +11,10 @@ Combinations are kept when no condition this module can evaluate is false for th
 call first, `MAX_CANDIDATES` per site, and then one more: the shortest of those calls with
 None in place of each value of a class errcat builds bare (`Module()`), where that call is not
 among them already (a class may need arguments, or be an alias that cannot be called). Nothing of the package is evaluated in errcat's own
-process: conditions are read with `ast` and evaluated only where they compare parameters with
-constants.
+process: conditions are read with `ast` and evaluated only on the values made up here, where
+they compare parameters with constants or with each other's lengths, or ask what a value is
+(`isinstance`, `type(p) is C`, `callable`, `hasattr`, `all`/`any` of a test of each item);
+a class of the package named there is no built-in value, and a bare instance of it is one.
 
 A test that reads what the function computes is read through the extractor's `expanded` form,
 in terms of the parameters. A site whose own function cannot be called from outside (private,
@@ -772,8 +774,9 @@ _PLAIN_TYPES = (
 
 
 def _builtin_type(spec: ast.expr) -> str | None:
-    """The built-in a class of an `isinstance` test names (`bool`, or `builtins.bool` as a
-    module shadowing the name writes it), else None."""
+    """The plain name a class of an `isinstance` or `type` test is written as (`bool`, also
+    when a module shadowing it writes `builtins.bool`), for `_TYPES` and `_PLAIN` to look up;
+    None for a dotted or computed class."""
     if isinstance(spec, ast.Attribute) and ast.unparse(spec.value) == "builtins":
         return spec.attr
     return spec.id if isinstance(spec, ast.Name) else None
