@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.evidence.aliases import Aliases
-from catalog.evidence.building import ClassValues, dataclass_init
+from catalog.evidence.building import ClassValues, abstract_methods, dataclass_init
 from catalog.evidence.candidates import (
     Candidate,
     Documented,
@@ -361,6 +361,13 @@ class Reaching:
         )
         if klass is None:
             return None
+        if abstract_methods(klass):
+            # No instance of an abstract class exists: one of a concrete class of the package
+            # deriving from it (`building.ClassValues`) is what the method runs on.
+            made = self.build(class_name, module)
+            if made is None:
+                return None
+            return Candidate(module, class_name, made[0], imports=made[1]), ()
         written = own_init(klass) or dataclass_init(klass)
         init = None if written is None else self._aliases().expanded(written, Path(path))
         method_node = node or self._named(path, method)

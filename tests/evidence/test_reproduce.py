@@ -813,6 +813,21 @@ def test_an_abstract_class_is_made_as_a_concrete_class_deriving_from_it(tmp_path
             "class Cube(Solid):\n    pass\n"
         ),
     )
+    # A method of the abstract class runs on an instance of the class standing in for it.
+    import dataclasses
+
+    site = dataclasses.replace(
+        guarded_site("def grow(self, by: int):", "by < 0", function="Shape.grow"),
+        path="widgets/shapes.py",
+    )
+    method = reaching._method(site)
+    assert method is not None and method.receiver is not None
+    assert method.receiver.call == "widgets.shapes.Square(1)"
+    (first, *_rest) = candidates(site, "widgets.shapes", [method])
+    assert first.program == (
+        "import widgets.shapes\nfrom widgets.shapes import Shape\n"
+        "widgets.shapes.Square(1).grow(-1)\n"
+    )
     # Two levels down, past `Half`, which adds an abstract method of its own; before the
     # private `_Private`.
     assert reaching.build("Shape", "widgets.shapes") == (
