@@ -84,12 +84,11 @@ class ClassValues:
         if found is None:
             return None
         path, qualname, _bases = found
-        klass = self.named(path, qualname)
-        if isinstance(klass, ast.ClassDef) and abstract_methods(klass):
+        abstract = self.abstract(path, qualname)
+        if abstract:
             # An abstract class cannot be made: a concrete class of the package deriving from
-            # it stands in for it (torch's `HigherOrderOperator` as its `TraceWrapped`). A class
-            # abstract only by what it inherits is not seen so: the run says it fails.
-            concrete = self._concrete(path, qualname, abstract_methods(klass))
+            # it stands in for it (torch's `HigherOrderOperator` as its `TraceWrapped`).
+            concrete = self._concrete(path, qualname, abstract)
             if concrete is None:
                 return None
             path, qualname = concrete
@@ -163,6 +162,28 @@ class ClassValues:
                 imports += inner[1]
             arguments.append((f"{name}=" if by_keyword else "") + text)
         return f"{shown}.{qualname}({', '.join(arguments)})", tuple(dict.fromkeys(imports))
+
+    def abstract(self, path: str, qualname: str, depth: int = 0) -> frozenset[str]:
+        """The methods still abstract on the class `qualname` of `path`: those its body
+        declares abstract (`abstract_methods`) and those its bases of the package leave
+        abstract that it does not define, a few levels up; empty for a class that can be
+        made."""
+        klass = self.named(path, qualname)
+        if not isinstance(klass, ast.ClassDef):
+            return frozenset()
+        found = set(abstract_methods(klass))
+        at = self.classes().class_at(path, qualname)
+        for base in at[1] if at is not None and depth < 4 else ():
+            parent = self.classes().class_named(base) if base else None
+            if parent is not None and (parent[0], parent[1]) != (path, qualname):
+                found |= self.abstract(parent[0], parent[1], depth + 1)
+        defined = {
+            statement.name
+            for statement in klass.body
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+            and statement.name not in abstract_methods(klass)
+        }
+        return frozenset(found - defined)
 
     def _concrete(
         self, path: str, qualname: str, abstract: frozenset[str]

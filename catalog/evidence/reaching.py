@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.evidence.aliases import Aliases
-from catalog.evidence.building import ClassValues, abstract_methods, dataclass_init
+from catalog.evidence.building import ClassValues, dataclass_init
 from catalog.evidence.candidates import (
     Candidate,
     Documented,
@@ -361,7 +361,7 @@ class Reaching:
         )
         if klass is None:
             return None
-        if abstract_methods(klass):
+        if self._class_values().abstract(path, class_name):
             # No instance of an abstract class exists: one of a concrete class of the package
             # deriving from it (`building.ClassValues`) is what the method runs on.
             made = self.build(class_name, module)
@@ -407,13 +407,16 @@ class Reaching:
         bind the name the annotation writes while it runs (imported for type checkers only,
         `if TYPE_CHECKING:`, as a forward reference `"Environment"` often is): then named
         where the package defines or exports it, whatever its constructor takes."""
+        runtime = self._runtime_names(module)
+        unbound = runtime is not None and dotted.split(".")[0] not in runtime
+        return self._class_values().build(dotted, module, qualified=unbound)
+
+    def _class_values(self) -> ClassValues:
         if self._values_of_classes is None:
             self._values_of_classes = ClassValues(
                 self.config, self.values.by_class, self._named, self._classes, self._aliases
             )
-        runtime = self._runtime_names(module)
-        unbound = runtime is not None and dotted.split(".")[0] not in runtime
-        return self._values_of_classes.build(dotted, module, qualified=unbound)
+        return self._values_of_classes
 
     def _runtime_names(self, module: str) -> frozenset[str] | None:
         """The names `module`'s file binds at its top level while it runs (not under `if

@@ -810,7 +810,9 @@ def test_an_abstract_class_is_made_as_a_concrete_class_deriving_from_it(tmp_path
             "    def area(self):\n        return self.size**2\n\n    def side(self):\n"
             "        return self.size\n\n\n"
             "class Solid(abc.ABC):\n    @abstractmethod\n    def volume(self): ...\n\n\n"
-            "class Cube(Solid):\n    pass\n"
+            "class Cube(Solid):\n    pass\n\n\n"
+            "class Middle(Shape):\n    pass\n\n\n"
+            "class Tiled(Middle):\n    def area(self):\n        return 1\n"
         ),
     )
     # A method of the abstract class runs on an instance of the class standing in for it.
@@ -835,6 +837,11 @@ def test_an_abstract_class_is_made_as_a_concrete_class_deriving_from_it(tmp_path
         ("import widgets.shapes",),
     )
     assert reaching.build("Solid", "widgets.shapes") is None
+    # Abstract by what it inherits, declaring nothing itself.
+    assert reaching.build("Middle", "widgets.shapes") == (
+        "widgets.shapes.Tiled()",
+        ("import widgets.shapes",),
+    )
 
 
 def test_reproduced_items_are_verified_knowledge() -> None:
