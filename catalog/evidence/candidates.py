@@ -55,13 +55,6 @@ if TYPE_CHECKING:
 ValuesByClass = Mapping[str, Sequence["ExampleValue"]]
 """Class name -> values of it the package's examples make (`example_values.offered`)."""
 Documented = tuple[tuple[str, tuple[str, ...]], ...]
-Judged = frozenset[str] | None
-"""The class names, as a site's tests write them, that are classes of the package (found by
-the caller, `reaching.Reaching.is_class`): tests of what a value is are judged on those only
-(`Dim = int` is CapWords but no class). None: every CapWords name that is none of the
-built-ins, `typing`, `collections.abc` or `numbers` counts as one."""
-IsClass = Callable[[str], bool]
-"""Whether a dotted name, as the site's module writes it, is a class of the package."""
 """(parameter, the class names it is known as), for parameters without an annotation: from
 the docstring (`input (Tensor): ...`) or from what the function reads of it."""
 
@@ -663,11 +656,10 @@ class _PackageClass:
     dotted: str
 
 
-def _compared(node: ast.expr, env: Mapping[str, Any], judged: Judged = None) -> Any:
+def _compared(node: ast.expr, env: Mapping[str, Any]) -> Any:
     """One side of a comparison: `_value`'s, else the type of a built-in value made up here
     (`type(p)`), a built-in type, a class of the package (named as `_class_annotations`
-    reads annotations, and among `judged` where that is given), or a tuple, list or set of
-    those (`type(p) in (int, float)`)."""
+    reads annotations), or a tuple, list or set of those (`type(p) in (int, float)`)."""
     value = _value(node, env)
     if value is not _NO_VALUE:
         return value
@@ -676,16 +668,14 @@ def _compared(node: ast.expr, env: Mapping[str, Any], judged: Judged = None) -> 
         made = _value(node.args[0], env)
         return type(made) if type(made) in _PLAIN_TYPES else _NO_VALUE
     if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
-        items = [_compared(item, env, judged) for item in node.elts]
+        items = [_compared(item, env) for item in node.elts]
         if _NO_VALUE in items:
             return _NO_VALUE
         return tuple(items) if isinstance(node, ast.Tuple) else list(items)
     if isinstance(node, ast.Name) and node.id in _TYPES and not isinstance(_TYPES[node.id], tuple):
         return _TYPES[node.id]
     written = _class_annotations(node)
-    if not written or (judged is not None and written[0] not in judged):
-        return _NO_VALUE
-    return _PackageClass(written[0])
+    return _PackageClass(written[0]) if written else _NO_VALUE
 
 
 def _type_of(node: ast.expr) -> str | None:
@@ -693,20 +683,18 @@ def _type_of(node: ast.expr) -> str | None:
     return _name_given(node, "type")
 
 
-def _truth(node: ast.expr, env: Mapping[str, Any], judged: Judged = None) -> bool | None:
-    """Whether a test holds of the values `env` gives its parameters: True, False, or None
-    when errcat cannot tell without running the package (`judged`: see `Judged`)."""
+def _truth(node: ast.expr, env: Mapping[str, Any]) -> bool | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = _truth(node.operand, env, judged)
+        inner = _truth(node.operand, env)
         return None if inner is None else not inner
     if isinstance(node, ast.BoolOp):
-        seen = [_truth(value, env, judged) for value in node.values]
+        seen = [_truth(value, env) for value in node.values]
         decisive = isinstance(node.op, ast.Or)  # True decides `or`, False decides `and`
         if decisive in seen:
             return decisive
         return None if None in seen else not decisive
     if isinstance(node, ast.Compare):
-        sides = [_compared(side, env, judged) for side in (node.left, *node.comparators)]
+        sides = [_compared(side, env) for side in (node.left, *node.comparators)]
         answer: bool | None = True
         for (left, right), op in zip(itertools.pairwise(sides), node.ops, strict=True):
             compare = _COMPARE.get(type(op))
@@ -730,7 +718,7 @@ def _truth(node: ast.expr, env: Mapping[str, Any], judged: Judged = None) -> boo
             return None
         spec = node.args[1]
         classes = spec.elts if isinstance(spec, ast.Tuple) else [spec]
-        answers = [_instance_of(value, c, judged) for c in classes]
+        answers = [_instance_of(value, c) for c in classes]
         if True in answers:
             return True
         return None if None in answers else False
@@ -744,7 +732,7 @@ def _truth(node: ast.expr, env: Mapping[str, Any], judged: Judged = None) -> boo
         if type(items) not in (list, tuple):
             return None
         assert isinstance(loop.target, ast.Name)
-        seen = [_truth(test, {**env, loop.target.id: item}, judged) for item in items]
+        seen = [_truth(test, {**env, loop.target.id: item}) for item in items]
         decisive = function == "any"  # True decides `any`, False decides `all`
         if decisive in seen:
             return decisive
@@ -794,7 +782,7 @@ def _builtin_type(spec: ast.expr) -> str | None:
     return spec.id if isinstance(spec, ast.Name) else None
 
 
-def _instance_of(value: Any, spec: ast.expr, judged: Judged = None) -> bool | None:
+def _instance_of(value: Any, spec: ast.expr) -> bool | None:
     """`isinstance(value, spec)` for one class of an `isinstance` test, or None when errcat
     cannot tell without running the package.
 
@@ -807,7 +795,7 @@ def _instance_of(value: Any, spec: ast.expr, judged: Judged = None) -> bool | No
     if builtin in _TYPES:
         return isinstance(value, _TYPES[builtin])
     written = _class_annotations(spec)
-    if not written or (judged is not None and written[0] not in judged):
+    if not written:
         return None
     if isinstance(value, _Built):
         return True if value.dotted.rpartition(".")[2] == written[0].rpartition(".")[2] else None
@@ -877,7 +865,6 @@ def candidates(
     example_values: ValuesByClass | None = None,
     types: Documented = (),
     constants: Mapping[str, str] | None = None,
-    is_class: IsClass | None = None,
 ) -> list[Candidate]:
     """The calls to try for `site`, those starting from a docstring's example first, then
     shortest first, then those passing values of `example_values` (`Candidate.search`); raises
@@ -895,11 +882,6 @@ def candidates(
     node = def_header(site.signature) if site.signature else None
     if node is None:
         raise ValueError(f"the signature of `{site.function}` is not readable")
-    judged = (
-        None
-        if is_class is None
-        else frozenset(name for name in _class_names(_tests(site)) if is_class(name))
-    )
     try:
         return _calls(
             site.function,
@@ -910,7 +892,6 @@ def candidates(
             build=build,
             example_values=example_values,
             types=types,
-            judged=judged,
         )
     except ValueError as why:
         own = why
@@ -948,7 +929,6 @@ def candidates(
                 example_values,
                 caller.types,
                 searched if instance else None,
-                judged,
             )
         except ValueError as why:
             refused.append(f"through `{caller.function}`, {why}")
@@ -977,17 +957,6 @@ def candidates(
         # Why the public callers gave no call either: what would let them.
         raise ValueError(f"{own}; {'; '.join(refused[:MAX_REFUSALS])}")
     raise own
-
-
-def _class_names(tests: Iterable[ast.expr]) -> set[str]:
-    """The names the tests write that read as classes (`_class_annotations`)."""
-    return {
-        written
-        for test in tests
-        for node in ast.walk(test)
-        if isinstance(node, ast.Name | ast.Attribute)
-        for written in _class_annotations(node)
-    }
 
 
 def _with_constants(
@@ -1178,7 +1147,6 @@ def _calls(
     example_values: ValuesByClass | None = None,
     types: Documented = (),
     searched: Sequence[ast.expr] | None = None,
-    judged: Judged = None,
 ) -> list[Candidate]:
     """The calls of `function` (of `module`, defined by `node`) under which none of
     `conditions` is known to be false: those starting from each of `examples` first, then
@@ -1188,9 +1156,7 @@ def _calls(
     from_examples: list[Candidate] = []
     for example in examples:
         with contextlib.suppress(ValueError):
-            found = _calls_from(
-                function, node, module, conditions, receiver, example, build, judged=judged
-            )
+            found = _calls_from(function, node, module, conditions, receiver, example, build)
             from_examples += [c for c in found if c.call not in {f.call for f in from_examples}]
     try:
         made_up = _calls_from(
@@ -1203,7 +1169,6 @@ def _calls(
             example_values=example_values,
             types=types,
             searched=searched,
-            judged=judged,
         )
     except ValueError:
         if not from_examples:
@@ -1223,7 +1188,6 @@ def _calls_from(
     example_values: ValuesByClass | None = None,
     types: Documented = (),
     searched: Sequence[ast.expr] | None = None,
-    judged: Judged = None,
 ) -> list[Candidate]:
     """`_calls` without or with one `example`: a parameter no condition reads takes the value
     the example passes, or the value its setup binds to the parameter's name; one a condition
@@ -1313,7 +1277,7 @@ def _calls_from(
             if value is not _NO_VALUE
             and (not isinstance(value, _Built | _Written) or value == _PLAIN["Callable"])
         }
-        if any(_truth(condition, env, judged) is False for condition in conditions):
+        if any(_truth(condition, env) is False for condition in conditions):
             continue
         made, imports = _made(values, module, build)
         for into, chosen in (

@@ -15,7 +15,6 @@ from catalog.evidence.building import ClassValues, dataclass_init
 from catalog.evidence.candidates import (
     Candidate,
     Documented,
-    IsClass,
     PublicCaller,
     constructor_call,
     def_header,
@@ -411,13 +410,6 @@ class Reaching:
         runtime = self._runtime_names(module)
         unbound = runtime is not None and dotted.split(".")[0] not in runtime
         return self._class_values().build(dotted, module, qualified=unbound)
-
-    def is_class(self, module: str) -> IsClass:
-        """`candidates.IsClass` for the names `module` writes: a class statement of the
-        package they name (through imports and re-exports), not a name bound to a type or
-        a tuple of types (`Dim = int`, `IntLike = (int, SymInt)`), which reads the same."""
-        graph = self._classes()
-        return lambda dotted: graph.class_named(f"{module}.{dotted}") is not None
 
     def _class_values(self) -> ClassValues:
         if self._values_of_classes is None:

@@ -660,7 +660,6 @@ def _plan(
             values.by_class,
             reaching.own_types(site),
             reaching.constants(site.path),
-            reaching.is_class(module),
         )
     except ValueError as why:
         return SiteOutcome(site.path, site.line, site.function, str(why))
