@@ -406,10 +406,16 @@ class Reaching:
         constructor takes arguments (`catalog.evidence.building`), or where `module` does not
         bind the name the annotation writes while it runs (imported for type checkers only,
         `if TYPE_CHECKING:`, as a forward reference `"Environment"` often is): then named
-        where the package defines or exports it, whatever its constructor takes."""
+        where the package defines or exports it, whatever its constructor takes, or passed
+        as None where errcat cannot make it."""
         runtime = self._runtime_names(module)
         unbound = runtime is not None and dotted.split(".")[0] not in runtime
-        return self._class_values().build(dotted, module, qualified=unbound)
+        made = self._class_values().build(dotted, module, qualified=unbound)
+        if made is None and unbound:
+            # Neither bound while the module runs nor made by its full path: importing it from
+            # the module fails before the call, so the call passes None in its place.
+            return "None", ()
+        return made
 
     def _class_values(self) -> ClassValues:
         if self._values_of_classes is None:

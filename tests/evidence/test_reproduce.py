@@ -783,7 +783,8 @@ def test_a_class_imported_for_type_checkers_only_is_built_where_the_package_defi
         ),
         typed=(
             "from typing import TYPE_CHECKING\n\nfrom widgets.board import Peg\n\n"
-            "if TYPE_CHECKING:\n    from widgets.board import Board\n\n\n"
+            "if TYPE_CHECKING:\n    from outside import Far\n\n"
+            "    from widgets.board import Board\n\n\n"
             'def place(board: "Board", peg: Peg):\n    if board.size < 0:\n'
             '        raise ValueError("no room")\n'
         ),
@@ -793,6 +794,8 @@ def test_a_class_imported_for_type_checkers_only_is_built_where_the_package_defi
         ("import widgets.board",),
     )
     assert reaching.build("Peg", "widgets.typed") is None
+    # One errcat cannot make either is passed as None, not imported from where it is not.
+    assert reaching.build("Far", "widgets.typed") == ("None", ())
 
 
 def test_an_abstract_class_is_made_as_a_concrete_class_deriving_from_it(tmp_path: Path) -> None:
