@@ -53,6 +53,9 @@ class ClassValues:
         self._made: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}
         self._stand_ins: set[tuple[str, str]] = set()
         """The classes made as a subclass of theirs: abstract ones."""
+        self._abstract: dict[tuple[str, str], frozenset[str]] = {}
+        """(path, qualname) -> the methods still abstract on that class (`abstract`, as asked
+        from the class itself, bases followed four levels up)."""
 
     def build(
         self, dotted: str, module: str, *, qualified: bool = False
@@ -168,22 +171,24 @@ class ClassValues:
         declares abstract (`abstract_methods`) and those its bases of the package leave
         abstract that it does not define, a few levels up; empty for a class that can be
         made."""
+        key = (path, qualname)
+        if depth == 0 and key in self._abstract:
+            return self._abstract[key]
         klass = self.named(path, qualname)
         if not isinstance(klass, ast.ClassDef):
             return frozenset()
-        found = set(abstract_methods(klass))
+        declared = abstract_methods(klass)
+        inherited: set[str] = set()
         at = self.classes().class_at(path, qualname)
         for base in at[1] if at is not None and depth < 4 else ():
             parent = self.classes().class_named(base) if base else None
-            if parent is not None and (parent[0], parent[1]) != (path, qualname):
-                found |= self.abstract(parent[0], parent[1], depth + 1)
-        defined = {
-            statement.name
-            for statement in klass.body
-            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
-            and statement.name not in abstract_methods(klass)
-        }
-        return frozenset(found - defined)
+            if parent is not None and (parent[0], parent[1]) != key:
+                inherited |= self.abstract(parent[0], parent[1], depth + 1)
+        found = declared | (inherited - _methods_defined(klass))
+        if depth == 0:
+            # Asked for each class made and each method site's class: read once per class.
+            self._abstract[key] = found
+        return found
 
     def _concrete(
         self, path: str, qualname: str, abstract: frozenset[str]
@@ -201,12 +206,8 @@ class ClassValues:
                     node = self.named(sub_path, sub_name)
                     if not isinstance(node, ast.ClassDef):
                         continue
-                    defined = {
-                        statement.name
-                        for statement in node.body
-                        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
-                    }
-                    below.append((sub_path, sub_name, (left - defined) | abstract_methods(node)))
+                    left_here = (left - _methods_defined(node)) | abstract_methods(node)
+                    below.append((sub_path, sub_name, left_here))
             concrete += [(_private_name(n), depth, p, n) for p, n, left in below if not left]
             level = below
         return min(concrete)[2:] if concrete else None
@@ -250,6 +251,15 @@ def abstract_methods(klass: ast.ClassDef) -> frozenset[str]:
             for decorator in statement.decorator_list
         )
     )
+
+
+def _methods_defined(klass: ast.ClassDef) -> set[str]:
+    """The methods a class's own body defines, abstract ones too."""
+    return {
+        statement.name
+        for statement in klass.body
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
 
 
 def _private_name(qualname: str) -> bool:

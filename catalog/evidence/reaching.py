@@ -6,6 +6,7 @@ they are called on, and the docstring examples their values start from
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -435,12 +436,18 @@ class Reaching:
             )
         return self._running[module]
 
-    def _module_file(self, dotted: str) -> Path | None:
-        """The package's file of the module `dotted`, or None."""
+    @functools.cached_property
+    def _folders(self) -> tuple[Path, Path]:
+        """The folder the package imports from and the package's own, resolved once: the
+        alias reader asks `_module_file` for a module at each name it follows."""
         from catalog.core.project import import_root
 
-        base = import_root(self.config).joinpath(*dotted.split("."))
-        package = self.config.package.resolve()
+        return import_root(self.config), self.config.package.resolve()
+
+    def _module_file(self, dotted: str) -> Path | None:
+        """The package's file of the module `dotted`, or None."""
+        top, package = self._folders
+        base = top.joinpath(*dotted.split("."))
         for file in (base.with_suffix(".py"), base / "__init__.py"):
             if file.is_file() and file.resolve().is_relative_to(package):
                 return file
