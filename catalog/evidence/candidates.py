@@ -10,10 +10,11 @@ attribute, an item, a call or a loop: then the site gets no candidate).
 Combinations are kept when no condition this module can evaluate is false for them, shortest
 call first, `MAX_CANDIDATES` per site, and then one more: the shortest of those calls with
 None in place of each value of a class errcat builds bare (`Module()`), where that call is not
-among them already (a class may need arguments, or be an alias that cannot be called). Nothing of the package is evaluated in errcat's own
-process: conditions are read with `ast` and evaluated only on the values made up here, where
-they compare parameters with constants or with each other's lengths, or ask what a value is
-(`isinstance`, `type(p) is C`, `callable`, `hasattr`, `all`/`any` of a test of each item);
+among them already (a class may need arguments, or be an alias that cannot be called),
+tried after the calls that build, though shorter: a stand-in (`Candidate.stand_in`).
+Nothing of the package is evaluated in errcat's own process: conditions are read with `ast`
+and evaluated only on the values made up here, where they compare parameters with constants
+or with each other's lengths, or ask what a value is (`isinstance`, `type(p) is C`, `callable`, `hasattr`, `all`/`any` of a test of each item);
 a class of the package named there is no built-in value, and a bare instance of it is one.
 
 A test that reads what the function computes is read through the extractor's `expanded` form,
@@ -91,6 +92,9 @@ class Candidate:
     """Set on a call standing for the calls that pass values of the package's examples
     (`catalog.evidence.example_values`): which of them meet the site's tests only a run can say, by
     searching them (`Search`); the call itself is the first of them."""
+    stand_in: bool = False
+    """Whether it passes None where another candidate passes a value the program builds or an
+    example writes: the fallback for a class whose constructor fails, tried after that one."""
 
     @property
     def shown(self) -> str:
@@ -989,11 +993,18 @@ MAX_REFUSALS = 2
 def _ranked(calls: Iterable[Candidate], most: int = MAX_CANDIDATES) -> list[Candidate]:
     """The shortest `most` calls from examples, then the shortest `most` others (by the call
     itself: the statements a call needs are no reason to try it later), then the calls a run
-    searches first (`Candidate.search`), in the order found."""
+    searches first (`Candidate.search`), in the order found.
+
+    A stand-in (`Candidate.stand_in`) is always shorter than the call it stands in for, yet
+    only worth its try once that call failed: the others are the shortest calls that build
+    their values, then the shortest stand-in, `most` in all but for one stand-in at least
+    (`get_matching_subgraph_pairs(GraphModule({}, Graph()), ...)` before `(None, None)`)."""
     listed = list(calls)
     ordered = sorted(listed, key=lambda c: len(c.call))
     from_examples = [c for c in ordered if c.example and not c.search][:most]
-    others = [c for c in ordered if not c.example and not c.search][:most]
+    made = [c for c in ordered if not c.example and not c.search and not c.stand_in]
+    stand_ins = [c for c in ordered if not c.example and not c.search and c.stand_in][:1]
+    others = made[: max(1, most - len(stand_ins))] + stand_ins
     return from_examples + others + [c for c in listed if c.search][:MAX_SEARCHES]
 
 
@@ -1300,7 +1311,10 @@ def _calls_from(
                 continue
             built = {value.root for value in chosen.values() if isinstance(value, _Built)}
             needs = imports if into is found else ()
-            into.setdefault(call, _candidate(module, callee, call, built, receiver, example, needs))
+            candidate = _candidate(module, callee, call, built, receiver, example, needs)
+            if into is unbuilt and chosen != values:
+                candidate = replace(candidate, stand_in=True)
+            into.setdefault(call, candidate)
     searching = (
         _search_call(
             callee,

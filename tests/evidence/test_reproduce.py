@@ -556,6 +556,10 @@ def test_a_private_site_is_called_through_a_public_caller_in_its_names() -> None
     (only,) = candidates(site, "pkg.m", [plain])
     assert only.call == "run(1)"
     assert candidates(site, "pkg.m", [plain, sgd])[0].call == "sgd(-1)"
+    # Its class parameter built first, None in its place only after: None is the shorter call,
+    # yet the one that fails on the first attribute the caller reads.
+    board = caller("def draw(board: Board):", ())
+    assert [c.call for c in candidates(site, "pkg.m", [board])] == ["draw(Board())", "draw(None)"]
 
 
 def test_a_parameter_nothing_types_is_passed_none_where_tests_read_it_whole() -> None:
