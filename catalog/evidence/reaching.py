@@ -6,6 +6,7 @@ they are called on, and the docstring examples their values start from
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
@@ -291,8 +292,9 @@ class Reaching:
     def constants(self, path: str) -> dict[str, str]:
         """The names `path` binds once, at its top level, to a literal value, with that value
         as source (`_SUPPORTED_PADDING = {"reflect", "zeros"}`; a `frozenset(...)`, `set(...)`
-        or `tuple(...)` of a literal too); a name rebound anywhere (a second assignment, `+=`,
-        `global` in a function) is left out."""
+        or `tuple(...)` of a literal too), or to built-in classes (`Dim = int`, `IntLike =
+        (int, torch.SymInt)`); a name rebound anywhere (a second assignment, `+=`, `global`
+        in a function) is left out."""
         if path not in self._constants:
             self._constants[path] = _module_constants(self._tree(path))
         return self._constants[path]
@@ -612,6 +614,10 @@ def _module_constants(tree: ast.Module | None) -> dict[str, str]:
     for name, value in values.items():
         if bound[name] != 1 or name in rebound:
             continue
+        classes = _builtin_classes(value, bound)
+        if classes is not None:
+            found[name] = classes
+            continue
         literal = _literal_value(value)
         if literal is None:
             continue
@@ -628,6 +634,25 @@ def _module_constants(tree: ast.Module | None) -> dict[str, str]:
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue  # `nan`, or what its repr does not read back as
     return found
+
+
+def _builtin_classes(value: ast.expr, bound: dict[str, int]) -> str | None:
+    """The source of a value that names built-in classes, as `isinstance` takes them: one
+    (`Dim = int`) or a tuple holding one at least, beside dotted names (`IntLike = (int,
+    torch.SymInt)`); None otherwise, and where the module binds the built-in's name itself.
+    Written into a test, `isinstance(idx, Dim)` is judged as what it is, a test of `int`, not
+    of a class of the package its CapWords name suggests."""
+    elements = value.elts if isinstance(value, ast.Tuple) else [value]
+    if not elements or not all(dotted_name(element) for element in elements):
+        return None
+    if not any(
+        isinstance(element, ast.Name)
+        and element.id not in bound
+        and isinstance(getattr(builtins, element.id, None), type)
+        for element in elements
+    ):
+        return None
+    return ast.unparse(value)
 
 
 def _literal_value(value: ast.expr) -> Any:

@@ -605,6 +605,19 @@ def test_a_module_constant_a_test_reads_offers_its_members() -> None:
         "FOUND = compute()\n"
     )
     assert _module_constants(tree) == {"_LEGACY": "{'old', 'older'}", "LIMIT": "3"}
+    # A CapWords name bound to built-in classes is a test of those, not of a class of the
+    # package that no made-up value is: `isinstance(idx, Dim)` holds of 1.
+    tree = ast_module.parse(
+        "Dim = int\nIntLike = (int, torch.SymInt)\nTensorLike = torch.Tensor\n"
+        "Same = (Dim, Other)\nMine = str\nstr = bytes\n"
+    )
+    classes = _module_constants(tree)
+    # `Mine` is not `str`: the module rebinds that name (to `bytes`, as the test then reads).
+    assert classes == {"Dim": "int", "IntLike": "(int, torch.SymInt)", "str": "bytes"}
+    site = guarded_site("def at(idx):", "isinstance(idx, Dim) and idx < 0", function="at")
+    with pytest.raises(ValueError, match="no combination of values"):
+        candidates(site, "pkg.m")
+    assert candidates(site, "pkg.m", constants=classes)[0].call == "at(-1)"
 
 
 def test_a_test_is_kept_in_the_parts_a_caller_steers() -> None:
