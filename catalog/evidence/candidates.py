@@ -869,10 +869,12 @@ def candidates(
     example_values: ValuesByClass | None = None,
     types: Documented = (),
     constants: Mapping[str, str] | None = None,
+    avoid: Avoid | None = None,
 ) -> list[Candidate]:
     """The calls to try for `site`, those starting from a docstring's example first, then
     shortest first, then those passing values of `example_values` (`Candidate.search`); raises
-    ValueError saying why there are none.
+    ValueError saying why there are none. `avoid` adds to the tests of the functions it names
+    (`avoiding`): tests no call should fail, though they steer nothing by themselves.
 
     `module` is the import name of the site's file; `examples` are the calls of the site's own
     function in its docstring, `types` what that docstring says its parameters are,
@@ -886,12 +888,16 @@ def candidates(
     node = def_header(site.signature) if site.signature else None
     if node is None:
         raise ValueError(f"the signature of `{site.function}` is not readable")
+    avoid = avoid or {}
     try:
         return _calls(
             site.function,
             node,
             module,
-            _with_constants(_tests(site), constants, node),
+            [
+                *_with_constants(_tests(site), constants, node),
+                *avoid.get((module, site.function), ()),
+            ],
             examples=examples,
             build=build,
             example_values=example_values,
@@ -919,6 +925,7 @@ def candidates(
             constants,
             caller.node,
         )
+        steers = bool(tests)
         # A caller passing on nothing the tests read gives plain calls, tried only where no
         # caller steers (`unsteered` below), as one passing nothing does.
         try:
@@ -926,7 +933,7 @@ def candidates(
                 caller.function,
                 caller.node,
                 caller.module,
-                tests,
+                [*tests, *avoid.get((caller.module, caller.function), ())],
                 caller.receiver,
                 caller.examples,
                 build,
@@ -941,8 +948,8 @@ def candidates(
             # steer (a raise it always reaches), its call is still the surest, and a caller's
             # plain call must not take its place.
             itself = caller.module == module and caller.function == site.function
-            steered = steered or bool(tests) or caller.steered
-            (found if tests or caller.steered or itself else unsteered).extend(calls)
+            steered = steered or steers or caller.steered
+            (found if steers or caller.steered or itself else unsteered).extend(calls)
         if sum(not c.example and not c.search for c in found) >= MAX_CANDIDATES:
             break
     if found:
@@ -961,6 +968,42 @@ def candidates(
         # Why the public callers gave no call either: what would let them.
         raise ValueError(f"{own}; {'; '.join(refused[:MAX_REFUSALS])}")
     raise own
+
+
+Avoid = Mapping[tuple[str, str], Sequence[ast.expr]]
+"""(import name of a module, qualified name of a function there) -> tests every call of that
+function should meet (`avoiding`)."""
+
+
+def avoiding(
+    site: RaiseSite,
+    module: str,
+    callers: Iterable[PublicCaller] = (),
+    constants: Mapping[str, str] | None = None,
+) -> dict[tuple[str, str], list[ast.expr]]:
+    """What a call must meet not to stop at `site`, another check than the one a run looks
+    for: the negation of the site's tests (`not (t1 and t2)`), said in its own function's
+    parameters and in those of each public caller that passes them on, as `candidates` reads
+    a site's tests. A test a caller does not steer is left out of the conjunction, which
+    makes its negation stronger than needed, never weaker; a function with no test to say
+    gets nothing."""
+    found: dict[tuple[str, str], list[ast.expr]] = {}
+    if site.function is None:
+        return found
+    node = def_header(site.signature) if site.signature else None
+    own = set() if node is None else {parameter.name for parameter in _parameters(node)}
+
+    def add(key: tuple[str, str], tests: list[ast.expr]) -> None:
+        if tests:
+            both = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
+            found.setdefault(key, []).append(ast.UnaryOp(ast.Not(), both))
+
+    if node is not None:
+        add((module, site.function), _with_constants(_tests(site), constants, node))
+    for caller in callers:
+        tests = _tests(site, dict(caller.passes), own, caller.node)
+        add((caller.module, caller.function), _with_constants(tests, constants, caller.node))
+    return found
 
 
 def _with_constants(

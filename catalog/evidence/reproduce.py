@@ -45,7 +45,14 @@ from typing import TYPE_CHECKING, Any
 
 from catalog.core.worker_process import WorkerFailed, WorkerProcess
 from catalog.evidence.call_worker import MEMORY_LIMIT, PRELOAD_ENV
-from catalog.evidence.candidates import MAX_CANDIDATES, Candidate, Search, candidates
+from catalog.evidence.candidates import (
+    MAX_CANDIDATES,
+    Avoid,
+    Candidate,
+    Search,
+    avoiding,
+    candidates,
+)
 from catalog.evidence.example_values import (
     NO_VALUES,
     ExampleValues,
@@ -58,6 +65,7 @@ from catalog.evidence.example_values import (
 )
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.reaching import Reaching
+from catalog.evidence.stops import HELPER_FRAMES, Stops
 from catalog.evidence.stored import FileBytes, dump_results, read_results
 
 if TYPE_CHECKING:
@@ -367,11 +375,6 @@ def judge(
     return f"{said}, at {filename}:{line}, not at the site"
 
 
-HELPER_FRAMES = 4
-"""Frames out from a raise that a raise helper's call site may be (`torch._check` calls
-`_check_with`, which raises)."""
-
-
 def _at_site(site: RaiseSite, site_file: Path, filename: str, line: int) -> bool:
     try:
         same_file = Path(filename).resolve() == site_file.resolve()
@@ -406,6 +409,9 @@ class _Job:
     candidates: list[Candidate]
     attempts: list[Attempt] = field(default_factory=list)
     reproduction: Reproduction | None = None
+    stopped: list[Mapping[str, Any]] = field(default_factory=list)
+    """The replies of calls that raised, but not what the site raises there: where each
+    stopped is what a second round steers past (`_steered_past`)."""
 
 
 class _Pool:
@@ -535,6 +541,8 @@ def _try_calls(job: _Job, pool: _Pool, timeout: float, calls: Sequence[Candidate
         job.attempts.append(
             Attempt(candidate.shown, str(reply.get("ended")), problem, output, seconds)
         )
+        if problem is not None and reply.get("ended") == "raised":
+            job.stopped.append({"ended": "raised", "frames": reply.get("frames")})
         if problem is None:
             try:
                 data = job.site_file.read_bytes()
@@ -622,6 +630,19 @@ def reproduce(
             calls.stop()
             raise
         calls.finish()
+        # A second round, once every first call ran: the calls that stopped at another check of
+        # the package are tried again, steered past it.
+        stops = Stops(config.root, (site for found in sites.values() for site in found))
+        calls = _Calls(pool, timeout, jobs)
+        try:
+            for plan in plans.values():
+                for item in plan:
+                    if isinstance(item, _Job) and _steered_past(config, reaching, stops, item):
+                        calls.add(item)
+        except BaseException:
+            calls.stop()
+            raise
+        calls.finish()
     finally:
         pool.close()
     outcomes = []
@@ -670,6 +691,68 @@ def _plan(
         print(f"errcat reproduce: {site.path}:{site.line}: {said}", file=sys.stderr)
         return SiteOutcome(site.path, site.line, site.function, said)
     return _Job(entry, site, module, site_file, found)
+
+
+MAX_STOPS = 2
+"""Checks a site's second round steers past: those its first calls stopped at first."""
+
+
+def _steered_past(config: Config, reaching: Reaching, stops: Stops, job: _Job) -> bool:
+    """Give a job its second round: the calls that meet, besides the site's tests, the negation
+    of each check its first calls stopped at (`candidates.avoiding`), but for those it tried;
+    whether there are any. A job already reproduced, or whose calls stopped at no other site
+    of the package, has none."""
+    from catalog.core.project import module_name
+
+    if job.reproduction is not None:
+        return False
+    tried = {attempt.call for attempt in job.attempts}
+    avoid: dict[tuple[str, str], list[ast.expr]] = {}
+    seen: set[tuple[str, int]] = set()
+    for reply in job.stopped:
+        stop = stops.site_of(reply)
+        if stop is None or stop == job.site or (stop.path, stop.line) in seen:
+            continue
+        seen.add((stop.path, stop.line))
+        if len(seen) > MAX_STOPS:
+            break
+        try:
+            module = module_name(config, config.root / stop.path)
+            said = avoiding(
+                replace(stop, signature=reaching.signature(stop)),
+                module,
+                reaching.callers(stop),
+                reaching.constants(stop.path),
+            )
+        except ValueError:
+            continue
+        for key, tests in said.items():
+            avoid.setdefault(key, []).extend(tests)
+    job.stopped.clear()
+    if not avoid:
+        return False
+    found = _replanned(config, reaching, job, avoid)
+    job.candidates = [c for c in found if c.shown not in tried and c.search is None]
+    return bool(job.candidates)
+
+
+def _replanned(config: Config, reaching: Reaching, job: _Job, avoid: Avoid) -> list[Candidate]:
+    """The site's calls again (`_plan`'s), meeting `avoid` too; none where it gets none."""
+    site = job.site
+    try:
+        return candidates(
+            replace(site, signature=reaching.signature(site)),
+            job.module,
+            reaching.callers(site),
+            reaching.own_examples(site, job.module),
+            reaching.build,
+            None,
+            reaching.own_types(site),
+            reaching.constants(site.path),
+            avoid,
+        )
+    except ValueError:
+        return []
 
 
 def default_jobs() -> int:

@@ -1280,3 +1280,72 @@ def test_a_method_that_always_raises_is_called_itself_before_a_callers_plain_cal
     calls = [candidate.call for candidate in candidates(site, "pkg.m", [method, caller])]
     # The caller's plain call keeps its one try after it.
     assert calls == ["Tokenizer('x').fail('x')", "parse('x')"]
+
+
+def test_a_call_stopped_at_another_check_is_tried_again_steered_past_it(tmp_path: Path) -> None:
+    """`define('x', '')` stops at `_split`'s check, not at the schema's: the second round
+    passes a name that check lets by (`'::'`, its negation's constant), and gets there."""
+    root = _gauges(
+        tmp_path,
+        """\
+                def _split(qualname):
+                    if "::" not in qualname:
+                        raise ValueError("a name needs its namespace")
+                    return qualname.split("::", 1)
+
+
+                def define(qualname: str, schema: str) -> None:
+                    namespace, name = _split(qualname)
+                    if schema == "":
+                        raise ValueError("an operator needs a schema")
+                """,
+    )
+    assert errcat_output(root, "new")[0] == 0
+    code, out, err = errcat_output(root, "reproduce", "--no-tests", "--json")
+    assert code == 0, err
+    (entry,) = [e for e in json.loads(out)["entries"] if e["name"].startswith("OperatorNeeds")]
+    assert entry["outcome"] == "reproduced", entry
+    assert entry["call"] == "define('::', '')"
+    tried = [attempt["call"] for attempt in entry["sites"][0]["attempts"]]
+    assert tried[0] == "define('x', '')"
+    assert "a name needs its namespace" in entry["sites"][0]["attempts"][0]["problem"]
+
+
+def test_what_a_call_must_meet_to_get_past_a_check_is_said_in_each_callers_terms(
+    tmp_path: Path,
+) -> None:
+    import ast as ast_module
+    from dataclasses import replace
+
+    from catalog.evidence.candidates import avoiding
+    from catalog.evidence.stops import Stops
+
+    check = guarded_site(
+        "def _split(qualname, strict=False):", "'::' not in qualname", "strict", function="_split"
+    )
+    header = ast_module.parse("def define(name, schema):\n    pass").body[0]
+    assert isinstance(header, ast_module.FunctionDef)
+    define = PublicCaller("pkg.ops", "define", header, (("qualname", "name"),))
+    said = {
+        key: [ast_module.unparse(test) for test in tests]
+        for key, tests in avoiding(check, "pkg.m", [define]).items()
+    }
+    # The caller does not steer `strict`: only the test it does is negated, which is stronger.
+    assert said == {
+        ("pkg.m", "_split"): ["not ('::' not in qualname and strict)"],
+        ("pkg.ops", "define"): ["not '::' not in name"],
+    }
+    # The site is named by the frame on its lines: the raise's own, or a raise helper's caller
+    # a few frames out, never a frame outside the package's sites.
+    (tmp_path / "pkg").mkdir()
+    stops = Stops(tmp_path, [check])
+    at = str(tmp_path / "pkg" / "m.py")
+    assert stops.site_of({"ended": "raised", "frames": [[at, 9], ["x.py", 1]]}) == check
+    assert stops.site_of({"ended": "raised", "frames": [[at, 10]]}) is None
+    assert stops.site_of({"ended": "raised", "frames": [["h.py", 2], [at, 9]]}) is None
+    helped = replace(check, call=True)
+    assert (
+        Stops(tmp_path, [helped]).site_of({"ended": "raised", "frames": [["h.py", 2], [at, 9]]})
+        == helped
+    )
+    assert stops.site_of({"ended": "finished"}) is None
