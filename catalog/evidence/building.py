@@ -6,7 +6,9 @@ value, and asks a `Builder` (here, `ClassValues.build`) for the call that makes 
 - a constructor taking arguments without defaults gets each made up from its annotation (a
   value the package's examples make of its class first, else a plain value, else a class of
   the package in turn, one level down): `torch.fx.graph_module.GraphModule({},
-  torch.fx.graph.Graph())`;
+  torch.fx.graph.Graph())`; an argument the constructor's own checks test takes a value
+  they let by (`Reaching.checks`, `candidates.values_meeting`): torch's `Node` gets an `op`
+  among its `_legal_ops`, not 'x';
 - a `@dataclass` without a constructor of its own is made with its fields that have no
   default, by keyword; an enumeration is its first member, never called bare;
 - the class is named where the package exports it, if a package above its module does
@@ -23,7 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catalog.evidence.candidates import ValuesByClass, example_argument, plain_argument
+from catalog.evidence.candidates import (
+    ValuesByClass,
+    example_argument,
+    plain_argument,
+    values_meeting,
+)
 from extractor.imports import dotted_name
 from extractor.instance import init_fields
 
@@ -42,6 +49,7 @@ class ClassValues:
         named: Callable[[str, str], ast.AST | None],
         classes: Callable[[], Any],
         aliases: Callable[[], Aliases],
+        checks: Callable[[str, str], list[ast.expr]] | None = None,
     ) -> None:
         self.config = config
         self.example_values = example_values
@@ -50,6 +58,9 @@ class ClassValues:
         self.classes = classes
         """The package's call graph (`extractor.calls.call_graph`)."""
         self.aliases = aliases
+        self.checks = checks
+        """What every call of a function (file, qualified name) must meet not to stop at one
+        of its own checks (`Reaching.checks`), or None where unknown."""
         self._made: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}
         self._stand_ins: set[tuple[str, str]] = set()
         """The classes made as a subclass of theirs: abstract ones."""
@@ -145,8 +156,19 @@ class ClassValues:
                 init_module = module_name(self.config, self.config.root / init[0])
             except ValueError:
                 return None
+        # Values its own checks let by, where they test the arguments: torch's `Node` refuses
+        # an `op` outside its `_legal_ops`, so a made-up 'x' never gets a node made.
+        tests = self.checks(*init) if self.checks is not None and init is not None else []
+        chosen = (
+            values_meeting(tests, node, {name for name, _, _ in wanted})
+            if tests and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            else {}
+        )
         arguments: list[str] = []
         for name, annotation, by_keyword in wanted:
+            if name in chosen:
+                arguments.append((f"{name}=" if by_keyword else "") + chosen[name])
+                continue
             example = example_argument(annotation, self.example_values)
             if example is not None:
                 # A value the package's examples make, rather than one made up.

@@ -1624,6 +1624,40 @@ def example_argument(
     return None
 
 
+def values_meeting(
+    tests: Sequence[ast.expr],
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    wanted: Collection[str],
+) -> dict[str, str]:
+    """For a `Builder`'s constructor `node`: values, as source, for the parameters of `wanted`
+    that `tests` read, tests every call must meet (`avoiding` of the constructor's own
+    checks): the first combination of the plain values the tests offer under which none is
+    judged false, the other parameters at their annotation's plain value. {} where the tests
+    read none of them, or no such combination is found (the caller then makes its values as
+    it would without tests)."""
+    parameters = {p.name: p for p in _parameters(node) if p.name in wanted}
+    pools = _pools(tests, parameters)
+    read = [name for name in parameters if pools.get(name)]
+    if not read:
+        return {}
+    plain = {
+        name: value
+        for name, parameter in parameters.items()
+        if name not in read
+        and (value := _plain_value(parameter.annotation)) is not _NO_VALUE
+        and not isinstance(value, _Built)
+    }
+    for combination in itertools.islice(
+        itertools.product(*(pools[name] for name in read)), MAX_COMBINATIONS
+    ):
+        if any(isinstance(value, _Built | _Written) for value in combination):
+            continue  # a class to build in turn: not one level further down
+        env = {**plain, **dict(zip(read, combination, strict=True))}
+        if all(_truth(test, env) is not False for test in tests):
+            return {name: repr(value) for name, value in zip(read, combination, strict=True)}
+    return {}
+
+
 def plain_argument(annotation: ast.expr | None) -> tuple[str, bool] | None:
     """What a parameter no test reads gets from its annotation alone, for the arguments a
     `Builder` makes up: (a value's source, False) (`1`, `'x'`, `[]`) or (a class as written,

@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from catalog.evidence.candidates import (
     Candidate,
     Documented,
     PublicCaller,
+    avoiding,
     constructor_call,
     def_header,
     instance_tests,
@@ -57,11 +59,21 @@ class Reaching:
     few that pass nothing on; the call graph is made on the first question (its answers are
     cached with the scan)."""
 
-    def __init__(self, config: Config, values: ExampleValues = NO_VALUES) -> None:
+    def __init__(
+        self,
+        config: Config,
+        values: ExampleValues = NO_VALUES,
+        sites: Iterable[RaiseSite] = (),
+    ) -> None:
         self.config = config
         self.values = values
         """What the package's examples make, whose classes a parameter without an annotation
         may be known by (`_types`)."""
+        self._sites: dict[tuple[str, str], list[RaiseSite]] = {}
+        """The package's raise sites by (file, function), whose checks `checks` says."""
+        for site in sites:
+            if site.function is not None:
+                self._sites.setdefault((site.path, site.function), []).append(site)
         self._graph: Any = None
         self._class_graph: Any = None
         self._values_of_classes: ClassValues | None = None
@@ -423,9 +435,32 @@ class Reaching:
     def _class_values(self) -> ClassValues:
         if self._values_of_classes is None:
             self._values_of_classes = ClassValues(
-                self.config, self.values.by_class, self._named, self._classes, self._aliases
+                self.config,
+                self.values.by_class,
+                self._named,
+                self._classes,
+                self._aliases,
+                self.checks,
             )
         return self._values_of_classes
+
+    def checks(self, path: str, function: str) -> list[ast.expr]:
+        """What every call of `function` (qualified, of the file `path`) must meet not to stop
+        at one of its own raise sites: the negation of each one's tests (`avoiding`), in the
+        function's parameters."""
+        from catalog.core.project import module_name
+
+        found: list[ast.expr] = []
+        for site in self._sites.get((path, function), ()):
+            try:
+                module = module_name(self.config, self.config.root / path)
+            except ValueError:
+                return []
+            said = avoiding(
+                replace(site, signature=self.signature(site)), module, (), self.constants(path)
+            )
+            found += said.get((module, function), [])
+        return found
 
     def _runtime_names(self, module: str) -> frozenset[str] | None:
         """The names `module`'s file binds at its top level while it runs (not under `if

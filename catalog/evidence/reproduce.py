@@ -610,7 +610,7 @@ def reproduce(
     try:
         values = _values(config, package, pool) if package else NO_VALUES
         pool.release()
-        reaching = Reaching(config, values)
+        reaching = Reaching(config, values, (site for found in sites.values() for site in found))
         calls = _Calls(pool, timeout, jobs)
         try:
             first = {entry.id: _first_site(sites.get(entry.id, [])) for entry in entries}

@@ -1349,3 +1349,36 @@ def test_what_a_call_must_meet_to_get_past_a_check_is_said_in_each_callers_terms
         == helped
     )
     assert stops.site_of({"ended": "finished"}) is None
+
+
+def test_a_class_is_made_with_arguments_its_constructors_own_checks_let_by(
+    tmp_path: Path,
+) -> None:
+    """`Node('x', 'x')` stops in the constructor, as torch's `fx.Node` does for an `op` outside
+    `_legal_ops` (and None in its place fails on `node.op`): the node is made with an `op` its
+    check lets by."""
+    root = _gauges(
+        tmp_path,
+        """\
+                _LEGAL = ("call", "get")
+
+
+                class Node:
+                    def __init__(self, op: str, target: str) -> None:
+                        if op not in _LEGAL:
+                            raise ValueError(f"op {op!r} is not one a node runs")
+                        self.op = op
+
+
+                def run(node: Node, times: int) -> None:
+                    runs = node.op
+                    if times < 0:
+                        raise ValueError(f"a {runs} node runs zero times or more")
+                """,
+    )
+    assert errcat_output(root, "new")[0] == 0
+    code, out, err = errcat_output(root, "reproduce", "--no-tests", "--json")
+    assert code == 0, err
+    (entry,) = [e for e in json.loads(out)["entries"] if e["name"].startswith("RunsNodeZero")]
+    assert entry["outcome"] == "reproduced", entry
+    assert entry["call"] == "run(gauges.dial.Node('call', 'x'), -1)"
