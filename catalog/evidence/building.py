@@ -159,9 +159,15 @@ class ClassValues:
         # Values its own checks let by, where they test the arguments: torch's `Node` refuses
         # an `op` outside its `_legal_ops`, so a made-up 'x' never gets a node made.
         tests = self.checks(*init) if self.checks is not None and init is not None else []
+        made_up = {
+            name
+            for name, annotation, _ in wanted
+            if example_argument(annotation, self.example_values) is None
+            and (plain_argument(annotation) or ("", True))[1] is False
+        }
         chosen = (
-            values_meeting(tests, node, {name for name, _, _ in wanted})
-            if tests and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            values_meeting(tests, node, made_up)
+            if tests and made_up and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             else {}
         )
         arguments: list[str] = []

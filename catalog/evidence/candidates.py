@@ -362,7 +362,7 @@ def _around(constant: Any) -> list[Any]:
         return [constant - step, constant, constant + step]
     if isinstance(constant, str):
         return [constant, "x" if constant != "x" else "y"]
-    if isinstance(constant, tuple | list | set | frozenset):
+    if isinstance(constant, tuple | list | set | frozenset | dict):
         members = [m for m in constant if isinstance(m, str | int | float | bool) or m is None]
         others: list[Any] = []
         if all(isinstance(m, str) for m in members) and members:
@@ -1630,23 +1630,23 @@ def values_meeting(
     wanted: Collection[str],
 ) -> dict[str, str]:
     """For a `Builder`'s constructor `node`: values, as source, for the parameters of `wanted`
-    that `tests` read, tests every call must meet (`avoiding` of the constructor's own
-    checks): the first combination of the plain values the tests offer under which none is
-    judged false, the other parameters at their annotation's plain value. {} where the tests
-    read none of them, or no such combination is found (the caller then makes its values as
-    it would without tests)."""
+    (those it makes up, not those an example or a class gives) where `tests`, tests every
+    call must meet (`avoiding` of the constructor's own checks), judge one of them false at
+    the plain values of their annotations: the first combination of the plain values the
+    tests offer under which none is, the other parameters at their plain values. {} where no
+    test is judged false, or no such combination is found (the caller then makes its values
+    as it would without tests)."""
     parameters = {p.name: p for p in _parameters(node) if p.name in wanted}
-    pools = _pools(tests, parameters)
-    read = [name for name in parameters if pools.get(name)]
-    if not read:
-        return {}
     plain = {
         name: value
         for name, parameter in parameters.items()
-        if name not in read
-        and (value := _plain_value(parameter.annotation)) is not _NO_VALUE
+        if (value := _plain_value(parameter.annotation)) is not _NO_VALUE
         and not isinstance(value, _Built)
     }
+    if all(_truth(test, plain) is not False for test in tests):
+        return {}
+    pools = _pools(tests, parameters)
+    read = [name for name in parameters if pools.get(name)]
     for combination in itertools.islice(
         itertools.product(*(pools[name] for name in read)), MAX_COMBINATIONS
     ):

@@ -304,9 +304,9 @@ class Reaching:
     def constants(self, path: str) -> dict[str, str]:
         """The names `path` binds once, at its top level, to a literal value, with that value
         as source (`_SUPPORTED_PADDING = {"reflect", "zeros"}`; a `frozenset(...)`, `set(...)`
-        or `tuple(...)` of a literal too), or to built-in classes (`Dim = int`, `IntLike =
-        (int, torch.SymInt)`); a name rebound anywhere (a second assignment, `+=`, `global`
-        in a function) is left out."""
+        or `tuple(...)` of a literal too, and `dict.fromkeys(...)` of one), or to built-in
+        classes (`Dim = int`, `IntLike = (int, torch.SymInt)`); a name rebound anywhere (a
+        second assignment, `+=`, `global` in a function) is left out."""
         if path not in self._constants:
             self._constants[path] = _module_constants(self._tree(path))
         return self._constants[path]
@@ -691,7 +691,19 @@ def _builtin_classes(value: ast.expr, bound: dict[str, int]) -> str | None:
 
 
 def _literal_value(value: ast.expr) -> Any:
-    """The value of a literal, or of `frozenset`/`set`/`tuple` of one; None otherwise."""
+    """The value of a literal, or of `frozenset`/`set`/`tuple` of one, or `dict.fromkeys` of
+    one (torch's `_legal_ops`, tested with `in`); None otherwise."""
+    if (
+        isinstance(value, ast.Call)
+        and dotted_name(value.func) == "dict.fromkeys"
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        keys = _literal_value(value.args[0])
+        try:
+            return None if keys is None else dict.fromkeys(keys)
+        except TypeError:
+            return None
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)

@@ -603,8 +603,13 @@ def test_a_module_constant_a_test_reads_offers_its_members() -> None:
         "SEEN = 1\n"
         "def f():\n    global SEEN\n"
         "FOUND = compute()\n"
+        "_OPS = dict.fromkeys(['call', 'get'])\n"
     )
-    assert _module_constants(tree) == {"_LEGACY": "{'old', 'older'}", "LIMIT": "3"}
+    assert _module_constants(tree) == {
+        "_LEGACY": "{'old', 'older'}",
+        "LIMIT": "3",
+        "_OPS": "{'call': None, 'get': None}",
+    }
     # A CapWords name bound to built-in classes is a test of those, not of a class of the
     # package that no made-up value is: `isinstance(idx, Dim)` holds of 1.
     tree = ast_module.parse(
@@ -1360,7 +1365,7 @@ def test_a_class_is_made_with_arguments_its_constructors_own_checks_let_by(
     root = _gauges(
         tmp_path,
         """\
-                _LEGAL = ("call", "get")
+                _LEGAL = dict.fromkeys(["call", "get"])
 
 
                 class Node:
