@@ -50,6 +50,7 @@ from catalog.evidence.candidates import (
     Avoid,
     Candidate,
     Search,
+    ValuesByClass,
     avoiding,
     candidates,
 )
@@ -610,7 +611,8 @@ def reproduce(
     try:
         values = _values(config, package, pool) if package else NO_VALUES
         pool.release()
-        reaching = Reaching(config, values, (site for found in sites.values() for site in found))
+        every_site = [site for found in sites.values() for site in found]
+        reaching = Reaching(config, values, every_site)
         calls = _Calls(pool, timeout, jobs)
         try:
             first = {entry.id: _first_site(sites.get(entry.id, [])) for entry in entries}
@@ -632,7 +634,7 @@ def reproduce(
         calls.finish()
         # A second round, once every first call ran: the calls that stopped at another check of
         # the package are tried again, steered past it.
-        stops = Stops(config.root, (site for found in sites.values() for site in found))
+        stops = Stops(config.root, every_site)
         calls = _Calls(pool, timeout, jobs)
         try:
             for plan in plans.values():
@@ -672,25 +674,42 @@ def _plan(
     site_file = config.root / site.path
     try:
         module = module_name(config, site_file)
-        found = candidates(
-            replace(site, signature=reaching.signature(site)),
-            module,
-            reaching.callers(site),
-            reaching.own_examples(site, module),
-            reaching.build,
-            values.by_class,
-            reaching.own_types(site),
-            reaching.constants(site.path),
-        )
+        found = _site_calls(reaching, site, module, values.by_class)
     except ValueError as why:
         return SiteOutcome(site.path, site.line, site.function, str(why))
     except Exception as bug:
         # One site's reading must not end a run over a whole package: said (a bug to report),
         # and the run goes on.
-        said = f"errcat failed to build its calls ({type(bug).__name__}: {bug})"
-        print(f"errcat reproduce: {site.path}:{site.line}: {said}", file=sys.stderr)
-        return SiteOutcome(site.path, site.line, site.function, said)
+        return SiteOutcome(site.path, site.line, site.function, _said_bug(site, bug))
     return _Job(entry, site, module, site_file, found)
+
+
+def _site_calls(
+    reaching: Reaching,
+    site: RaiseSite,
+    module: str,
+    by_class: ValuesByClass | None,
+    avoid: Avoid | None = None,
+) -> list[Candidate]:
+    """`candidates` of a site, with what `reaching` knows of it; ValueError saying why none."""
+    return candidates(
+        replace(site, signature=reaching.signature(site)),
+        module,
+        reaching.callers(site),
+        reaching.own_examples(site, module),
+        reaching.build,
+        by_class,
+        reaching.own_types(site),
+        reaching.constants(site.path),
+        avoid,
+    )
+
+
+def _said_bug(site: RaiseSite, bug: Exception) -> str:
+    """A bug of errcat's met building a site's calls, said on stderr as well as returned."""
+    said = f"errcat failed to build its calls ({type(bug).__name__}: {bug})"
+    print(f"errcat reproduce: {site.path}:{site.line}: {said}", file=sys.stderr)
+    return said
 
 
 MAX_STOPS = 2
@@ -702,57 +721,52 @@ def _steered_past(config: Config, reaching: Reaching, stops: Stops, job: _Job) -
     of each check its first calls stopped at (`candidates.avoiding`), but for those it tried;
     whether there are any. A job already reproduced, or whose calls stopped at no other site
     of the package, has none."""
-    from catalog.core.project import module_name
-
     if job.reproduction is not None:
         return False
-    tried = {attempt.call for attempt in job.attempts}
-    avoid: dict[tuple[str, str], list[ast.expr]] = {}
-    seen: set[tuple[str, int]] = set()
-    for reply in job.stopped:
-        stop = stops.site_of(reply)
-        if stop is None or stop == job.site or (stop.path, stop.line) in seen:
-            continue
-        seen.add((stop.path, stop.line))
-        if len(seen) > MAX_STOPS:
-            break
-        try:
-            module = module_name(config, config.root / stop.path)
-            said = avoiding(
-                replace(stop, signature=reaching.signature(stop)),
-                module,
-                reaching.callers(stop),
-                reaching.constants(stop.path),
-            )
-        except ValueError:
-            continue
-        for key, tests in said.items():
-            avoid.setdefault(key, []).extend(tests)
-    job.stopped.clear()
-    if not avoid:
+    stopped, job.stopped = job.stopped, []
+    try:
+        avoid = _avoid(config, reaching, stops, job.site, stopped)
+        found = _site_calls(reaching, job.site, job.module, None, avoid) if avoid else []
+    except ValueError:
         return False
-    found = _replanned(config, reaching, job, avoid)
+    except Exception as bug:
+        # As in the first round: said, and the run goes on without this site's second round.
+        _said_bug(job.site, bug)
+        return False
+    tried = {attempt.call for attempt in job.attempts}
     job.candidates = [c for c in found if c.shown not in tried and c.search is None]
     return bool(job.candidates)
 
 
-def _replanned(config: Config, reaching: Reaching, job: _Job, avoid: Avoid) -> list[Candidate]:
-    """The site's calls again (`_plan`'s), meeting `avoid` too; none where it gets none."""
-    site = job.site
-    try:
-        return candidates(
-            replace(site, signature=reaching.signature(site)),
-            job.module,
-            reaching.callers(site),
-            reaching.own_examples(site, job.module),
-            reaching.build,
-            None,
-            reaching.own_types(site),
-            reaching.constants(site.path),
-            avoid,
+def _avoid(
+    config: Config,
+    reaching: Reaching,
+    stops: Stops,
+    site: RaiseSite,
+    replies: Sequence[Mapping[str, Any]],
+) -> Avoid:
+    """What the calls of `site` must meet not to stop where `replies` did: the checks of the
+    package they raised at (up to `MAX_STOPS`, in the order met), each said by `avoiding`."""
+    from catalog.core.project import module_name
+
+    avoid: dict[tuple[str, str], list[ast.expr]] = {}
+    seen: list[RaiseSite] = []
+    for reply in replies:
+        stop = stops.site_of(reply)
+        if stop is None or stop == site or stop in seen:
+            continue
+        seen.append(stop)
+        if len(seen) > MAX_STOPS:
+            break
+        said = avoiding(
+            replace(stop, signature=reaching.signature(stop)),
+            module_name(config, config.root / stop.path),
+            reaching.callers(stop),
+            reaching.constants(stop.path),
         )
-    except ValueError:
-        return []
+        for key, tests in said.items():
+            avoid.setdefault(key, []).extend(tests)
+    return avoid
 
 
 def default_jobs() -> int:

@@ -1387,3 +1387,38 @@ def test_a_class_is_made_with_arguments_its_constructors_own_checks_let_by(
     (entry,) = [e for e in json.loads(out)["entries"] if e["name"].startswith("RunsNodeZero")]
     assert entry["outcome"] == "reproduced", entry
     assert entry["call"] == "run(gauges.dial.Node('call', 'x'), -1)"
+
+
+def test_a_bug_building_a_second_round_is_said_and_the_run_keeps_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import catalog.evidence.reproduce as reproducing
+
+    root = _gauges(
+        tmp_path,
+        """\
+                def _split(qualname):
+                    if "::" not in qualname:
+                        raise ValueError("a name needs its namespace")
+                    return qualname.split("::", 1)
+
+
+                def define(qualname: str, schema: str) -> None:
+                    namespace, name = _split(qualname)
+                    if schema == "":
+                        raise ValueError("an operator needs a schema")
+                """,
+    )
+    real = reproducing.candidates
+
+    def broken(*args: Any) -> Any:
+        if len(args) > 8 and args[8]:  # `avoid`: only the second round's
+            raise TypeError("a bug")
+        return real(*args)
+
+    monkeypatch.setattr(reproducing, "candidates", broken)
+    run = _run_reproduce(root)
+    (entry,) = [e for e in run.entries if e.name.startswith("OperatorNeeds")]
+    assert entry.outcome == "failed"
+    assert entry.sites[0].attempts[0].call == "define('x', '')"
+    assert "errcat failed to build its calls (TypeError: a bug)" in capsys.readouterr().err
