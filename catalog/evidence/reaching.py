@@ -392,7 +392,11 @@ class Reaching:
             else ()
         )
         examples = self._examples(path, f"{class_name}.__init__", module, wanted)
-        receiver = constructor_call(module, class_name, init, examples, tests, self.build)
+        # Made past its constructor's own checks, as a class built for an argument is.
+        checks = self.checks(path, f"{class_name}.__init__") if written is not None else []
+        receiver = constructor_call(
+            module, class_name, init, examples, [*tests, *checks], self.build
+        )
         if receiver is None:
             return None
         if not receiver.example:

@@ -1422,3 +1422,28 @@ def test_a_bug_building_a_second_round_is_said_and_the_run_keeps_the_first(
     assert entry.outcome == "failed"
     assert entry.sites[0].attempts[0].call == "define('x', '')"
     assert "errcat failed to build its calls (TypeError: a bug)" in capsys.readouterr().err
+
+
+def test_a_methods_instance_is_made_past_its_constructors_own_checks(tmp_path: Path) -> None:
+    """`Lamp(1)` stops at the constructor's check; the instance `light` runs on is made with
+    volts that check lets by."""
+    root = _gauges(
+        tmp_path,
+        """\
+                class Lamp:
+                    def __init__(self, volts: int) -> None:
+                        if volts < 100:
+                            raise ValueError("a lamp needs 100 volts at least")
+                        self.volts = volts
+
+                    def light(self, hours: int) -> None:
+                        if hours < 0:
+                            raise ValueError("a lamp lights for no negative time")
+                """,
+    )
+    assert errcat_output(root, "new")[0] == 0
+    code, out, err = errcat_output(root, "reproduce", "--no-tests", "--json")
+    assert code == 0, err
+    (entry,) = [e for e in json.loads(out)["entries"] if "Negative" in e["name"]]
+    assert entry["outcome"] == "reproduced", entry
+    assert entry["call"] == "Lamp(100).light(-1)"
