@@ -986,10 +986,17 @@ def avoiding(
     parameters and in those of each public caller that passes them on, as `candidates` reads
     a site's tests. A test a caller does not steer is left out of the conjunction, which
     makes its negation stronger than needed, never weaker; a function with no test to say
-    gets nothing."""
+    gets nothing.
+
+    The tests are the site's own `if`s where it has any, not the guards on the way to them:
+    a guard says that an earlier check passed (`isinstance(dropout, numbers.Number)` before
+    every check of torch's `RNNBase.__init__`), which a call meets anyway or stops at that
+    check's own site, and one errcat cannot judge would leave every negation unjudged."""
     found: dict[tuple[str, str], list[ast.expr]] = {}
     if site.function is None:
         return found
+    own_ifs = tuple(condition for condition in site.conditions if condition.kind == "if")
+    checked = replace(site, conditions=own_ifs) if own_ifs else site
     node = def_header(site.signature) if site.signature else None
     own = set() if node is None else {parameter.name for parameter in _parameters(node)}
 
@@ -999,9 +1006,9 @@ def avoiding(
             found.setdefault(key, []).append(ast.UnaryOp(ast.Not(), both))
 
     if node is not None:
-        add((module, site.function), _with_constants(_tests(site), constants, node))
+        add((module, site.function), _with_constants(_tests(checked), constants, node))
     for caller in callers:
-        tests = _tests(site, dict(caller.passes), own, caller.node)
+        tests = _tests(checked, dict(caller.passes), own, caller.node)
         add((caller.module, caller.function), _with_constants(tests, constants, caller.node))
     return found
 
@@ -1656,6 +1663,33 @@ def values_meeting(
         if all(_truth(test, env) is not False for test in tests):
             return {name: repr(value) for name, value in zip(read, combination, strict=True)}
     return {}
+
+
+def fails_checks(
+    call: str, node: ast.FunctionDef | ast.AsyncFunctionDef, tests: Sequence[ast.expr]
+) -> bool:
+    """Whether a constructor call as written (`Lamp(1)`) passes values that one of `tests`,
+    in the parameters of the constructor `node`, is judged false of: its arguments that are
+    literals, and the defaults of those it leaves out; False where it cannot be read."""
+    try:
+        written = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(written, ast.Call):
+        return False
+    parameters = [p for p in _parameters(node)[1:] if p.kind not in ("varargs", "varkw")]
+    env = {p.name: value for p in parameters if (value := _default_value(p)) is not _NO_VALUE}
+    positional = [p for p in parameters if p.kind in ("positional_only", "positional")]
+    given: list[tuple[str, ast.expr]] = list(
+        zip((p.name for p in positional), written.args, strict=False)
+    ) + [(k.arg, k.value) for k in written.keywords if k.arg is not None]
+    for name, argument in given:
+        value = _literal(argument)
+        if value is _NO_VALUE:
+            env.pop(name, None)  # a value made some other way: unknown here
+        else:
+            env[name] = value
+    return any(_truth(test, env) is False for test in tests)
 
 
 def plain_argument(annotation: ast.expr | None) -> tuple[str, bool] | None:

@@ -22,6 +22,7 @@ from catalog.evidence.candidates import (
     avoiding,
     constructor_call,
     def_header,
+    fails_checks,
     instance_tests,
     method_caller,
 )
@@ -392,11 +393,19 @@ class Reaching:
             else ()
         )
         examples = self._examples(path, f"{class_name}.__init__", module, wanted)
-        # Made past its constructor's own checks, as a class built for an argument is.
-        checks = self.checks(path, f"{class_name}.__init__") if written is not None else []
-        receiver = constructor_call(
-            module, class_name, init, examples, [*tests, *checks], self.build
-        )
+        receiver = constructor_call(module, class_name, init, examples, tests, self.build)
+        checks = self.checks(path, f"{class_name}.__init__") if init is not None else []
+        if (
+            init is not None
+            and receiver is not None
+            and not receiver.example
+            and fails_checks(receiver.call, init, checks)
+        ):
+            # Made-up values its constructor's own checks refuse: made past them, as a class
+            # built for an argument is (`Lamp(100)` where `Lamp(1)` fails `volts < 100`).
+            receiver = constructor_call(
+                module, class_name, init, examples, [*tests, *checks], self.build
+            )
         if receiver is None:
             return None
         if not receiver.example:

@@ -1340,6 +1340,16 @@ def test_what_a_call_must_meet_to_get_past_a_check_is_said_in_each_callers_terms
         ("pkg.m", "_split"): ["not ('::' not in qualname and strict)"],
         ("pkg.ops", "define"): ["not '::' not in name"],
     }
+    # The site's own `if`s, not the guards on the way (earlier checks that passed, here one
+    # errcat cannot judge): `not (mode != 'a')` is judged, `not (... and number(x))` is not.
+    from extractor.model import Condition
+
+    guarded = replace(
+        guarded_site("def _mode(mode, x):", "mode != 'a'", function="_mode"),
+        conditions=(Condition("if", "mode != 'a'", 8), Condition("guard", "number(x)", 7)),
+    )
+    ((_key, (negation,)),) = avoiding(guarded, "pkg.m").items()
+    assert ast_module.unparse(negation) == "not mode != 'a'"
     # The site is named by the frame on its lines: the raise's own, or a raise helper's caller
     # a few frames out, never a frame outside the package's sites.
     (tmp_path / "pkg").mkdir()
