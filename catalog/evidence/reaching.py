@@ -394,18 +394,15 @@ class Reaching:
         )
         examples = self._examples(path, f"{class_name}.__init__", module, wanted)
         receiver = constructor_call(module, class_name, init, examples, tests, self.build)
-        checks = self.checks(path, f"{class_name}.__init__") if init is not None else []
-        if (
-            init is not None
-            and receiver is not None
-            and not receiver.example
-            and fails_checks(receiver.call, init, checks)
-        ):
-            # Made-up values its constructor's own checks refuse: made past them, as a class
-            # built for an argument is (`Lamp(100)` where `Lamp(1)` fails `volts < 100`).
-            receiver = constructor_call(
-                module, class_name, init, examples, [*tests, *checks], self.build
-            )
+        if init is not None and receiver is not None and not receiver.example:
+            checks = self.checks(path, f"{class_name}.__init__")
+            if fails_checks(receiver.call, init, checks):
+                # Made-up values its constructor's own checks refuse: made past them, as a
+                # class built for an argument is (`Lamp(100)` where `Lamp(1)` fails `volts <
+                # 100`).
+                receiver = constructor_call(
+                    module, class_name, init, examples, [*tests, *checks], self.build
+                )
         if receiver is None:
             return None
         if not receiver.example:
@@ -463,12 +460,15 @@ class Reaching:
         function's parameters."""
         from catalog.core.project import module_name
 
+        sites = self._sites.get((path, function), ())
+        if not sites:
+            return []
+        try:
+            module = module_name(self.config, self.config.root / path)
+        except ValueError:
+            return []
         found: list[ast.expr] = []
-        for site in self._sites.get((path, function), ()):
-            try:
-                module = module_name(self.config, self.config.root / path)
-            except ValueError:
-                return []
+        for site in sites:
             said = avoiding(
                 replace(site, signature=self.signature(site)), module, (), self.constants(path)
             )
