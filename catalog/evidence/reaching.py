@@ -400,9 +400,10 @@ class Reaching:
                 # Made-up values its constructor's own checks refuse: made past them, as a
                 # class built for an argument is (`Lamp(100)` where `Lamp(1)` fails `volts <
                 # 100`).
-                receiver = constructor_call(
+                remade = constructor_call(
                     module, class_name, init, examples, [*tests, *checks], self.build
                 )
+                receiver = remade or receiver  # none meeting them all: as it was
         if receiver is None:
             return None
         if not receiver.example:
