@@ -1287,12 +1287,7 @@ def test_a_method_that_always_raises_is_called_itself_before_a_callers_plain_cal
     assert calls == ["Tokenizer('x').fail('x')", "parse('x')"]
 
 
-def test_a_call_stopped_at_another_check_is_tried_again_steered_past_it(tmp_path: Path) -> None:
-    """`define('x', '')` stops at `_split`'s check, not at the schema's: the second round
-    passes a name that check lets by (`'::'`, its negation's constant), and gets there."""
-    root = _gauges(
-        tmp_path,
-        """\
+_DEFINE = """\
                 def _split(qualname):
                     if "::" not in qualname:
                         raise ValueError("a name needs its namespace")
@@ -1303,7 +1298,17 @@ def test_a_call_stopped_at_another_check_is_tried_again_steered_past_it(tmp_path
                     namespace, name = _split(qualname)
                     if schema == "":
                         raise ValueError("an operator needs a schema")
-                """,
+                """
+"""A package whose `define` first calls `_split`, whose check stops `define('x', '')` before
+the schema's."""
+
+
+def test_a_call_stopped_at_another_check_is_tried_again_steered_past_it(tmp_path: Path) -> None:
+    """`define('x', '')` stops at `_split`'s check, not at the schema's: the second round
+    passes a name that check lets by (`'::'`, its negation's constant), and gets there."""
+    root = _gauges(
+        tmp_path,
+        _DEFINE,
     )
     assert errcat_output(root, "new")[0] == 0
     code, out, err = errcat_output(root, "reproduce", "--no-tests", "--json")
@@ -1406,18 +1411,7 @@ def test_a_bug_building_a_second_round_is_said_and_the_run_keeps_the_first(
 
     root = _gauges(
         tmp_path,
-        """\
-                def _split(qualname):
-                    if "::" not in qualname:
-                        raise ValueError("a name needs its namespace")
-                    return qualname.split("::", 1)
-
-
-                def define(qualname: str, schema: str) -> None:
-                    namespace, name = _split(qualname)
-                    if schema == "":
-                        raise ValueError("an operator needs a schema")
-                """,
+        _DEFINE,
     )
     real = reproducing.candidates
 
