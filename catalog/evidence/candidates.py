@@ -14,8 +14,9 @@ among them already (a class may need arguments, or be an alias that cannot be ca
 tried after the calls that build, though shorter: a stand-in (`Candidate.stand_in`).
 Nothing of the package is evaluated in errcat's own process: conditions are read with `ast`
 and evaluated only on the values made up here, where they compare parameters with constants
-or with each other's lengths, or ask what a value is (`isinstance`, `type(p) is C`, `callable`, `hasattr`, `all`/`any` of a test of each item);
-a class of the package named there is no built-in value, and a bare instance of it is one.
+or with each other's lengths, or ask what a value is (`isinstance`, `type(p) is C`,
+`callable`, `hasattr`, `all`/`any` of a test of each item); a class of the package named
+there is no built-in value, and a bare instance of it is one.
 
 A test that reads what the function computes is read through the extractor's `expanded` form,
 in terms of the parameters. A site whose own function cannot be called from outside (private,

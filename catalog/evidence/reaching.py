@@ -72,6 +72,8 @@ class Reaching:
         may be known by (`_types`)."""
         self._sites: dict[tuple[str, str], list[RaiseSite]] = {}
         """The package's raise sites by (file, function), whose checks `checks` says."""
+        self._checks: dict[tuple[str, str], list[ast.expr]] = {}
+        """`checks` by (file, function): a constructor's are asked for each method's site."""
         for site in sites:
             if site.function is not None:
                 self._sites.setdefault((site.path, site.function), []).append(site)
@@ -459,6 +461,11 @@ class Reaching:
         """What every call of `function` (qualified, of the file `path`) must meet not to stop
         at one of its own raise sites: the negation of each one's tests (`avoiding`), in the
         function's parameters."""
+        if (path, function) not in self._checks:
+            self._checks[(path, function)] = self._read_checks(path, function)
+        return self._checks[(path, function)]
+
+    def _read_checks(self, path: str, function: str) -> list[ast.expr]:
         from catalog.core.project import module_name
 
         sites = self._sites.get((path, function), ())

@@ -66,7 +66,7 @@ from catalog.evidence.example_values import (
 )
 from catalog.evidence.limits import DEFAULT_TIMEOUT
 from catalog.evidence.reaching import Reaching
-from catalog.evidence.stops import HELPER_FRAMES, Stops
+from catalog.evidence.stops import HELPER_FRAMES, Stops, on_raise_lines
 from catalog.evidence.stored import FileBytes, dump_results, read_results
 
 if TYPE_CHECKING:
@@ -381,7 +381,7 @@ def _at_site(site: RaiseSite, site_file: Path, filename: str, line: int) -> bool
         same_file = Path(filename).resolve() == site_file.resolve()
     except OSError:
         return False
-    return same_file and site.line <= line <= max(site.line, site.end_line)
+    return same_file and on_raise_lines(site, line)
 
 
 def _package_files(root: Path) -> Callable[[str], bool]:

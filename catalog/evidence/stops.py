@@ -57,6 +57,12 @@ class Stops:
         except (OSError, ValueError, TypeError):
             return None
         for site in self._by_file.get(file, ()):
-            if site.line <= line <= max(site.line, site.end_line):
+            if on_raise_lines(site, line):
                 return site
         return None
+
+
+def on_raise_lines(site: RaiseSite, line: int) -> bool:
+    """Whether a traceback's line number lies on the site's raise statement, which may span
+    several lines."""
+    return site.line <= line <= max(site.line, site.end_line)
